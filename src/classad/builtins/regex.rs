@@ -1,0 +1,275 @@
+//! Regular expressions (PCRE2, as HTCondor uses): `regexp`, `regexpMember`,
+//! `regexps`, `replace` and `replaceall`.
+//!
+//! Options: `i` ignore case, `m` multi-line anchors, `s` dot matches newline,
+//! `x` extended syntax; for substitution `f` returns the whole target with
+//! the replacement applied and `g` replaces every match. Other characters
+//! are ignored. In the replacement, `\0` to `\9` insert groups.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use pcre2::bytes::{Regex, RegexBuilder};
+
+use super::super::eval::{Evaluator, R};
+use super::super::limits::MAX_EVAL_STRING_BYTES;
+use super::super::value::Value;
+use super::{Args, Builtin};
+
+/// Compiled patterns by (pattern, option bits); `None` for invalid ones.
+type Cache = HashMap<(Vec<u8>, u8), Option<Rc<Regex>>>;
+
+/// Start and end of the whole match and of each group.
+type Spans = Vec<Option<(usize, usize)>>;
+
+thread_local! {
+    static CACHE: RefCell<Cache> = RefCell::new(HashMap::new());
+}
+
+fn option_bits(options: &str) -> u8 {
+    let mut bits = 0;
+    for c in options.chars() {
+        match c {
+            'i' | 'I' => bits |= 1,
+            'm' | 'M' => bits |= 2,
+            's' | 'S' => bits |= 4,
+            'x' | 'X' => bits |= 8,
+            _ => {}
+        }
+    }
+    bits
+}
+
+/// Compiles `pattern` with the given option letters (cached per thread).
+pub(crate) fn compile(pattern: &[u8], options: &str) -> Option<Rc<Regex>> {
+    let bits = option_bits(options);
+    let key = (pattern.to_vec(), bits);
+    CACHE.with(|c| {
+        if let Some(r) = c.borrow().get(&key) {
+            return r.clone();
+        }
+        let text = String::from_utf8_lossy(pattern);
+        let built = RegexBuilder::new()
+            .caseless(bits & 1 != 0)
+            .multi_line(bits & 2 != 0)
+            .dotall(bits & 4 != 0)
+            .extended(bits & 8 != 0)
+            .build(&text)
+            .ok()
+            .map(Rc::new);
+        let mut cache = c.borrow_mut();
+        if cache.len() > 256 {
+            cache.clear();
+        }
+        cache.insert(key, built.clone());
+        built
+    })
+}
+
+/// Evaluates the arguments, returning `Err(value)` for an immediate result:
+/// `error` if any is `error`, then `undefined` if any is `undefined`.
+fn strict_args(ev: &mut Evaluator<'_>, a: &Args<'_>) -> R<Result<Vec<Value>, Value>> {
+    let vals = a.eval_all(ev)?;
+    if vals.iter().any(Value::is_error) {
+        return Ok(Err(Value::Error));
+    }
+    if vals.iter().any(Value::is_undefined) {
+        return Ok(Err(Value::Undefined));
+    }
+    Ok(Ok(vals))
+}
+
+fn text(v: &Value) -> Option<&[u8]> {
+    match v {
+        Value::Str(s) => Some(s.as_bytes()),
+        _ => None,
+    }
+}
+
+pub(super) fn regexp(ev: &mut Evaluator<'_>, a: &Args<'_>) -> R<Value> {
+    if a.len() != 2 && a.len() != 3 {
+        return Ok(Value::Error);
+    }
+    let vals = match strict_args(ev, a)? {
+        Ok(v) => v,
+        Err(v) => return Ok(v),
+    };
+    let options = match vals.get(2) {
+        None => String::new(),
+        Some(Value::Str(o)) => o.to_string_lossy(),
+        Some(_) => return Ok(Value::Error),
+    };
+    let (Some(p), Some(t)) = (text(&vals[0]), text(&vals[1])) else {
+        return Ok(Value::Error);
+    };
+    let Some(re) = compile(p, &options) else {
+        return Ok(Value::Error);
+    };
+    Ok(re.is_match(t).map_or(Value::Error, Value::Bool))
+}
+
+pub(super) fn regexp_member(ev: &mut Evaluator<'_>, a: &Args<'_>) -> R<Value> {
+    if a.len() != 2 && a.len() != 3 {
+        return Ok(Value::Error);
+    }
+    let vals = match strict_args(ev, a)? {
+        Ok(v) => v,
+        Err(v) => return Ok(v),
+    };
+    let options = match vals.get(2) {
+        None => String::new(),
+        Some(Value::Str(o)) => o.to_string_lossy(),
+        Some(_) => return Ok(Value::Error),
+    };
+    let (Some(p), Value::List(list)) = (text(&vals[0]), &vals[1]) else {
+        return Ok(Value::Error);
+    };
+    let Some(re) = compile(p, &options) else {
+        return Ok(Value::Error);
+    };
+    let mut maybe_undefined = false;
+    for i in 0..list.len() {
+        let item = match ev.eval_item(list, i) {
+            Ok(v) => v,
+            Err(_) => return Ok(Value::Error),
+        };
+        match item {
+            Value::Str(s) => match re.is_match(s.as_bytes()) {
+                Ok(true) => return Ok(Value::Bool(true)),
+                Ok(false) => {}
+                Err(_) => return Ok(Value::Error),
+            },
+            Value::Undefined => maybe_undefined = true,
+            _ => return Ok(Value::Error),
+        }
+    }
+    Ok(if maybe_undefined {
+        Value::Undefined
+    } else {
+        Value::Bool(false)
+    })
+}
+
+/// Expands `\N` references in `replacement`; `None` if a group number is not
+/// below `ngroups`.
+fn expand(replacement: &[u8], groups: &[Option<&[u8]>], out: &mut Vec<u8>) -> Option<()> {
+    let mut i = 0;
+    while i < replacement.len() {
+        let c = replacement[i];
+        if c == b'\\' {
+            if let Some(d) = replacement.get(i + 1).filter(|d| d.is_ascii_digit()) {
+                let g = usize::from(d - b'0');
+                if g >= groups.len() {
+                    return None;
+                }
+                out.extend_from_slice(groups[g].unwrap_or(&[]));
+                i += 2;
+                continue;
+            }
+            out.push(b'\\');
+        } else {
+            out.push(c);
+        }
+        i += 1;
+    }
+    Some(())
+}
+
+pub(super) fn substitute(ev: &mut Evaluator<'_>, f: Builtin, a: &Args<'_>) -> R<Value> {
+    if a.len() != 3 && a.len() != 4 {
+        return Ok(Value::Error);
+    }
+    let vals = match strict_args(ev, a)? {
+        Ok(v) => v,
+        Err(v) => return Ok(v),
+    };
+    let mut options = match vals.get(3) {
+        None => String::new(),
+        Some(Value::Str(o)) => o.to_string_lossy(),
+        Some(_) => return Ok(Value::Error),
+    };
+    match f {
+        Builtin::Replace => options.push('f'),
+        Builtin::ReplaceAll => options.push_str("fg"),
+        _ => {}
+    }
+    let (Some(p), Some(t), Some(r)) = (text(&vals[0]), text(&vals[1]), text(&vals[2])) else {
+        return Ok(Value::Error);
+    };
+    let Some(re) = compile(p, &options) else {
+        return Ok(Value::Error);
+    };
+    let full = options.contains('f');
+    let all = options.contains('g');
+    let mut out: Vec<u8> = Vec::new();
+    let mut pos = 0usize;
+    loop {
+        let caps = match re.captures_read_at_owned(t, pos) {
+            Ok(c) => c,
+            Err(_) => return Ok(Value::Error),
+        };
+        let Some(caps) = caps else {
+            break;
+        };
+        let Some((start, end)) = caps[0] else {
+            break;
+        };
+        if all && start == end {
+            // HTCondor gives up on an empty match while replacing all.
+            return Ok(Value::Error);
+        }
+        // Groups up to the last one that took part in the match.
+        let used = caps.iter().rposition(Option::is_some).map_or(1, |i| i + 1);
+        let groups: Vec<Option<&[u8]>> = caps[..used]
+            .iter()
+            .map(|g| g.map(|(s, e)| &t[s..e]))
+            .collect();
+        if full {
+            out.extend_from_slice(&t[pos..start]);
+        }
+        if expand(r, &groups, &mut out).is_none() {
+            return Ok(Value::Error);
+        }
+        if out.len() > MAX_EVAL_STRING_BYTES {
+            return Ok(Value::Error);
+        }
+        pos = end;
+        if !all {
+            break;
+        }
+    }
+    if full {
+        out.extend_from_slice(&t[pos..]);
+    }
+    Ok(Value::string(out))
+}
+
+/// Positions of the whole match and each group, owned, so the target can be
+/// sliced freely afterwards.
+trait CapturesOwned {
+    fn captures_read_at_owned(
+        &self,
+        subject: &[u8],
+        start: usize,
+    ) -> Result<Option<Spans>, pcre2::Error>;
+}
+
+impl CapturesOwned for Regex {
+    fn captures_read_at_owned(
+        &self,
+        subject: &[u8],
+        start: usize,
+    ) -> Result<Option<Spans>, pcre2::Error> {
+        let mut locs = self.capture_locations();
+        match self.captures_read_at(&mut locs, subject, start)? {
+            None => Ok(None),
+            Some(_) => Ok(Some((0..locs.len()).map(|i| locs.get(i)).collect())),
+        }
+    }
+}
+
+/// Matches `pattern` against `target` (for `stringList_regexpMember`).
+pub(crate) fn is_match(re: &Regex, target: &[u8]) -> bool {
+    re.is_match(target).unwrap_or(false)
+}

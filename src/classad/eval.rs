@@ -1,0 +1,606 @@
+//! The evaluator.
+//!
+//! Evaluation happens in a context of up to two ads: MY (the scope) and, in
+//! a match, TARGET. Names resolve as in HTCondor's default (non-strict)
+//! mode:
+//!
+//! * an unqualified name is looked up in the current ad, then its lexical
+//!   parents up to the root; in a match, the MY ad's parent is a helper ad
+//!   binding `target`/`other` to the other ad and `my`/`ad` to itself, whose
+//!   parent is the match ad (`symmetricMatch`, `LEFT`, `RIGHT`, ...);
+//! * if that fails and the name was unqualified in a top-level ad of a
+//!   match, it is looked up in the other ad (HTCondor's "alternate scope");
+//! * `MY`/`SELF`, `PARENT`, `ROOT`/`TOPLEVEL` and `CurrentTime` have their
+//!   own meaning unless the ad defines them.
+//!
+//! Evaluation never fails with a Rust error. HTCondor distinguishes a
+//! *failed* evaluation (a reference cycle, more than 400 nested attribute
+//! evaluations, an absolute reference without a root) from the `error`
+//! value; inside the evaluator that is [`Fail`], which propagates like
+//! HTCondor's failure does, and the public entry points turn it into
+//! `error`. Deep recursion runs on a heap-grown stack, so no input can
+//! overflow the thread's stack.
+
+use std::cell::Cell;
+use std::sync::{Arc, OnceLock};
+
+use super::ad::ClassAd;
+use super::ast::{BinOp, Expr};
+use super::builtins;
+use super::limits::MAX_ATTR_RECURSION;
+use super::name::{Name, Special};
+use super::ops;
+use super::parser::parse_ad;
+use super::value::{AdValue, Frame, ListValue, Nested, Side, Value};
+
+/// What the evaluator needs from the world. The ClassAd core reads no clock
+/// and no system state itself; the daemon and tools pass the real ones,
+/// tests pass fixed ones.
+pub trait Env {
+    /// Seconds since the epoch (`time()`).
+    fn now(&self) -> i64;
+    /// Offset of local time from UTC at `t`, in seconds east.
+    fn local_offset(&self, t: i64) -> i32;
+    /// Time-zone abbreviation at `t` (for `formatTime`'s `%Z`).
+    fn zone_name(&self, t: i64) -> String;
+    /// A random integer in `0..2^31` (`random()`).
+    fn random_u31(&self) -> u32;
+    /// The home directory of a user (`userHome()`), if known.
+    fn user_home(&self, user: &str) -> Option<String>;
+}
+
+/// A deterministic environment: a fixed clock, UTC, a seeded generator and
+/// no users. For tests, replays and simulations.
+#[derive(Debug)]
+pub struct FixedEnv {
+    /// What `time()` returns.
+    pub now: i64,
+    /// The local offset from UTC in seconds.
+    pub offset: i32,
+    seed: Cell<u64>,
+}
+
+impl FixedEnv {
+    /// A fixed environment at time `now`, in UTC.
+    pub fn new(now: i64) -> FixedEnv {
+        FixedEnv {
+            now,
+            offset: 0,
+            seed: Cell::new(0x2545_f491_4f6c_dd1d),
+        }
+    }
+}
+
+impl Default for FixedEnv {
+    fn default() -> FixedEnv {
+        FixedEnv::new(0)
+    }
+}
+
+impl Env for FixedEnv {
+    fn now(&self) -> i64 {
+        self.now
+    }
+    fn local_offset(&self, _t: i64) -> i32 {
+        self.offset
+    }
+    fn zone_name(&self, _t: i64) -> String {
+        if self.offset == 0 {
+            "UTC".into()
+        } else {
+            String::new()
+        }
+    }
+    fn random_u31(&self) -> u32 {
+        // xorshift64*
+        let mut x = self.seed.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.seed.set(x);
+        u32::try_from(x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33).unwrap_or(0)
+    }
+    fn user_home(&self, _user: &str) -> Option<String> {
+        None
+    }
+}
+
+/// A failed evaluation (see the module documentation).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Fail;
+
+pub(crate) type R<T> = Result<T, Fail>;
+
+/// Where an attribute name resolved to.
+pub(crate) enum Found {
+    /// Entry `usize` of the ad of the frame; evaluate it in that frame.
+    Entry(Frame, usize),
+    /// A value (special names).
+    Value(Value),
+    Undefined,
+}
+
+/// One evaluation: the context ads, the environment and the recursion
+/// counters.
+pub struct Evaluator<'a> {
+    left: Option<&'a ClassAd>,
+    right: Option<&'a ClassAd>,
+    matching: bool,
+    pub(crate) env: &'a dyn Env,
+    depth_remaining: u32,
+    level: u32,
+}
+
+/// The helper ads HTCondor puts around the two ads of a match.
+struct MatchAds {
+    lctx: ClassAd,
+    rctx: ClassAd,
+    matchad: ClassAd,
+}
+
+fn match_ads() -> &'static MatchAds {
+    static ADS: OnceLock<MatchAds> = OnceLock::new();
+    ADS.get_or_init(|| {
+        let parse = |s: &str| parse_ad(s).unwrap_or_default();
+        MatchAds {
+            lctx: parse("[other=.RIGHT;target=.RIGHT;my=.LEFT;ad=.LEFT]"),
+            rctx: parse("[other=.LEFT;target=.LEFT;my=.RIGHT;ad=.RIGHT]"),
+            matchad: parse(
+                "[symmetricMatch = RIGHT.requirements && LEFT.requirements ;\
+                 leftMatchesRight = RIGHT.requirements ;\
+                 rightMatchesLeft = LEFT.requirements ;\
+                 leftRankValue = LEFT.rank ;\
+                 rightRankValue = RIGHT.rank]",
+            ),
+        }
+    })
+}
+
+impl<'a> Evaluator<'a> {
+    /// An evaluator for expressions of `my` (which may be absent), in a
+    /// match against `target` if one is given.
+    pub fn new(
+        my: Option<&'a ClassAd>,
+        target: Option<&'a ClassAd>,
+        env: &'a dyn Env,
+    ) -> Evaluator<'a> {
+        let matching = my.is_some() && target.is_some() && {
+            match (my, target) {
+                (Some(a), Some(b)) => !ClassAd::ptr_eq(a, b),
+                _ => false,
+            }
+        };
+        Evaluator {
+            left: my,
+            right: if matching { target } else { None },
+            matching,
+            env,
+            depth_remaining: MAX_ATTR_RECURSION,
+            level: 0,
+        }
+    }
+
+    /// Evaluates a free-standing expression whose scope is MY.
+    pub fn eval_expr(&mut self, e: &Expr) -> Value {
+        let frame = self.top_frame();
+        let v = self.eval(e, &frame).unwrap_or(Value::Error);
+        self.detach(v)
+    }
+
+    /// Evaluates MY's attribute `name` (`undefined` if it has none).
+    pub fn eval_attr(&mut self, name: &Name) -> Value {
+        let frame = self.top_frame();
+        let v = match self.lookup(name, &frame, true) {
+            Ok(found) => self.eval_found(found).unwrap_or(Value::Error),
+            Err(Fail) => Value::Error,
+        };
+        self.detach(v)
+    }
+
+    /// Evaluates TARGET's attribute `name`, in TARGET's scope with MY as its
+    /// target (how a match evaluates the other side's `Requirements`).
+    pub fn eval_target_attr(&mut self, name: &Name) -> Value {
+        if !self.matching {
+            return Value::Undefined;
+        }
+        let frame = Frame::Top(Side::Right);
+        let v = match self.lookup(name, &frame, true) {
+            Ok(found) => self.eval_found(found).unwrap_or(Value::Error),
+            Err(Fail) => Value::Error,
+        };
+        self.detach(v)
+    }
+
+    fn top_frame(&self) -> Frame {
+        if self.left.is_some() {
+            Frame::Top(Side::Left)
+        } else {
+            Frame::Empty
+        }
+    }
+
+    fn root(&self) -> Option<Frame> {
+        if self.matching {
+            Some(Frame::Match)
+        } else if self.left.is_some() {
+            Some(Frame::Top(Side::Left))
+        } else {
+            None
+        }
+    }
+
+    fn is_root(&self, f: &Frame) -> bool {
+        match f {
+            Frame::Match => true,
+            Frame::Top(Side::Left) => !self.matching,
+            _ => false,
+        }
+    }
+
+    fn parent(&self, f: &Frame) -> Option<Frame> {
+        match f {
+            Frame::Empty | Frame::Match => None,
+            Frame::Top(side) => self.matching.then_some(Frame::Ctx(*side)),
+            Frame::Ctx(_) => Some(Frame::Match),
+            Frame::Nested(n) => n.parent.clone(),
+        }
+    }
+
+    /// The ad a frame stands for.
+    pub(crate) fn frame_ad<'f>(&'f self, f: &'f Frame) -> Option<&'f ClassAd> {
+        frame_ad(self.left, self.right, f)
+    }
+
+    /// Resolves `name` starting at `start` (see the module documentation).
+    pub(crate) fn lookup(&self, name: &Name, start: &Frame, alternate: bool) -> R<Found> {
+        if matches!(start, Frame::Empty) {
+            return Ok(Found::Undefined);
+        }
+        let mut cur = start.clone();
+        loop {
+            if let Some(found) = self.lookup_here(name, &cur) {
+                return Ok(found);
+            }
+            match name.special() {
+                Special::Root | Special::TopLevel => {
+                    return match self.root() {
+                        Some(r) => Ok(Found::Value(Value::Ad(AdValue(r)))),
+                        None => Err(Fail),
+                    };
+                }
+                Special::My | Special::SelfName => {
+                    return Ok(Found::Value(Value::Ad(AdValue(cur))));
+                }
+                Special::Parent => {
+                    return Ok(match self.parent(&cur) {
+                        Some(p) => Found::Value(Value::Ad(AdValue(p))),
+                        None => Found::Undefined,
+                    });
+                }
+                Special::CurrentTime => return Ok(Found::Value(Value::Int(self.env.now()))),
+                _ => {}
+            }
+            if self.is_root(&cur) {
+                break;
+            }
+            match self.parent(&cur) {
+                Some(p) => cur = p,
+                None => break,
+            }
+        }
+        if alternate
+            && self.matching
+            && let Frame::Top(side) = start
+        {
+            return self.lookup(name, &Frame::Top(side.other()), false);
+        }
+        Ok(Found::Undefined)
+    }
+
+    /// Looks `name` up in the frame's own attributes.
+    fn lookup_here(&self, name: &Name, f: &Frame) -> Option<Found> {
+        match f {
+            Frame::Ctx(side) => match name.special() {
+                Special::Target | Special::Other => {
+                    Some(Found::Value(Value::Ad(AdValue(Frame::Top(side.other())))))
+                }
+                Special::My | Special::Ad => {
+                    Some(Found::Value(Value::Ad(AdValue(Frame::Top(*side)))))
+                }
+                _ => None,
+            },
+            Frame::Match => match name.special() {
+                Special::Left => Some(Found::Value(Value::Ad(AdValue(Frame::Top(Side::Left))))),
+                Special::Right => Some(Found::Value(Value::Ad(AdValue(Frame::Top(Side::Right))))),
+                Special::LCtx => Some(Found::Value(Value::Ad(AdValue(Frame::Ctx(Side::Left))))),
+                Special::RCtx => Some(Found::Value(Value::Ad(AdValue(Frame::Ctx(Side::Right))))),
+                _ => {
+                    let ad = &match_ads().matchad;
+                    ad.index_of(name).map(|i| Found::Entry(Frame::Match, i))
+                }
+            },
+            _ => {
+                let ad = self.frame_ad(f)?;
+                ad.index_of(name).map(|i| Found::Entry(f.clone(), i))
+            }
+        }
+    }
+
+    /// Evaluates what a lookup found.
+    pub(crate) fn eval_found(&mut self, found: Found) -> R<Value> {
+        match found {
+            Found::Undefined => Ok(Value::Undefined),
+            Found::Value(v) => Ok(v),
+            Found::Entry(frame, i) => {
+                if self.depth_remaining == 0 {
+                    return Err(Fail);
+                }
+                self.depth_remaining -= 1;
+                // The expression borrows from the frame's ad (owned by
+                // `frame` or by the caller), not from `self`.
+                let (left, right) = (self.left, self.right);
+                let r = match frame_ad(left, right, &frame).and_then(|ad| ad.entry(i)) {
+                    Some((_, expr)) => self.eval(expr, &frame),
+                    None => Ok(Value::Undefined),
+                };
+                self.depth_remaining += 1;
+                r
+            }
+        }
+    }
+
+    /// Runs `f` one attribute-evaluation level deeper (failing past the
+    /// limit), as `eval()` does.
+    pub(crate) fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> R<T>) -> R<T> {
+        if self.depth_remaining == 0 {
+            return Err(Fail);
+        }
+        self.depth_remaining -= 1;
+        let r = f(self);
+        self.depth_remaining += 1;
+        r
+    }
+
+    /// Evaluates `e` with `frame` as the current scope.
+    pub(crate) fn eval(&mut self, e: &Expr, frame: &Frame) -> R<Value> {
+        self.level += 1;
+        let r = if self.level.is_multiple_of(16) {
+            stacker::maybe_grow(256 * 1024, 2 * 1024 * 1024, || self.eval_node(e, frame))
+        } else {
+            self.eval_node(e, frame)
+        };
+        self.level -= 1;
+        r
+    }
+
+    fn eval_node(&mut self, e: &Expr, frame: &Frame) -> R<Value> {
+        match e {
+            Expr::Lit(v) => Ok(v.clone()),
+            Expr::RelTimeLit(r) => Ok(Value::Real(*r)),
+            Expr::AbsTimeLit(t) => Ok(Value::AbsTime(*t)),
+            Expr::Attr(name) => {
+                let found = self.lookup(name, frame, true)?;
+                self.eval_found(found)
+            }
+            Expr::AbsAttr(name) => {
+                let Some(root) = self.root() else {
+                    return Err(Fail);
+                };
+                let found = self.lookup(name, &root, false)?;
+                self.eval_found(found)
+            }
+            Expr::Select(base, name) => {
+                let b = self.eval(base, frame)?;
+                self.select(b, name)
+            }
+            Expr::Unary(op, x) => {
+                let v = self.eval(x, frame)?;
+                Ok(ops::unary(*op, &v))
+            }
+            Expr::Binary(op, l, r) => self.binary(*op, l, r, frame),
+            Expr::Cond(c, a, b) => {
+                let cv = self.eval(c, frame)?;
+                match cv.as_bool_equiv() {
+                    Some(true) => self.eval(a, frame),
+                    Some(false) => self.eval(b, frame),
+                    None if cv.is_undefined() => Ok(Value::Undefined),
+                    None => Ok(Value::Error),
+                }
+            }
+            Expr::Elvis(a, b) => {
+                let av = self.eval(a, frame)?;
+                if av.is_undefined() {
+                    self.eval(b, frame)
+                } else {
+                    Ok(av)
+                }
+            }
+            Expr::Paren(x) => self.eval(x, frame),
+            Expr::Index(l, i) => {
+                let lv = self.eval(l, frame)?;
+                let iv = self.eval(i, frame)?;
+                self.index(lv, &iv)
+            }
+            Expr::Call(c) => builtins::call(self, c, frame),
+            Expr::List(items) => Ok(Value::List(ListValue {
+                items: Arc::clone(items),
+                frame: Some(frame.clone()),
+            })),
+            Expr::Ad(ad) => Ok(Value::Ad(AdValue(Frame::Nested(Arc::new(Nested {
+                ad: ad.clone(),
+                parent: Some(frame.clone()),
+            }))))),
+        }
+    }
+
+    fn binary(&mut self, op: BinOp, l: &Expr, r: &Expr, frame: &Frame) -> R<Value> {
+        match op {
+            BinOp::And | BinOp::Or => {
+                let lv = self.eval(l, frame)?;
+                let is_or = op == BinOp::Or;
+                if lv.as_bool_equiv() == Some(is_or) {
+                    return Ok(Value::Bool(is_or));
+                }
+                let rv = self.eval(r, frame)?;
+                Ok(logical(is_or, &lv, &rv))
+            }
+            _ => {
+                let lv = self.eval(l, frame)?;
+                let rv = self.eval(r, frame)?;
+                Ok(ops::binary(op, &lv, &rv))
+            }
+        }
+    }
+
+    /// `base.name`.
+    pub(crate) fn select(&mut self, base: Value, name: &Name) -> R<Value> {
+        match base {
+            Value::Undefined => Ok(Value::Undefined),
+            Value::Ad(AdValue(f)) => {
+                let found = self.lookup(name, &f, false)?;
+                self.eval_found(found)
+            }
+            Value::List(list) => {
+                let mut out = Vec::with_capacity(list.items.len());
+                let lf = list.frame.clone().unwrap_or(Frame::Empty);
+                for item in list.items.iter() {
+                    let v = self.eval(item, &lf)?;
+                    let s = self.select(v, name)?;
+                    out.push(self.detach(s));
+                }
+                Ok(Value::List(ListValue::from_values(out)))
+            }
+            _ => Ok(Value::Error),
+        }
+    }
+
+    /// `l[i]`.
+    fn index(&mut self, l: Value, i: &Value) -> R<Value> {
+        if l.is_error() || i.is_error() {
+            return Ok(Value::Error);
+        }
+        if l.is_undefined() || i.is_undefined() {
+            return Ok(Value::Undefined);
+        }
+        match (&l, i) {
+            (Value::Ad(AdValue(f)), Value::Str(s)) => {
+                let name = Name::new(&s.to_string_lossy());
+                match self.frame_ad(f).and_then(|ad| ad.index_of(&name)) {
+                    None => Ok(Value::Undefined),
+                    Some(_) => {
+                        let found = self.lookup(&name, f, false)?;
+                        Ok(self.eval_found(found).unwrap_or(Value::Error))
+                    }
+                }
+            }
+            (Value::List(list), Value::Int(n)) => {
+                // HTCondor indexes with a C int.
+                #[allow(clippy::cast_possible_truncation)]
+                let n = *n as i32;
+                let Some(item) = usize::try_from(n).ok().and_then(|n| list.items.get(n)) else {
+                    return Ok(Value::Error);
+                };
+                let lf = list.frame.clone().unwrap_or(Frame::Empty);
+                Ok(self.eval(item, &lf).unwrap_or(Value::Error))
+            }
+            _ => Ok(Value::Error),
+        }
+    }
+
+    /// Evaluates element `i` of a list value.
+    pub(crate) fn eval_item(&mut self, list: &ListValue, i: usize) -> R<Value> {
+        let lf = list.frame.clone().unwrap_or(Frame::Empty);
+        match list.items.get(i) {
+            Some(e) => self.eval(e, &lf),
+            None => Ok(Value::Undefined),
+        }
+    }
+
+    /// Evaluates `e` with `ad` as MY in a fresh scope (for functions that
+    /// evaluate an expression in the context of other ads).
+    pub(crate) fn eval_in_ad(&mut self, e: &Expr, ad: &AdValue) -> R<Value> {
+        self.eval(e, &ad.0)
+    }
+
+    /// Turns a value into one that means the same outside this evaluation:
+    /// ads of the context become free-standing ads, and lists lose the scope
+    /// their unevaluated elements would have been evaluated in.
+    pub(crate) fn detach(&self, v: Value) -> Value {
+        match v {
+            Value::Ad(AdValue(f)) => match f {
+                Frame::Nested(n) if n.parent.is_none() => Value::Ad(AdValue(Frame::Nested(n))),
+                Frame::Nested(n) => Value::Ad(AdValue::new(n.ad.clone())),
+                other => match self.frame_ad(&other) {
+                    Some(ad) => Value::Ad(AdValue::new(ad.clone())),
+                    None => Value::Undefined,
+                },
+            },
+            Value::List(l) => Value::List(ListValue {
+                items: l.items,
+                frame: None,
+            }),
+            other => other,
+        }
+    }
+}
+
+/// `&&` and `||` after the left operand did not decide the result.
+fn logical(is_or: bool, l: &Value, r: &Value) -> Value {
+    let norm = |v: &Value| -> Option<Value> {
+        match v {
+            Value::Undefined | Value::Error | Value::Bool(_) => Some(v.clone()),
+            other => other.as_bool_equiv().map(Value::Bool),
+        }
+    };
+    let (Some(l), Some(r)) = (norm(l), norm(r)) else {
+        return Value::Error;
+    };
+    match (l, r) {
+        (Value::Error, _) => Value::Error,
+        (Value::Bool(_), r) => r,
+        (Value::Undefined, Value::Bool(b)) if b == is_or => Value::Bool(is_or),
+        (Value::Undefined, Value::Bool(_)) => Value::Undefined,
+        (Value::Undefined, r) => r,
+        _ => Value::Error,
+    }
+}
+
+/// The ad a frame stands for, given the context's two ads.
+fn frame_ad<'f>(
+    left: Option<&'f ClassAd>,
+    right: Option<&'f ClassAd>,
+    f: &'f Frame,
+) -> Option<&'f ClassAd> {
+    match f {
+        Frame::Empty => None,
+        Frame::Top(Side::Left) => left,
+        Frame::Top(Side::Right) => right,
+        Frame::Ctx(Side::Left) => Some(&match_ads().lctx),
+        Frame::Ctx(Side::Right) => Some(&match_ads().rctx),
+        Frame::Match => Some(&match_ads().matchad),
+        Frame::Nested(n) => Some(&n.ad),
+    }
+}
+
+/// Evaluates `expr` with `my` as its scope, in a match against `target` if
+/// given, with a fixed environment at time `now`.
+pub fn eval_expr_in(
+    expr: &Expr,
+    my: Option<&ClassAd>,
+    target: Option<&ClassAd>,
+    env: &dyn Env,
+) -> Value {
+    Evaluator::new(my, target, env).eval_expr(expr)
+}
+
+impl ClassAd {
+    /// Evaluates the attribute `name` of this ad.
+    pub fn eval_attr(&self, name: &str, env: &dyn Env) -> Value {
+        Evaluator::new(Some(self), None, env).eval_attr(&Name::new(name))
+    }
+
+    /// Evaluates an expression with this ad as its scope.
+    pub fn eval(&self, expr: &Expr, env: &dyn Env) -> Value {
+        Evaluator::new(Some(self), None, env).eval_expr(expr)
+    }
+}

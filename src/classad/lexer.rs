@@ -1,0 +1,621 @@
+//! The ClassAd lexer: bytes to tokens.
+//!
+//! Hand-written, one pass, never panics. It follows HTCondor's lexer on the
+//! odd corners: integers with a leading zero (octal or hex) are rejected,
+//! a `-` directly before a number after an operator is part of the number,
+//! adjacent string literals are joined *before* escapes are converted, and
+//! `\0` in a string is an error. In old syntax (the `Name = expr` lines of
+//! hooks) strings have no escapes except a backslash before a quote that is
+//! followed by more text.
+
+use super::error::{ParseError, Position};
+use super::limits::Limits;
+use super::name::Name;
+
+/// A token. Payloads of strings and identifiers live in [`Lexed`] tables so
+/// tokens stay `Copy`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) enum Tok {
+    Int(i64),
+    Real(f64),
+    Str(u32),
+    Ident(u32),
+    True,
+    False,
+    Undefined,
+    Error,
+    LParen,
+    RParen,
+    LBrack,
+    RBrack,
+    LBrace,
+    RBrace,
+    Comma,
+    Semi,
+    Dot,
+    Question,
+    Colon,
+    Assign,
+    OrOr,
+    AndAnd,
+    Bar,
+    Caret,
+    Amp,
+    EqEq,
+    NotEq,
+    MetaEq,
+    MetaNe,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Shl,
+    Shr,
+    Ushr,
+    Plus,
+    Minus,
+    Star,
+    Slash,
+    Percent,
+    Bang,
+    Tilde,
+}
+
+impl Tok {
+    /// How the token is written, for error messages.
+    pub(crate) fn describe(self) -> &'static str {
+        match self {
+            Tok::Int(_) => "an integer",
+            Tok::Real(_) => "a real",
+            Tok::Str(_) => "a string",
+            Tok::Ident(_) => "an attribute name",
+            Tok::True => "'true'",
+            Tok::False => "'false'",
+            Tok::Undefined => "'undefined'",
+            Tok::Error => "'error'",
+            Tok::LParen => "'('",
+            Tok::RParen => "')'",
+            Tok::LBrack => "'['",
+            Tok::RBrack => "']'",
+            Tok::LBrace => "'{'",
+            Tok::RBrace => "'}'",
+            Tok::Comma => "','",
+            Tok::Semi => "';'",
+            Tok::Dot => "'.'",
+            Tok::Question => "'?'",
+            Tok::Colon => "':'",
+            Tok::Assign => "'='",
+            Tok::OrOr => "'||'",
+            Tok::AndAnd => "'&&'",
+            Tok::Bar => "'|'",
+            Tok::Caret => "'^'",
+            Tok::Amp => "'&'",
+            Tok::EqEq => "'=='",
+            Tok::NotEq => "'!='",
+            Tok::MetaEq => "'=?='",
+            Tok::MetaNe => "'=!='",
+            Tok::Lt => "'<'",
+            Tok::Le => "'<='",
+            Tok::Gt => "'>'",
+            Tok::Ge => "'>='",
+            Tok::Shl => "'<<'",
+            Tok::Shr => "'>>'",
+            Tok::Ushr => "'>>>'",
+            Tok::Plus => "'+'",
+            Tok::Minus => "'-'",
+            Tok::Star => "'*'",
+            Tok::Slash => "'/'",
+            Tok::Percent => "'%'",
+            Tok::Bang => "'!'",
+            Tok::Tilde => "'~'",
+        }
+    }
+
+    /// Whether a `-` after this token is the binary operator.
+    fn ends_operand(self) -> bool {
+        matches!(
+            self,
+            Tok::Int(_)
+                | Tok::Real(_)
+                | Tok::True
+                | Tok::False
+                | Tok::Str(_)
+                | Tok::Undefined
+                | Tok::Error
+                | Tok::Ident(_)
+                | Tok::Dot
+                | Tok::RBrack
+                | Tok::RParen
+                | Tok::RBrace
+        )
+    }
+}
+
+/// Which string syntax to lex.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Syntax {
+    /// New ClassAd syntax: C-like escapes in strings.
+    New,
+    /// Old ClassAd syntax (hook `Name = expr` lines): raw strings.
+    Old,
+}
+
+/// The tokens of one input and their payloads.
+pub(crate) struct Lexed {
+    pub(crate) toks: Vec<Tok>,
+    /// Byte offset of each token in the input.
+    pub(crate) offsets: Vec<u32>,
+    pub(crate) strings: Vec<Vec<u8>>,
+    pub(crate) idents: Vec<Name>,
+    /// Byte length of the input (the position of end of input).
+    pub(crate) end: u32,
+}
+
+/// Tokenizes `src`.
+pub(crate) fn lex(src: &[u8], syntax: Syntax, limits: &Limits) -> Result<Lexed, ParseError> {
+    let mut lx = Lexer {
+        src,
+        pos: 0,
+        syntax,
+        limits,
+        out: Lexed {
+            toks: Vec::with_capacity(src.len() / 4 + 4),
+            offsets: Vec::with_capacity(src.len() / 4 + 4),
+            strings: Vec::new(),
+            idents: Vec::new(),
+            end: to_u32(src.len()),
+        },
+    };
+    lx.run()?;
+    Ok(lx.out)
+}
+
+fn to_u32(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
+
+struct Lexer<'a> {
+    src: &'a [u8],
+    pos: usize,
+    syntax: Syntax,
+    limits: &'a Limits,
+    out: Lexed,
+}
+
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+impl Lexer<'_> {
+    fn peek(&self) -> Option<u8> {
+        self.src.get(self.pos).copied()
+    }
+
+    fn peek_at(&self, n: usize) -> Option<u8> {
+        self.src.get(self.pos + n).copied()
+    }
+
+    fn err(&self, at: usize, message: impl Into<String>) -> ParseError {
+        ParseError::new(Position::from_offset(self.src, at), message)
+    }
+
+    fn push(&mut self, tok: Tok, at: usize) {
+        self.out.toks.push(tok);
+        self.out.offsets.push(to_u32(at));
+    }
+
+    fn run(&mut self) -> Result<(), ParseError> {
+        loop {
+            self.skip_space_and_comments()?;
+            let Some(c) = self.peek() else {
+                return Ok(());
+            };
+            if c == 0 {
+                return Ok(());
+            }
+            let start = self.pos;
+            let prev = self.out.toks.last().copied();
+            match c {
+                b'-' if !prev.is_some_and(Tok::ends_operand) && self.number_follows_minus() => {
+                    self.number(start)?;
+                }
+                b'0'..=b'9' => self.number(start)?,
+                b'.' if self.peek_at(1).is_some_and(|d| d.is_ascii_digit()) => {
+                    self.number(start)?
+                }
+                b'a'..=b'z' | b'A'..=b'Z' | b'_' => self.word(start),
+                b'"' => {
+                    let bytes = self.string(b'"', start)?;
+                    let idx = to_u32(self.out.strings.len());
+                    self.out.strings.push(bytes);
+                    self.push(Tok::Str(idx), start);
+                }
+                b'\'' => {
+                    let bytes = self.string(b'\'', start)?;
+                    let text = String::from_utf8(bytes)
+                        .map_err(|_| self.err(start, "quoted attribute name is not valid UTF-8"))?;
+                    let idx = to_u32(self.out.idents.len());
+                    self.out.idents.push(Name::new(&text));
+                    self.push(Tok::Ident(idx), start);
+                }
+                _ => self.punct(start)?,
+            }
+        }
+    }
+
+    fn skip_space_and_comments(&mut self) -> Result<(), ParseError> {
+        loop {
+            match self.peek() {
+                Some(c) if is_space(c) => self.pos += 1,
+                Some(b'/') if self.peek_at(1) == Some(b'/') => {
+                    while let Some(c) = self.peek() {
+                        if c == b'\n' || c == 0 {
+                            break;
+                        }
+                        self.pos += 1;
+                    }
+                }
+                Some(b'/') if self.peek_at(1) == Some(b'*') => {
+                    let start = self.pos;
+                    self.pos += 2;
+                    loop {
+                        match self.peek() {
+                            None | Some(0) => {
+                                return Err(self.err(start, "unterminated comment"));
+                            }
+                            Some(b'*') if self.peek_at(1) == Some(b'/') => {
+                                self.pos += 2;
+                                break;
+                            }
+                            Some(_) => self.pos += 1,
+                        }
+                    }
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    fn number_follows_minus(&self) -> bool {
+        match self.peek_at(1) {
+            Some(d) if d.is_ascii_digit() => true,
+            Some(b'.') => self.peek_at(2).is_some_and(|d| d.is_ascii_digit()),
+            _ => false,
+        }
+    }
+
+    fn digits(&mut self) -> usize {
+        let start = self.pos;
+        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
+            self.pos += 1;
+        }
+        self.pos - start
+    }
+
+    /// Lexes a number starting at `start` (which may be a `-`).
+    fn number(&mut self, start: usize) -> Result<(), ParseError> {
+        if self.peek() == Some(b'-') {
+            self.pos += 1;
+        }
+        let int_start = self.pos;
+        let int_digits = self.digits();
+        let mut real = false;
+        if self.peek() == Some(b'.') {
+            self.pos += 1;
+            if self.digits() == 0 {
+                return Err(self.err(start, "expected digits after the decimal point"));
+            }
+            real = true;
+        }
+        if (int_digits > 0 || real) && matches!(self.peek(), Some(b'e' | b'E')) {
+            self.pos += 1;
+            if matches!(self.peek(), Some(b'+' | b'-')) {
+                self.pos += 1;
+            }
+            if self.digits() == 0 {
+                return Err(self.err(start, "expected digits in the exponent"));
+            }
+            real = true;
+        }
+        let text = std::str::from_utf8(&self.src[start..self.pos]).unwrap_or("0");
+        if real {
+            let v: f64 = text.parse().unwrap_or(0.0);
+            self.push(Tok::Real(v), start);
+            return Ok(());
+        }
+        if self.src[int_start] == b'0' && int_digits > 1 {
+            return Err(self.err(start, "integer literals may not start with 0"));
+        }
+        if int_digits == 1
+            && self.src[int_start] == b'0'
+            && matches!(self.peek(), Some(b'x' | b'X'))
+        {
+            return Err(self.err(start, "hexadecimal integer literals are not supported"));
+        }
+        // An integer that does not fit is 0, as in HTCondor.
+        let v: i64 = text.parse().unwrap_or(0);
+        self.push(Tok::Int(v), start);
+        Ok(())
+    }
+
+    fn word(&mut self, start: usize) {
+        while self
+            .peek()
+            .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
+        {
+            self.pos += 1;
+        }
+        let text = std::str::from_utf8(&self.src[start..self.pos]).unwrap_or("");
+        let tok = if text.eq_ignore_ascii_case("true") {
+            Tok::True
+        } else if text.eq_ignore_ascii_case("false") {
+            Tok::False
+        } else if text.eq_ignore_ascii_case("undefined") {
+            Tok::Undefined
+        } else if text.eq_ignore_ascii_case("error") {
+            Tok::Error
+        } else if text.eq_ignore_ascii_case("is") {
+            Tok::MetaEq
+        } else if text.eq_ignore_ascii_case("isnt") {
+            Tok::MetaNe
+        } else {
+            let idx = to_u32(self.out.idents.len());
+            self.out.idents.push(Name::new(text));
+            Tok::Ident(idx)
+        };
+        self.push(tok, start);
+    }
+
+    /// Lexes a quoted string or quoted name and returns its content.
+    fn string(&mut self, delim: u8, start: usize) -> Result<Vec<u8>, ParseError> {
+        match self.syntax {
+            Syntax::New => self.string_new(delim, start),
+            Syntax::Old => self.string_old(delim, start),
+        }
+    }
+
+    fn string_new(&mut self, delim: u8, start: usize) -> Result<Vec<u8>, ParseError> {
+        let mut raw: Vec<u8> = Vec::new();
+        self.pos += 1;
+        loop {
+            let seg = self.pos;
+            let mut odd_backslash = false;
+            loop {
+                match self.peek() {
+                    None | Some(0) => return Err(self.err(start, "unterminated string")),
+                    Some(c) if c == delim && !odd_backslash => break,
+                    Some(c) => {
+                        odd_backslash = c == b'\\' && !odd_backslash;
+                        self.pos += 1;
+                    }
+                }
+            }
+            raw.extend_from_slice(&self.src[seg..self.pos]);
+            if raw.len() > self.limits.max_string_bytes {
+                return Err(self.err(
+                    start,
+                    format!(
+                        "string literal longer than {} bytes",
+                        self.limits.max_string_bytes
+                    ),
+                ));
+            }
+            self.pos += 1; // the closing quote
+            // Adjacent literals separated only by white space are joined.
+            let mut look = self.pos;
+            while self.src.get(look).is_some_and(|&c| is_space(c)) {
+                look += 1;
+            }
+            if self.src.get(look) == Some(&delim) {
+                self.pos = look + 1;
+                continue;
+            }
+            break;
+        }
+        convert_escapes(&raw).ok_or_else(|| self.err(start, "string contains a \\0 escape"))
+    }
+
+    fn string_old(&mut self, delim: u8, start: usize) -> Result<Vec<u8>, ParseError> {
+        let mut out: Vec<u8> = Vec::new();
+        self.pos += 1;
+        loop {
+            match self.peek() {
+                None | Some(0) => return Err(self.err(start, "unterminated string")),
+                Some(c) if c == delim => {
+                    if out.last() == Some(&b'\\') {
+                        match self.peek_at(1) {
+                            Some(n) if n != 0 && n != b'\n' => {
+                                // A quote after a backslash, with more text
+                                // following, is a literal quote.
+                                out.pop();
+                                out.push(delim);
+                                self.pos += 1;
+                                continue;
+                            }
+                            _ => {}
+                        }
+                    }
+                    self.pos += 1;
+                    break;
+                }
+                Some(c) => {
+                    out.push(c);
+                    self.pos += 1;
+                }
+            }
+            if out.len() > self.limits.max_string_bytes {
+                return Err(self.err(
+                    start,
+                    format!(
+                        "string literal longer than {} bytes",
+                        self.limits.max_string_bytes
+                    ),
+                ));
+            }
+        }
+        Ok(out)
+    }
+
+    fn punct(&mut self, start: usize) -> Result<(), ParseError> {
+        let c = self.src[self.pos];
+        let n1 = self.peek_at(1);
+        let n2 = self.peek_at(2);
+        let (tok, len) = match c {
+            b'.' => (Tok::Dot, 1),
+            b'*' => (Tok::Star, 1),
+            b'/' => (Tok::Slash, 1),
+            b'%' => (Tok::Percent, 1),
+            b'+' => (Tok::Plus, 1),
+            b'-' => (Tok::Minus, 1),
+            b'~' => (Tok::Tilde, 1),
+            b'^' => (Tok::Caret, 1),
+            b'?' => (Tok::Question, 1),
+            b':' => (Tok::Colon, 1),
+            b';' => (Tok::Semi, 1),
+            b',' => (Tok::Comma, 1),
+            b'[' => (Tok::LBrack, 1),
+            b']' => (Tok::RBrack, 1),
+            b'(' => (Tok::LParen, 1),
+            b')' => (Tok::RParen, 1),
+            b'{' => (Tok::LBrace, 1),
+            b'}' => (Tok::RBrace, 1),
+            b'&' if n1 == Some(b'&') => (Tok::AndAnd, 2),
+            b'&' => (Tok::Amp, 1),
+            b'|' if n1 == Some(b'|') => (Tok::OrOr, 2),
+            b'|' => (Tok::Bar, 1),
+            b'<' if n1 == Some(b'=') => (Tok::Le, 2),
+            b'<' if n1 == Some(b'<') => (Tok::Shl, 2),
+            b'<' => (Tok::Lt, 1),
+            b'>' if n1 == Some(b'=') => (Tok::Ge, 2),
+            b'>' if n1 == Some(b'>') && n2 == Some(b'>') => (Tok::Ushr, 3),
+            b'>' if n1 == Some(b'>') => (Tok::Shr, 2),
+            b'>' => (Tok::Gt, 1),
+            b'=' if n1 == Some(b'=') => (Tok::EqEq, 2),
+            b'=' if n1 == Some(b'?') && n2 == Some(b'=') => (Tok::MetaEq, 3),
+            b'=' if n1 == Some(b'?') => return Err(self.err(start, "expected '=?='")),
+            b'=' if n1 == Some(b'!') && n2 == Some(b'=') => (Tok::MetaNe, 3),
+            b'=' => (Tok::Assign, 1),
+            b'!' if n1 == Some(b'=') => (Tok::NotEq, 2),
+            b'!' => (Tok::Bang, 1),
+            other => {
+                let shown = if other.is_ascii_graphic() {
+                    format!("'{}'", char::from(other))
+                } else {
+                    format!("byte 0x{other:02x}")
+                };
+                return Err(self.err(start, format!("unexpected character {shown}")));
+            }
+        };
+        self.pos += len;
+        self.push(tok, start);
+        Ok(())
+    }
+}
+
+/// Converts C-like escapes. Returns `None` if the result would contain NUL.
+pub(crate) fn convert_escapes(raw: &[u8]) -> Option<Vec<u8>> {
+    if !raw.contains(&b'\\') {
+        return Some(raw.to_vec());
+    }
+    let mut out = Vec::with_capacity(raw.len());
+    let mut i = 0;
+    let is_octal = |c: u8| (b'0'..=b'7').contains(&c);
+    while i < raw.len() {
+        let c = raw[i];
+        if c != b'\\' || i + 1 >= raw.len() {
+            out.push(c);
+            i += 1;
+            continue;
+        }
+        i += 1;
+        let e = raw[i];
+        let byte = match e {
+            b'a' => 0x07,
+            b'b' => 0x08,
+            b'f' => 0x0c,
+            b'n' => b'\n',
+            b'r' => b'\r',
+            b't' => b'\t',
+            b'v' => 0x0b,
+            d if is_octal(d) => {
+                let mut n = u32::from(d - b'0');
+                if let Some(&d2) = raw.get(i + 1).filter(|c| is_octal(**c)) {
+                    i += 1;
+                    n = n * 8 + u32::from(d2 - b'0');
+                    if n < 0x20
+                        && let Some(&d3) = raw.get(i + 1).filter(|c| is_octal(**c))
+                    {
+                        i += 1;
+                        n = n * 8 + u32::from(d3 - b'0');
+                    }
+                }
+                let b = u8::try_from(n & 0xff).unwrap_or(0);
+                if b == 0 {
+                    return None;
+                }
+                b
+            }
+            other => other,
+        };
+        out.push(byte);
+        i += 1;
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn toks(s: &str) -> Vec<Tok> {
+        lex(s.as_bytes(), Syntax::New, &Limits::default())
+            .map(|l| l.toks)
+            .unwrap_or_default()
+    }
+
+    #[test]
+    fn minus_joins_a_number_only_after_an_operator() {
+        assert_eq!(toks("-5"), vec![Tok::Int(-5)]);
+        assert_eq!(toks("3-5"), vec![Tok::Int(3), Tok::Minus, Tok::Int(5)]);
+        assert_eq!(toks("3 -5"), vec![Tok::Int(3), Tok::Minus, Tok::Int(5)]);
+        assert_eq!(toks("- 5"), vec![Tok::Minus, Tok::Int(5)]);
+        assert_eq!(
+            toks("(-.5)"),
+            vec![Tok::LParen, Tok::Real(-0.5), Tok::RParen]
+        );
+    }
+
+    #[test]
+    fn leading_zeros_and_bad_reals_are_errors() {
+        for bad in ["017", "00", "0x10", "5.", "5.e3", "1e", "1e+"] {
+            assert!(
+                lex(bad.as_bytes(), Syntax::New, &Limits::default()).is_err(),
+                "{bad}"
+            );
+        }
+        assert_eq!(toks("09.5"), vec![Tok::Real(9.5)]);
+        assert_eq!(toks("9223372036854775808"), vec![Tok::Int(0)]);
+    }
+
+    #[test]
+    fn escapes_join_before_conversion() {
+        let l = lex(br#""a\1" "23""#, Syntax::New, &Limits::default()).ok();
+        let s = l.map(|l| l.strings[0].clone()).unwrap_or_default();
+        assert_eq!(s, b"aS".to_vec());
+        assert!(lex(br#""nul\0x""#, Syntax::New, &Limits::default()).is_err());
+    }
+
+    #[test]
+    fn old_strings_keep_backslashes() {
+        let l = lex(br#""C:\dir\""#, Syntax::Old, &Limits::default()).ok();
+        assert_eq!(l.map(|l| l.strings[0].clone()), Some(br"C:\dir\".to_vec()));
+        // A backslash-quote followed by more text is literal, so trailing
+        // space after such a string leaves it unterminated, as in HTCondor.
+        assert!(lex(br#""C:\dir\" "#, Syntax::Old, &Limits::default()).is_err());
+        let l = lex(br#""say \"hi\" now""#, Syntax::Old, &Limits::default()).ok();
+        assert_eq!(
+            l.map(|l| l.strings[0].clone()),
+            Some(br#"say "hi" now"#.to_vec())
+        );
+    }
+}

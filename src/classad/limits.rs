@@ -1,0 +1,42 @@
+//! Limits that keep hostile input from exhausting the stack or memory.
+//!
+//! HTCondor itself rejects expressions nested deeper than 1000 brackets and
+//! stops following attribute references after 400 levels; Roost does the
+//! same and adds bounds HTCondor lacks (it crashes on about 100,000 chained
+//! unary minus signs): on the size of any text parsed at once, on string
+//! literals, on the depth of operator chains, and on strings built during
+//! evaluation.
+
+/// Parse and evaluation limits.
+#[derive(Clone, Debug)]
+pub struct Limits {
+    /// Largest text parsed as one expression or one ad.
+    pub max_text_bytes: usize,
+    /// Largest string literal.
+    pub max_string_bytes: usize,
+    /// Deepest bracket nesting (HTCondor: 1000).
+    pub max_nesting: usize,
+    /// Deepest expression tree, counting chained operators.
+    pub max_tree_depth: usize,
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits {
+            max_text_bytes: 512 * 1024,
+            max_string_bytes: 256 * 1024,
+            max_nesting: 1000,
+            max_tree_depth: 4000,
+        }
+    }
+}
+
+/// Nested attribute evaluations before giving up (HTCondor's value).
+pub const MAX_ATTR_RECURSION: u32 = 400;
+
+/// Largest string an expression may build while being evaluated; larger
+/// results are `error`.
+pub const MAX_EVAL_STRING_BYTES: usize = 16 * 1024 * 1024;
+
+/// Largest list an expression may build while being evaluated.
+pub const MAX_EVAL_LIST_LEN: usize = 1024 * 1024;

@@ -1,0 +1,272 @@
+//! Old ClassAd syntax: `Name = expr` lines, as hooks print and read them.
+//!
+//! A line's name is everything before its first `=`, trimmed (HTCondor does
+//! not check that it is an identifier, but refuses one starting with a
+//! quote); the rest is parsed as an old-syntax expression. [`OldReader`]
+//! splits a hook's output into ads at separator lines (lines starting with
+//! `-`: `-----` between a job ad and a slot ad, `------` for the job
+//! router, `-` lines with a tag and `update:` for startd cron) and reports
+//! each separator with its text and every bad line with its line number.
+
+use super::ad::ClassAd;
+use super::ast::Expr;
+use super::error::{ParseError, Position};
+use super::lexer::Syntax;
+use super::limits::Limits;
+use super::name::Name;
+use super::parser::{parse_ad_with, parse_expr_with};
+
+/// Parses one `Name = expr` line (line number `line` for errors).
+pub fn parse_line(text: &[u8], line: u32, limits: &Limits) -> Result<(Name, Expr), ParseError> {
+    let err = |col: usize, msg: &str| {
+        ParseError::new(
+            Position {
+                line,
+                column: u32::try_from(col + 1).unwrap_or(u32::MAX),
+            },
+            msg.to_string(),
+        )
+    };
+    let start = text
+        .iter()
+        .position(|c| !c.is_ascii_whitespace())
+        .unwrap_or(text.len());
+    let Some(eq) = text.iter().position(|&c| c == b'=') else {
+        return Err(err(start, "expected 'Name = expression'"));
+    };
+    let name = text[start..eq.max(start)].trim_ascii_end();
+    if name.is_empty() {
+        return Err(err(start, "missing attribute name before '='"));
+    }
+    if name[0] == b'\'' {
+        return Err(err(start, "attribute name may not start with a quote"));
+    }
+    let Ok(name) = std::str::from_utf8(name) else {
+        return Err(err(start, "attribute name is not valid UTF-8"));
+    };
+    let rhs = &text[eq + 1..];
+    let expr = parse_expr_with(rhs, Syntax::Old, limits).map_err(|mut e| {
+        if e.position.line == 1 {
+            e.position.column = e
+                .position
+                .column
+                .saturating_add(u32::try_from(eq + 1).unwrap_or(0));
+        }
+        e.at_line(line)
+    })?;
+    Ok((Name::new(name), expr))
+}
+
+/// A separator line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Separator {
+    /// Line number (from 1).
+    pub line: u32,
+    /// How many `-` it starts with.
+    pub dashes: usize,
+    /// The text after the dashes, trimmed.
+    pub text: String,
+}
+
+impl Separator {
+    /// Startd-cron reading of the text: an optional tag and `update:<bool>`.
+    pub fn cron_args(&self) -> (Option<String>, Option<bool>) {
+        let mut tag = None;
+        let mut update = None;
+        for word in self.text.split_ascii_whitespace() {
+            if let Some(v) = word.strip_prefix("update:") {
+                update = Some(matches!(
+                    v.chars().next(),
+                    Some('t' | 'T' | '1' | 'y' | 'Y')
+                ));
+            } else if tag.is_none() {
+                tag = Some(word.to_string());
+            }
+        }
+        (tag, update)
+    }
+}
+
+/// An ad read from old-syntax lines.
+#[derive(Clone, Debug)]
+pub struct OldAd {
+    /// The attributes that parsed.
+    pub ad: ClassAd,
+    /// Lines that did not parse.
+    pub errors: Vec<ParseError>,
+    /// Line of the first attribute line.
+    pub first_line: u32,
+}
+
+/// What the reader yields, in input order.
+#[derive(Clone, Debug)]
+pub enum OldItem {
+    /// An ad (at least one non-blank line).
+    Ad(OldAd),
+    /// A separator line.
+    Separator(Separator),
+}
+
+/// Reads old-syntax text into ads and separators.
+#[derive(Clone, Debug)]
+pub struct OldReader {
+    /// Skip lines starting with `#` (the starter does; the startd's fetch
+    /// parser does not, so there a comment makes the reply malformed).
+    pub skip_comments: bool,
+    /// A blank line ends an ad (`condor_status -long` output).
+    pub blank_line_ends_ad: bool,
+    /// Lines starting with `-` are separators.
+    pub separators: bool,
+    /// Parse limits.
+    pub limits: Limits,
+}
+
+impl Default for OldReader {
+    fn default() -> OldReader {
+        OldReader {
+            skip_comments: false,
+            blank_line_ends_ad: false,
+            separators: true,
+            limits: Limits::default(),
+        }
+    }
+}
+
+impl OldReader {
+    /// Reads `text`.
+    pub fn read(&self, text: &[u8]) -> Vec<OldItem> {
+        let mut items = Vec::new();
+        let mut cur: Option<OldAd> = None;
+        for (i, raw) in text.split(|&c| c == b'\n').enumerate() {
+            let lineno = u32::try_from(i + 1).unwrap_or(u32::MAX);
+            let line = raw.trim_ascii();
+            if line.is_empty() {
+                if self.blank_line_ends_ad
+                    && let Some(ad) = cur.take()
+                {
+                    items.push(OldItem::Ad(ad));
+                }
+                continue;
+            }
+            if self.separators && line[0] == b'-' {
+                if let Some(ad) = cur.take() {
+                    items.push(OldItem::Ad(ad));
+                }
+                let dashes = line.iter().take_while(|&&c| c == b'-').count();
+                items.push(OldItem::Separator(Separator {
+                    line: lineno,
+                    dashes,
+                    text: String::from_utf8_lossy(line[dashes..].trim_ascii()).into_owned(),
+                }));
+                continue;
+            }
+            if self.skip_comments && line[0] == b'#' {
+                continue;
+            }
+            let ad = cur.get_or_insert_with(|| OldAd {
+                ad: ClassAd::new(),
+                errors: Vec::new(),
+                first_line: lineno,
+            });
+            match parse_line(line, lineno, &self.limits) {
+                Ok((n, e)) => ad.ad.insert(n, e),
+                Err(e) => ad.errors.push(e),
+            }
+        }
+        if let Some(ad) = cur.take() {
+            items.push(OldItem::Ad(ad));
+        }
+        items
+    }
+}
+
+/// Parses an ad written in either syntax: new if its first non-blank
+/// character is `[`, else old-syntax lines (every line must parse).
+pub fn parse_ad_auto(text: &[u8], limits: &Limits) -> Result<ClassAd, ParseError> {
+    if text.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'[') {
+        return parse_ad_with(text, limits);
+    }
+    if text.len() > limits.max_text_bytes {
+        return Err(ParseError::new(
+            Position { line: 1, column: 1 },
+            format!("ad is larger than {} bytes", limits.max_text_bytes),
+        ));
+    }
+    let reader = OldReader {
+        separators: false,
+        limits: limits.clone(),
+        ..OldReader::default()
+    };
+    let mut ad = ClassAd::new();
+    for item in reader.read(text) {
+        if let OldItem::Ad(a) = item {
+            if let Some(e) = a.errors.into_iter().next() {
+                return Err(e);
+            }
+            ad.update(&a.ad);
+        }
+    }
+    Ok(ad)
+}
+
+/// Reads a stream of ads in either syntax: new-syntax ads one after another,
+/// or old-syntax ads separated by blank lines (as `condor_status -long`).
+pub fn parse_ads_auto(text: &[u8], limits: &Limits) -> Result<Vec<ClassAd>, ParseError> {
+    if text.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'[') {
+        return super::parser::parse_ads_new(text, limits);
+    }
+    let reader = OldReader {
+        blank_line_ends_ad: true,
+        separators: false,
+        skip_comments: true,
+        limits: limits.clone(),
+    };
+    let mut out = Vec::new();
+    for item in reader.read(text) {
+        if let OldItem::Ad(a) = item {
+            if let Some(e) = a.errors.into_iter().next() {
+                return Err(e);
+            }
+            out.push(a.ad);
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_at_separators() {
+        let text = b"A = 1\nB = \"x\"\n-----\nC = 2\n- mytag update:true\nD = 3\n";
+        let items = OldReader::default().read(text);
+        assert_eq!(items.len(), 5);
+        assert!(matches!(&items[1], OldItem::Separator(s) if s.dashes == 5 && s.text.is_empty()));
+        match &items[3] {
+            OldItem::Separator(s) => {
+                assert_eq!(s.cron_args(), (Some("mytag".to_string()), Some(true)));
+            }
+            other => panic!("expected a separator, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn bad_lines_are_reported_with_their_line() {
+        let items = OldReader::default().read(b"A = 1\n# comment\nB = (\n");
+        let OldItem::Ad(ad) = &items[0] else {
+            panic!("expected an ad");
+        };
+        assert_eq!(ad.ad.len(), 1);
+        assert_eq!(ad.errors.len(), 2);
+        assert_eq!(ad.errors[0].position.line, 2);
+        assert_eq!(ad.errors[1].position.line, 3);
+    }
+
+    #[test]
+    fn names_are_not_checked() {
+        let r = parse_line(b"  My Attr = 5", 1, &Limits::default());
+        assert!(matches!(r, Ok((n, _)) if n.as_str() == "My Attr"));
+        assert!(parse_line(b"'q' = 5", 1, &Limits::default()).is_err());
+    }
+}

@@ -1,0 +1,588 @@
+//! The ClassAd parser, built with chumsky over the lexer's tokens.
+//!
+//! Grammar (HTCondor's, lowest precedence first):
+//!
+//! ```text
+//! expr     := binary ( '?' ':' expr | '?' expr ':' expr )?
+//! binary   := unary ( binop unary )*        -- folded by precedence
+//! unary    := ('-' | '+' | '!' | '~') unary | postfix
+//! postfix  := primary ( '.' name | '[' expr ']' )*
+//! primary  := name '(' args ')' | name | '.' name | '(' expr ')'
+//!           | '[' attrs ']' | '{' exprs '}' | literal
+//! ```
+//!
+//! Binary operators are parsed as a flat chain and folded into a tree by
+//! precedence as they arrive ([`insert_op`]); this is several times faster
+//! than a combinator per precedence level. A successful parse runs a parser
+//! with zero-sized errors; only a failed one is parsed again with rich
+//! errors to say where and what was expected.
+
+use std::sync::Arc;
+
+use chumsky::error::{EmptyErr, Rich, RichPattern};
+use chumsky::extra::{self, ParserExtra};
+use chumsky::label::LabelError;
+use chumsky::prelude::*;
+
+use super::ad::ClassAd;
+use super::ast::{BinOp, Call, Expr, UnOp};
+use super::builtins::Builtin;
+use super::error::{ParseError, Position};
+use super::lexer::{Lexed, Syntax, Tok, lex};
+use super::limits::Limits;
+use super::name::Name;
+use super::timefmt;
+use super::value::{Str, Value};
+
+type In<'a> = &'a [Tok];
+
+/// Runs the parser that `$build` makes: first with zero-sized errors, then,
+/// only if that fails, with rich errors for the message.
+macro_rules! run {
+    ($lexed:expr, $src:expr, $build:ident) => {{
+        let lexed: &Lexed = $lexed;
+        let fast = $build::<extra::Err<EmptyErr>>(lexed);
+        match fast.parse(&lexed.toks[..]).into_output() {
+            Some(out) => Ok(out),
+            None => {
+                let slow = $build::<extra::Err<Rich<'_, Tok>>>(lexed);
+                let errs = slow.parse(&lexed.toks[..]).into_errors();
+                Err(first_error(&errs, lexed, $src))
+            }
+        }
+    }};
+}
+
+/// Parses one expression in new syntax.
+pub fn parse_expr(text: &str) -> Result<Expr, ParseError> {
+    parse_expr_with(text.as_bytes(), Syntax::New, &Limits::default())
+}
+
+/// Parses one expression in the given syntax with the given limits.
+pub fn parse_expr_with(src: &[u8], syntax: Syntax, limits: &Limits) -> Result<Expr, ParseError> {
+    check_size(src, limits)?;
+    let lexed = lex(src, syntax, limits)?;
+    check_depth(&lexed, src, limits)?;
+    run!(&lexed, src, whole_expr)
+}
+
+/// Parses one ad in new syntax (`[ a = 1; b = a + 2 ]`).
+pub fn parse_ad(text: &str) -> Result<ClassAd, ParseError> {
+    parse_ad_with(text.as_bytes(), &Limits::default())
+}
+
+/// Parses one new-syntax ad with the given limits.
+pub fn parse_ad_with(src: &[u8], limits: &Limits) -> Result<ClassAd, ParseError> {
+    check_size(src, limits)?;
+    let lexed = lex(src, Syntax::New, limits)?;
+    check_depth(&lexed, src, limits)?;
+    run!(&lexed, src, whole_ad)
+}
+
+/// Parses a sequence of new-syntax ads written one after another. Each ad
+/// must fit the limits on its own.
+pub fn parse_ads_new(src: &[u8], limits: &Limits) -> Result<Vec<ClassAd>, ParseError> {
+    let whole = Limits {
+        max_text_bytes: usize::MAX,
+        ..limits.clone()
+    };
+    let lexed = lex(src, Syntax::New, &whole)?;
+    check_depth(&lexed, src, limits)?;
+    let ads = run!(&lexed, src, ad_stream)?;
+    let mut out = Vec::with_capacity(ads.len());
+    for (ad, span) in ads {
+        let start = offset_of(&lexed, span.start);
+        let stop = offset_of(&lexed, span.end);
+        if stop.saturating_sub(start) > limits.max_text_bytes {
+            return Err(ParseError::new(
+                Position::from_offset(src, start),
+                format!("ad is larger than {} bytes", limits.max_text_bytes),
+            ));
+        }
+        out.push(ad);
+    }
+    Ok(out)
+}
+
+fn whole_expr<'a, E>(lx: &'a Lexed) -> impl Parser<'a, In<'a>, Expr, E>
+where
+    E: ParserExtra<'a, In<'a>> + 'a,
+    E::Error: LabelError<'a, In<'a>, &'static str>,
+{
+    expr_parser(lx).then_ignore(end())
+}
+
+fn whole_ad<'a, E>(lx: &'a Lexed) -> impl Parser<'a, In<'a>, ClassAd, E>
+where
+    E: ParserExtra<'a, In<'a>> + 'a,
+    E::Error: LabelError<'a, In<'a>, &'static str>,
+{
+    ad_value(lx).then_ignore(end())
+}
+
+fn ad_stream<'a, E>(lx: &'a Lexed) -> impl Parser<'a, In<'a>, Vec<(ClassAd, SimpleSpan)>, E>
+where
+    E: ParserExtra<'a, In<'a>> + 'a,
+    E::Error: LabelError<'a, In<'a>, &'static str>,
+{
+    ad_value(lx)
+        .map_with(|ad, x| (ad, x.span()))
+        .repeated()
+        .collect::<Vec<_>>()
+        .then_ignore(end())
+}
+
+/// An expression that must be an ad literal.
+fn ad_value<'a, E>(lx: &'a Lexed) -> impl Parser<'a, In<'a>, ClassAd, E>
+where
+    E: ParserExtra<'a, In<'a>> + 'a,
+    E::Error: LabelError<'a, In<'a>, &'static str>,
+{
+    expr_parser(lx).try_map(|e, span| match e {
+        Expr::Ad(ad) => Ok(ad),
+        _ => Err(
+            <E::Error as LabelError<'a, In<'a>, &'static str>>::expected_found(
+                ["an ad '[ ... ]'"],
+                None,
+                span,
+            ),
+        ),
+    })
+}
+
+fn check_size(src: &[u8], limits: &Limits) -> Result<(), ParseError> {
+    if src.len() > limits.max_text_bytes {
+        return Err(ParseError::new(
+            Position { line: 1, column: 1 },
+            format!(
+                "text is {} bytes, more than the limit of {} bytes",
+                src.len(),
+                limits.max_text_bytes
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn offset_of(lexed: &Lexed, tok_index: usize) -> usize {
+    lexed
+        .offsets
+        .get(tok_index)
+        .map_or(lexed.end as usize, |&o| o as usize)
+}
+
+fn first_error(errs: &[Rich<'_, Tok>], lexed: &Lexed, src: &[u8]) -> ParseError {
+    match errs.first() {
+        Some(e) => rich_to_error(e, lexed, src),
+        None => ParseError::new(Position::from_offset(src, 0), "syntax error"),
+    }
+}
+
+fn rich_to_error(e: &Rich<'_, Tok>, lexed: &Lexed, src: &[u8]) -> ParseError {
+    let at = offset_of(lexed, e.span().start);
+    let found = match e.found() {
+        Some(t) => t.describe().to_string(),
+        None => "end of input".to_string(),
+    };
+    let mut expected: Vec<String> = e
+        .expected()
+        .filter_map(|p| match p {
+            RichPattern::Token(t) => Some(t.describe().to_string()),
+            RichPattern::Label(l) => Some(l.to_string()),
+            RichPattern::EndOfInput => Some("end of input".to_string()),
+            RichPattern::Identifier(s) => Some(format!("'{s}'")),
+            _ => None,
+        })
+        .collect();
+    expected.sort();
+    expected.dedup();
+    let message = match expected.len() {
+        0 => format!("unexpected {found}"),
+        1 => format!("expected {}, found {found}", expected[0]),
+        n => format!(
+            "expected {} or {}, found {found}",
+            expected[..n - 1].join(", "),
+            expected[n - 1]
+        ),
+    };
+    ParseError::new(Position::from_offset(src, at), message)
+}
+
+/// Rejects input nested deeper than HTCondor allows, or whose expression
+/// trees would be deeper than `max_tree_depth`, before building any tree.
+///
+/// HTCondor counts a level for each expression nested inside brackets,
+/// function arguments, list elements, ad attributes and the branches of a
+/// `?:`. The tree-depth bound counts, per open bracket, the operators seen
+/// so far: a chain of n operators can make a tree n deep.
+fn check_depth(lexed: &Lexed, src: &[u8], limits: &Limits) -> Result<(), ParseError> {
+    #[derive(Clone, Copy)]
+    struct Frame {
+        ops: usize,
+        ternaries: usize,
+    }
+    let mut stack: Vec<Frame> = vec![Frame {
+        ops: 0,
+        ternaries: 0,
+    }];
+    let mut open_ternaries = 0usize;
+    let mut tree_bound = 0usize;
+    let toks = &lexed.toks;
+    for (i, &t) in toks.iter().enumerate() {
+        let empty_next = |closer: Tok| toks.get(i + 1) == Some(&closer);
+        match t {
+            Tok::LParen | Tok::LBrack | Tok::LBrace => {
+                let closer = match t {
+                    Tok::LParen => Tok::RParen,
+                    Tok::LBrack => Tok::RBrack,
+                    _ => Tok::RBrace,
+                };
+                stack.push(Frame {
+                    ops: 0,
+                    ternaries: 0,
+                });
+                tree_bound += 1;
+                let nesting = stack.len() - 1 + open_ternaries + usize::from(!empty_next(closer));
+                if nesting > limits.max_nesting {
+                    let at = offset_of(lexed, i);
+                    return Err(ParseError::new(
+                        Position::from_offset(src, at),
+                        format!(
+                            "expression nested more than {} levels deep",
+                            limits.max_nesting
+                        ),
+                    ));
+                }
+            }
+            Tok::RParen | Tok::RBrack | Tok::RBrace => {
+                if stack.len() > 1
+                    && let Some(f) = stack.pop()
+                {
+                    open_ternaries -= f.ternaries;
+                    tree_bound = tree_bound.saturating_sub(f.ops + 1);
+                }
+            }
+            Tok::Comma | Tok::Semi => {
+                if let Some(f) = stack.last_mut() {
+                    open_ternaries -= f.ternaries;
+                    tree_bound = tree_bound.saturating_sub(f.ops);
+                    *f = Frame {
+                        ops: 0,
+                        ternaries: 0,
+                    };
+                }
+            }
+            Tok::Question => {
+                if let Some(f) = stack.last_mut() {
+                    f.ternaries += 1;
+                    f.ops += 1;
+                }
+                open_ternaries += 1;
+                tree_bound += 1;
+                if stack.len() + open_ternaries > limits.max_nesting {
+                    let at = offset_of(lexed, i);
+                    return Err(ParseError::new(
+                        Position::from_offset(src, at),
+                        format!(
+                            "expression nested more than {} levels deep",
+                            limits.max_nesting
+                        ),
+                    ));
+                }
+            }
+            Tok::Int(_)
+            | Tok::Real(_)
+            | Tok::Str(_)
+            | Tok::Ident(_)
+            | Tok::True
+            | Tok::False
+            | Tok::Undefined
+            | Tok::Error
+            | Tok::Colon
+            | Tok::Assign => {}
+            _ => {
+                if let Some(f) = stack.last_mut() {
+                    f.ops += 1;
+                }
+                tree_bound += 1;
+            }
+        }
+        if tree_bound > limits.max_tree_depth {
+            let at = offset_of(lexed, i);
+            return Err(ParseError::new(
+                Position::from_offset(src, at),
+                format!(
+                    "expression too deep: more than {} nested operations",
+                    limits.max_tree_depth
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+fn binop(t: Tok) -> Option<BinOp> {
+    Some(match t {
+        Tok::OrOr => BinOp::Or,
+        Tok::AndAnd => BinOp::And,
+        Tok::Bar => BinOp::BitOr,
+        Tok::Caret => BinOp::BitXor,
+        Tok::Amp => BinOp::BitAnd,
+        Tok::EqEq => BinOp::Eq,
+        Tok::NotEq => BinOp::Ne,
+        Tok::MetaEq => BinOp::Is,
+        Tok::MetaNe => BinOp::Isnt,
+        Tok::Lt => BinOp::Lt,
+        Tok::Le => BinOp::Le,
+        Tok::Gt => BinOp::Gt,
+        Tok::Ge => BinOp::Ge,
+        Tok::Shl => BinOp::Shl,
+        Tok::Shr => BinOp::Shr,
+        Tok::Ushr => BinOp::Ushr,
+        Tok::Plus => BinOp::Add,
+        Tok::Minus => BinOp::Sub,
+        Tok::Star => BinOp::Mul,
+        Tok::Slash => BinOp::Div,
+        Tok::Percent => BinOp::Mod,
+        _ => return None,
+    })
+}
+
+/// Adds `op rhs` to the chain `acc`: descends the right spine while the
+/// nodes there bind less tightly than `op`, so that the result is the tree
+/// precedence climbing would build. The spine is at most one node per
+/// precedence level deep.
+fn insert_op(acc: Expr, op: BinOp, rhs: Expr) -> Expr {
+    match acc {
+        Expr::Binary(top, l, r) if top.precedence() < op.precedence() => {
+            Expr::Binary(top, l, Box::new(insert_op(*r, op, rhs)))
+        }
+        acc => Expr::Binary(op, Box::new(acc), Box::new(rhs)),
+    }
+}
+
+fn call(name: &Name, args: Vec<Expr>) -> Option<Expr> {
+    // absTime("...") and relTime("...") with a string literal are folded
+    // while parsing, as HTCondor does; an unparsable string is a syntax
+    // error.
+    if args.len() == 1
+        && let Expr::Lit(Value::Str(s)) = &args[0]
+    {
+        if name.is("absTime") {
+            return timefmt::parse_abstime(s.as_bytes()).map(Expr::AbsTimeLit);
+        }
+        if name.is("relTime") {
+            return timefmt::parse_reltime(s.as_bytes()).map(Expr::RelTimeLit);
+        }
+    }
+    Some(Expr::Call(Box::new(Call {
+        name: Arc::from(name.as_str()),
+        func: Builtin::lookup(name.as_str()),
+        args,
+    })))
+}
+
+/// The expression parser over the tokens of `lx`.
+fn expr_parser<'a, E>(lx: &'a Lexed) -> impl Parser<'a, In<'a>, Expr, E> + Clone
+where
+    E: ParserExtra<'a, In<'a>> + 'a,
+    E::Error: LabelError<'a, In<'a>, &'static str>,
+{
+    recursive(move |expr| {
+        let name = select! { Tok::Ident(i) => i }
+            .map(move |i: u32| lx.idents[i as usize].clone())
+            .labelled("an attribute name");
+
+        let literal = select! {
+            Tok::Int(i) => Expr::Lit(Value::Int(i)),
+            Tok::Real(r) => Expr::Lit(Value::Real(r)),
+            Tok::True => Expr::Lit(Value::Bool(true)),
+            Tok::False => Expr::Lit(Value::Bool(false)),
+            Tok::Undefined => Expr::Lit(Value::Undefined),
+            Tok::Error => Expr::Lit(Value::Error),
+            Tok::Str(i) => Expr::Lit(Value::Str(Str::from(lx.strings[i as usize].as_slice()))),
+        };
+
+        let args = expr
+            .clone()
+            .separated_by(just(Tok::Comma).or(just(Tok::Semi)))
+            .allow_trailing()
+            .collect::<Vec<_>>()
+            .delimited_by(just(Tok::LParen), just(Tok::RParen));
+
+        let name_or_call = name
+            .then(args.or_not())
+            .try_map(|(n, args), span| match args {
+                None => Ok(Expr::Attr(n)),
+                Some(args) => call(&n, args).ok_or_else(|| {
+                    <E::Error as LabelError<'a, In<'a>, &'static str>>::expected_found(
+                        ["a valid time string"],
+                        None,
+                        span,
+                    )
+                }),
+            });
+
+        let attribute = name.then_ignore(just(Tok::Assign)).then(expr.clone());
+        let semis = just(Tok::Semi).repeated();
+        let ad = semis
+            .ignore_then(
+                attribute
+                    .separated_by(semis.at_least(1))
+                    .allow_trailing()
+                    .collect::<Vec<_>>(),
+            )
+            .delimited_by(just(Tok::LBrack), just(Tok::RBrack))
+            .map(|attrs| {
+                let mut ad = ClassAd::new();
+                for (n, e) in attrs {
+                    ad.insert(n, e);
+                }
+                Expr::Ad(ad)
+            });
+
+        let list = expr
+            .clone()
+            .separated_by(just(Tok::Comma))
+            .allow_trailing()
+            .collect::<Vec<_>>()
+            .delimited_by(just(Tok::LBrace), just(Tok::RBrace))
+            .map(|items| Expr::List(Arc::from(items)));
+
+        let paren = expr
+            .clone()
+            .delimited_by(just(Tok::LParen), just(Tok::RParen))
+            .map(|e| Expr::Paren(Box::new(e)));
+
+        let absolute = just(Tok::Dot).ignore_then(name).map(Expr::AbsAttr);
+
+        let primary =
+            choice((literal, name_or_call, absolute, paren, ad, list)).labelled("an expression");
+
+        enum Post {
+            Select(Name),
+            Index(Expr),
+        }
+        let postfix = primary
+            .foldl(
+                choice((
+                    just(Tok::Dot).ignore_then(name).map(Post::Select),
+                    expr.clone()
+                        .delimited_by(just(Tok::LBrack), just(Tok::RBrack))
+                        .map(Post::Index),
+                ))
+                .repeated(),
+                |base, post| match post {
+                    Post::Select(n) => Expr::Select(Box::new(base), n),
+                    Post::Index(i) => Expr::Index(Box::new(base), Box::new(i)),
+                },
+            )
+            .boxed();
+
+        let unary = recursive(move |unary| {
+            let op = select! {
+                Tok::Minus => UnOp::Neg,
+                Tok::Plus => UnOp::Plus,
+                Tok::Bang => UnOp::Not,
+                Tok::Tilde => UnOp::BitNot,
+            };
+            choice((
+                op.then(unary).map(|(op, e)| Expr::Unary(op, Box::new(e))),
+                postfix.clone(),
+            ))
+        })
+        .boxed();
+
+        let operator = any().try_map(|t: Tok, span| {
+            binop(t).ok_or_else(|| {
+                <E::Error as LabelError<'a, In<'a>, &'static str>>::expected_found(
+                    ["an operator"],
+                    None,
+                    span,
+                )
+            })
+        });
+        let binary = unary
+            .clone()
+            .foldl(operator.then(unary).repeated(), |acc, (op, rhs)| {
+                insert_op(acc, op, rhs)
+            });
+
+        binary
+            .then(
+                just(Tok::Question)
+                    .ignore_then(choice((
+                        just(Tok::Colon)
+                            .ignore_then(expr.clone())
+                            .map(|e| (None, e)),
+                        expr.clone()
+                            .then_ignore(just(Tok::Colon))
+                            .then(expr.clone())
+                            .map(|(m, e)| (Some(m), e)),
+                    )))
+                    .or_not(),
+            )
+            .map(|(c, rest)| match rest {
+                None => c,
+                Some((None, e)) => Expr::Elvis(Box::new(c), Box::new(e)),
+                Some((Some(m), e)) => Expr::Cond(Box::new(c), Box::new(m), Box::new(e)),
+            })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classad::unparse::expr_to_string;
+
+    fn p(s: &str) -> String {
+        match parse_expr(s) {
+            Ok(e) => expr_to_string(&e),
+            Err(e) => format!("ERR {e}"),
+        }
+    }
+
+    #[test]
+    fn precedence_and_associativity() {
+        assert_eq!(p("1+2*3"), "1 + 2 * 3");
+        assert!(matches!(
+            parse_expr("1+2*3"),
+            Ok(Expr::Binary(BinOp::Add, _, r)) if matches!(*r, Expr::Binary(BinOp::Mul, _, _))
+        ));
+        assert!(matches!(
+            parse_expr("1-2-3"),
+            Ok(Expr::Binary(BinOp::Sub, l, _)) if matches!(*l, Expr::Binary(BinOp::Sub, _, _))
+        ));
+        assert!(matches!(
+            parse_expr("a || b && c == d"),
+            Ok(Expr::Binary(BinOp::Or, _, r)) if matches!(*r, Expr::Binary(BinOp::And, _, _))
+        ));
+    }
+
+    #[test]
+    fn ternary_and_elvis() {
+        assert_eq!(p("a ? b : c ? d : e"), "a ? b : c ? d : e");
+        assert_eq!(p("a ?: b"), "a ?: b");
+        assert_eq!(p("a ? : b"), "a ?: b");
+    }
+
+    #[test]
+    fn errors_name_the_position_and_expectation() {
+        let e = parse_expr("1 +").err();
+        assert!(e.is_some_and(|e| e.position.column == 4 && e.message.contains("expected")));
+        let e = parse_expr("[a = 1 b = 2]").err();
+        assert!(e.is_some_and(|e| e.position.column == 8));
+    }
+
+    #[test]
+    fn deep_nesting_is_an_error_not_a_crash() {
+        let deep = "(".repeat(100_000) + "1" + &")".repeat(100_000);
+        assert!(parse_expr(&deep).is_err());
+        let ok = "(".repeat(999) + "1" + &")".repeat(999);
+        assert!(parse_expr(&ok).is_ok());
+        let bad = "(".repeat(1000) + "1" + &")".repeat(1000);
+        assert!(parse_expr(&bad).is_err());
+        let minus = "-".repeat(100_000) + "1";
+        assert!(parse_expr(&minus).is_err());
+    }
+}

@@ -1,0 +1,38 @@
+//! The `roost` command line: argument parsing and dispatch to subcommands.
+
+mod classad_cmd;
+pub mod sysenv;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+/// Roost: an execute-node daemon for HTCondor-style pools.
+#[derive(Parser, Debug)]
+#[command(name = "roost", version, about)]
+pub struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Evaluate, convert and match ClassAds.
+    #[command(subcommand)]
+    Classad(classad_cmd::ClassadCmd),
+}
+
+/// Runs the command line; returns the process exit code.
+pub fn run() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Classad(cmd) => classad_cmd::run(cmd),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("roost: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -1,0 +1,8 @@
+//! Roost: an event-sourced execute-node daemon for HTCondor-style pools.
+//!
+//! See `ARCHITECTURE.md` for the map of the code.
+
+#![warn(missing_docs)]
+
+pub mod classad;
+pub mod cli;

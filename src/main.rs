@@ -1,0 +1,5 @@
+//! The `roost` binary.
+
+fn main() -> std::process::ExitCode {
+    roost::cli::run()
+}

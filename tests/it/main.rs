@@ -1,0 +1,3 @@
+//! Roost's integration tests: one binary, one module per area.
+
+mod classad_cli;

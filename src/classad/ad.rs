@@ -94,8 +94,8 @@ impl ClassAd {
         self.lookup(name).is_some()
     }
 
-    /// Binds `name` to `expr`, replacing any previous binding (whose spelling
-    /// is replaced too).
+    /// Binds `name` to `expr`, replacing the expression of any previous
+    /// binding (which keeps its spelling).
     pub fn insert(&mut self, name: impl Into<Name>, expr: Expr) {
         let name = name.into();
         let inner = Arc::make_mut(&mut self.0);
@@ -105,7 +105,8 @@ impl ClassAd {
             .index
             .find(hash, |&i| entries[i as usize].0.matches(&name))
         {
-            inner.entries[i as usize] = (name, expr);
+            // The first spelling stays, as in HTCondor.
+            inner.entries[i as usize].1 = expr;
             return;
         }
         let pos = u32::try_from(inner.entries.len()).unwrap_or(u32::MAX);
@@ -210,7 +211,7 @@ mod tests {
         ad.insert_value("Memory", 1i64);
         ad.insert_value("memory", 2i64);
         assert_eq!(ad.len(), 1);
-        assert_eq!(ad.names().next().map(Name::as_str), Some("memory"));
+        assert_eq!(ad.names().next().map(Name::as_str), Some("Memory"));
         assert!(matches!(
             ad.lookup("MEMORY"),
             Some(Expr::Lit(Value::Int(2)))

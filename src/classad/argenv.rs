@@ -65,12 +65,26 @@ pub fn split_v2(s: &str) -> Result<Vec<String>, ArgError> {
     Ok(out)
 }
 
-/// Quotes one item for V2 raw syntax if it needs it.
+/// Quotes one item for V2 raw syntax as HTCondor does: each white-space
+/// character is quoted on its own (`b' 'c`), a quote becomes four quotes,
+/// and an empty item is two quotes.
 pub fn quote_v2(item: &str) -> String {
-    if !item.is_empty() && !item.chars().any(|c| is_space(c) || c == '\'') {
-        return item.to_string();
+    if item.is_empty() {
+        return "''".to_string();
     }
-    format!("'{}'", item.replace('\'', "''"))
+    let mut out = String::with_capacity(item.len());
+    for c in item.chars() {
+        if c == '\'' {
+            out.push_str("''''");
+        } else if is_space(c) {
+            out.push('\'');
+            out.push(c);
+            out.push('\'');
+        } else {
+            out.push(c);
+        }
+    }
+    out
 }
 
 /// Joins items in V2 raw syntax.
@@ -159,13 +173,12 @@ impl EnvList {
         Ok(())
     }
 
-    /// The environment in V2 raw syntax.
+    /// The environment in V2 raw syntax, sorted by name as HTCondor writes
+    /// it.
     pub fn to_v2(&self) -> String {
-        let items: Vec<String> = self
-            .entries
-            .iter()
-            .map(|(n, v)| format!("{n}={v}"))
-            .collect();
+        let mut entries: Vec<&(String, String)> = self.entries.iter().collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let items: Vec<String> = entries.iter().map(|(n, v)| format!("{n}={v}")).collect();
         join_v2(&items)
     }
 }
@@ -183,7 +196,7 @@ mod tests {
             String::new(),
         ];
         let s = join_v2(&items);
-        assert_eq!(s, "a 'b c' 'it''s' ''");
+        assert_eq!(s, "a b' 'c it''''s ''");
         assert_eq!(split_v2(&s).ok(), Some(items));
         assert!(split_v2("'open").is_err());
         assert_eq!(split_v2("a'b c'd").ok(), Some(vec!["ab cd".to_string()]));

@@ -187,10 +187,22 @@ impl<'a> Evaluator<'a> {
         self.detach(v)
     }
 
-    /// Evaluates MY's attribute `name` (`undefined` if it has none).
+    /// Evaluates a free-standing expression; `None` when the evaluation
+    /// fails (what HTCondor reports as an evaluation failure rather than the
+    /// `error` value: a reference cycle, attributes nested more than 400
+    /// deep, an absolute reference with no root ad).
+    pub fn try_eval_expr(&mut self, e: &Expr) -> Option<Value> {
+        let frame = self.top_frame();
+        let v = self.eval(e, &frame).ok()?;
+        Some(self.detach(v))
+    }
+
+    /// Evaluates MY's attribute `name` (`undefined` if it has none). As in
+    /// HTCondor, the name itself is looked up in MY's scope only; TARGET is
+    /// consulted for unqualified names *inside* the expression.
     pub fn eval_attr(&mut self, name: &Name) -> Value {
         let frame = self.top_frame();
-        let v = match self.lookup(name, &frame, true) {
+        let v = match self.lookup(name, &frame, false) {
             Ok(found) => self.eval_found(found).unwrap_or(Value::Error),
             Err(Fail) => Value::Error,
         };
@@ -204,7 +216,7 @@ impl<'a> Evaluator<'a> {
             return Value::Undefined;
         }
         let frame = Frame::Top(Side::Right);
-        let v = match self.lookup(name, &frame, true) {
+        let v = match self.lookup(name, &frame, false) {
             Ok(found) => self.eval_found(found).unwrap_or(Value::Error),
             Err(Fail) => Value::Error,
         };
@@ -514,6 +526,29 @@ impl<'a> Evaluator<'a> {
             Some(e) => self.eval(e, &lf),
             None => Ok(Value::Undefined),
         }
+    }
+
+    /// The expression an attribute reference names, if it names one.
+    pub(crate) fn deref(&mut self, e: &Expr, frame: &Frame) -> R<Option<Expr>> {
+        let found = match e {
+            Expr::Attr(name) => self.lookup(name, frame, true)?,
+            Expr::AbsAttr(name) => match self.root() {
+                Some(root) => self.lookup(name, &root, false)?,
+                None => return Ok(None),
+            },
+            Expr::Select(base, name) => match self.eval(base, frame)? {
+                Value::Ad(AdValue(f)) => self.lookup(name, &f, false)?,
+                _ => return Ok(None),
+            },
+            _ => return Ok(None),
+        };
+        Ok(match found {
+            Found::Entry(f, i) => self
+                .frame_ad(&f)
+                .and_then(|ad| ad.entry(i))
+                .map(|(_, e)| e.clone()),
+            _ => None,
+        })
     }
 
     /// Evaluates `e` with `ad` as MY in a fresh scope (for functions that

@@ -151,21 +151,18 @@ pub(crate) struct Lexed {
     pub(crate) end: u32,
 }
 
+/// Tokenizes as much of `src` as can be: the tokens before the first
+/// lexical error (old-syntax values ignore whatever follows a complete
+/// expression, even text that is not a token).
+pub(crate) fn lex_prefix(src: &[u8], syntax: Syntax, limits: &Limits) -> Lexed {
+    let mut lx = Lexer::new(src, syntax, limits);
+    let _ = lx.run();
+    lx.out
+}
+
 /// Tokenizes `src`.
 pub(crate) fn lex(src: &[u8], syntax: Syntax, limits: &Limits) -> Result<Lexed, ParseError> {
-    let mut lx = Lexer {
-        src,
-        pos: 0,
-        syntax,
-        limits,
-        out: Lexed {
-            toks: Vec::with_capacity(src.len() / 4 + 4),
-            offsets: Vec::with_capacity(src.len() / 4 + 4),
-            strings: Vec::new(),
-            idents: Vec::new(),
-            end: to_u32(src.len()),
-        },
-    };
+    let mut lx = Lexer::new(src, syntax, limits);
     lx.run()?;
     Ok(lx.out)
 }
@@ -186,7 +183,23 @@ fn is_space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
 }
 
-impl Lexer<'_> {
+impl<'a> Lexer<'a> {
+    fn new(src: &'a [u8], syntax: Syntax, limits: &'a Limits) -> Lexer<'a> {
+        Lexer {
+            src,
+            pos: 0,
+            syntax,
+            limits,
+            out: Lexed {
+                toks: Vec::with_capacity(src.len() / 4 + 4),
+                offsets: Vec::with_capacity(src.len() / 4 + 4),
+                strings: Vec::new(),
+                idents: Vec::new(),
+                end: to_u32(src.len()),
+            },
+        }
+    }
+
     fn peek(&self) -> Option<u8> {
         self.src.get(self.pos).copied()
     }
@@ -248,11 +261,17 @@ impl Lexer<'_> {
             match self.peek() {
                 Some(c) if is_space(c) => self.pos += 1,
                 Some(b'/') if self.peek_at(1) == Some(b'/') => {
-                    while let Some(c) = self.peek() {
-                        if c == b'\n' || c == 0 {
-                            break;
+                    // HTCondor rejects a line comment that is not ended by a
+                    // newline.
+                    let start = self.pos;
+                    loop {
+                        match self.peek() {
+                            None | Some(0) => {
+                                return Err(self.err(start, "comment not ended by a newline"));
+                            }
+                            Some(b'\n') => break,
+                            Some(_) => self.pos += 1,
                         }
-                        self.pos += 1;
                     }
                 }
                 Some(b'/') if self.peek_at(1) == Some(b'*') => {
@@ -461,6 +480,18 @@ impl Lexer<'_> {
         let n1 = self.peek_at(1);
         let n2 = self.peek_at(2);
         let (tok, len) = match c {
+            // HTCondor's lexer swallows a second dot: "a..b" is "a.b", and
+            // "..5" is the number 0.
+            b'.' if n1 == Some(b'.') => {
+                self.pos += 2;
+                if self.peek().is_some_and(|d| d.is_ascii_digit()) {
+                    self.digits();
+                    self.push(Tok::Real(0.0), start);
+                } else {
+                    self.push(Tok::Dot, start);
+                }
+                return Ok(());
+            }
             b'.' => (Tok::Dot, 1),
             b'*' => (Tok::Star, 1),
             b'/' => (Tok::Slash, 1),

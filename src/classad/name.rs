@@ -155,7 +155,15 @@ fn classify(text: &str) -> Special {
 }
 
 /// Words the lexer reserves; an attribute with one of these names is quoted.
-const RESERVED: &[&str] = &["true", "false", "undefined", "error", "is", "isnt"];
+const RESERVED: &[&str] = &[
+    "true",
+    "false",
+    "undefined",
+    "error",
+    "is",
+    "isnt",
+    "parent",
+];
 
 pub(crate) fn needs_quoting(text: &str) -> bool {
     let b = text.as_bytes();
@@ -187,6 +195,7 @@ mod tests {
         assert!(needs_quoting("true"));
         assert!(needs_quoting("foo bar"));
         assert!(needs_quoting("1x"));
+        assert!(needs_quoting("PARENT"));
         assert!(!needs_quoting("if"));
         assert!(!needs_quoting("_x1"));
     }

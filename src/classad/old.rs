@@ -14,10 +14,23 @@ use super::error::{ParseError, Position};
 use super::lexer::Syntax;
 use super::limits::Limits;
 use super::name::Name;
-use super::parser::{parse_ad_with, parse_expr_with};
+use super::parser::{parse_ad_with, parse_expr_prefix};
 
-/// Parses one `Name = expr` line (line number `line` for errors).
+/// Parses one `Name = expr` line (line number `line` for errors). The value
+/// is the expression at the start of the text after `=`; anything after it
+/// is ignored, as HTCondor does.
 pub fn parse_line(text: &[u8], line: u32, limits: &Limits) -> Result<(Name, Expr), ParseError> {
+    parse_line_with(text, line, limits, false)
+}
+
+/// [`parse_line`], optionally refusing names that start with a quote (as
+/// the startd does for the ads its fetch hooks print).
+pub fn parse_line_with(
+    text: &[u8],
+    line: u32,
+    limits: &Limits,
+    reject_quoted_names: bool,
+) -> Result<(Name, Expr), ParseError> {
     let err = |col: usize, msg: &str| {
         ParseError::new(
             Position {
@@ -38,14 +51,14 @@ pub fn parse_line(text: &[u8], line: u32, limits: &Limits) -> Result<(Name, Expr
     if name.is_empty() {
         return Err(err(start, "missing attribute name before '='"));
     }
-    if name[0] == b'\'' {
+    if reject_quoted_names && name[0] == b'\'' {
         return Err(err(start, "attribute name may not start with a quote"));
     }
     let Ok(name) = std::str::from_utf8(name) else {
         return Err(err(start, "attribute name is not valid UTF-8"));
     };
     let rhs = &text[eq + 1..];
-    let expr = parse_expr_with(rhs, Syntax::Old, limits).map_err(|mut e| {
+    let expr = parse_expr_prefix(rhs, Syntax::Old, limits).map_err(|mut e| {
         if e.position.line == 1 {
             e.position.column = e
                 .position
@@ -117,6 +130,9 @@ pub struct OldReader {
     pub blank_line_ends_ad: bool,
     /// Lines starting with `-` are separators.
     pub separators: bool,
+    /// Refuse attribute names starting with a quote (the startd does for
+    /// fetched job ads; other readers take the quote as part of the name).
+    pub reject_quoted_names: bool,
     /// Parse limits.
     pub limits: Limits,
 }
@@ -127,6 +143,7 @@ impl Default for OldReader {
             skip_comments: false,
             blank_line_ends_ad: false,
             separators: true,
+            reject_quoted_names: false,
             limits: Limits::default(),
         }
     }
@@ -168,7 +185,7 @@ impl OldReader {
                 errors: Vec::new(),
                 first_line: lineno,
             });
-            match parse_line(line, lineno, &self.limits) {
+            match parse_line_with(line, lineno, &self.limits, self.reject_quoted_names) {
                 Ok((n, e)) => ad.ad.insert(n, e),
                 Err(e) => ad.errors.push(e),
             }
@@ -219,6 +236,7 @@ pub fn parse_ads_auto(text: &[u8], limits: &Limits) -> Result<Vec<ClassAd>, Pars
         blank_line_ends_ad: true,
         separators: false,
         skip_comments: true,
+        reject_quoted_names: false,
         limits: limits.clone(),
     };
     let mut out = Vec::new();
@@ -267,6 +285,10 @@ mod tests {
     fn names_are_not_checked() {
         let r = parse_line(b"  My Attr = 5", 1, &Limits::default());
         assert!(matches!(r, Ok((n, _)) if n.as_str() == "My Attr"));
-        assert!(parse_line(b"'q' = 5", 1, &Limits::default()).is_err());
+        assert!(parse_line_with(b"'q' = 5", 1, &Limits::default(), true).is_err());
+        let r = parse_line(b"'q' = 5", 1, &Limits::default());
+        assert!(matches!(r, Ok((n, _)) if n.as_str() == "'q'"));
+        let r = parse_line(b"A = 1 2", 1, &Limits::default());
+        assert!(matches!(r, Ok((_, Expr::Lit(super::super::Value::Int(1))))));
     }
 }

@@ -27,7 +27,6 @@ pub fn unary(op: UnOp, v: &Value) -> Value {
             Value::Int(i) => Value::Int(i.wrapping_neg()),
             Value::Real(r) => Value::Real(-r),
             Value::RelTime(t) => Value::RelTime(-t),
-            Value::Bool(b) => Value::Bool(!b),
             Value::Undefined => Value::Undefined,
             _ => Value::Error,
         },

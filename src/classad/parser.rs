@@ -28,7 +28,7 @@ use super::ad::ClassAd;
 use super::ast::{BinOp, Call, Expr, UnOp};
 use super::builtins::Builtin;
 use super::error::{ParseError, Position};
-use super::lexer::{Lexed, Syntax, Tok, lex};
+use super::lexer::{Lexed, Syntax, Tok, lex, lex_prefix};
 use super::limits::Limits;
 use super::name::Name;
 use super::timefmt;
@@ -64,6 +64,15 @@ pub fn parse_expr_with(src: &[u8], syntax: Syntax, limits: &Limits) -> Result<Ex
     let lexed = lex(src, syntax, limits)?;
     check_depth(&lexed, src, limits)?;
     run!(&lexed, src, whole_expr)
+}
+
+/// Parses the expression at the start of `src`, ignoring whatever follows
+/// it, as HTCondor reads the value of an old-syntax `Name = value` line.
+pub fn parse_expr_prefix(src: &[u8], syntax: Syntax, limits: &Limits) -> Result<Expr, ParseError> {
+    check_size(src, limits)?;
+    let lexed = lex_prefix(src, syntax, limits);
+    check_depth(&lexed, src, limits)?;
+    run!(&lexed, src, leading_expr)
 }
 
 /// Parses one ad in new syntax (`[ a = 1; b = a + 2 ]`).
@@ -110,6 +119,14 @@ where
     E::Error: LabelError<'a, In<'a>, &'static str>,
 {
     expr_parser(lx).then_ignore(end())
+}
+
+fn leading_expr<'a, E>(lx: &'a Lexed) -> impl Parser<'a, In<'a>, Expr, E>
+where
+    E: ParserExtra<'a, In<'a>> + 'a,
+    E::Error: LabelError<'a, In<'a>, &'static str>,
+{
+    expr_parser(lx).then_ignore(any().repeated())
 }
 
 fn whole_ad<'a, E>(lx: &'a Lexed) -> impl Parser<'a, In<'a>, ClassAd, E>
@@ -406,7 +423,6 @@ where
         let args = expr
             .clone()
             .separated_by(just(Tok::Comma).or(just(Tok::Semi)))
-            .allow_trailing()
             .collect::<Vec<_>>()
             .delimited_by(just(Tok::LParen), just(Tok::RParen));
 
@@ -444,7 +460,6 @@ where
         let list = expr
             .clone()
             .separated_by(just(Tok::Comma))
-            .allow_trailing()
             .collect::<Vec<_>>()
             .delimited_by(just(Tok::LBrace), just(Tok::RBrace))
             .map(|items| Expr::List(Arc::from(items)));

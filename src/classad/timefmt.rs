@@ -199,11 +199,14 @@ pub(crate) fn parse_abstime(src: &[u8]) -> Option<AbsTime> {
     }
     let year = atoi(&s[i..i + 4]);
     i += 4;
-    let mut fields = [0i64; 5]; // mon, mday, hour, min, sec
-    for f in &mut fields {
+    // Month (stored 0-based), day, hours, minutes, seconds; an absent field
+    // keeps the value of a zeroed C struct tm (so "2020" is day 0 of
+    // January: 2019-12-31).
+    let mut fields = [0i64; 5];
+    for (k, f) in fields.iter_mut().enumerate() {
         skip(&mut i);
         if len >= 2 && i <= len - 2 {
-            *f = atoi(&s[i..i + 2]);
+            *f = atoi(&s[i..i + 2]) - i64::from(k == 0);
             i += 2;
         }
     }
@@ -211,9 +214,14 @@ pub(crate) fn parse_abstime(src: &[u8]) -> Option<AbsTime> {
     if i < len && s[i].is_ascii_digit() {
         return None;
     }
-    let [mon, mday, hour, min, sec] = fields;
+    let [mon0, mday, hour, min, sec] = fields;
     let offset = zone.unwrap_or(0);
-    let secs = timegm(year, mon - 1, mday, hour, min, sec) - offset;
+    let local = timegm(year, mon0, mday, hour, min, sec);
+    // mktime's error value: HTCondor cannot tell it from a failure.
+    if local == -1 {
+        return None;
+    }
+    let secs = local - offset;
     Some(AbsTime {
         secs,
         offset: i32::try_from(offset).ok()?,

@@ -386,15 +386,21 @@ pub enum OldOrder {
     Library,
 }
 
-/// An ad in old syntax: one `Name = expr` line per attribute.
+/// An ad in old syntax: one `Name = expr` line per attribute. Names that
+/// are not identifiers are quoted as HTCondor's unparser quotes them. In
+/// library order an empty ad is a lone newline, as HTCondor prints it; in
+/// byte order (hook input) it is empty.
 pub fn ad_to_old(ad: &ClassAd, order: OldOrder) -> String {
     let attrs = match order {
         OldOrder::Bytes => ad.iter_byte_order(),
         OldOrder::Library => ad.iter_library_order(),
     };
     let mut p = Printer::new(Syntax::Old, false);
+    if attrs.is_empty() && order == OldOrder::Library {
+        p.out.push('\n');
+    }
     for (n, e) in attrs {
-        p.out.push_str(n.as_str());
+        p.name(n.as_str());
         p.out.push_str(" = ");
         p.expr(e);
         p.out.push('\n');
@@ -432,6 +438,7 @@ fn json_expr(out: &mut String, e: &Expr, level: usize) {
             out.push_str(&real_to_string(*r, Syntax::Old));
         }
         Expr::Lit(Value::Str(s)) => json_string(out, s.as_bytes()),
+        Expr::RelTimeLit(r) if r.is_finite() => out.push_str(&real_to_string(*r, Syntax::Old)),
         Expr::List(items) => {
             out.push_str("[\n");
             for (i, item) in items.iter().enumerate() {

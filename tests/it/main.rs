@@ -1,3 +1,4 @@
 //! Roost's integration tests: one binary, one module per area.
 
 mod classad_cli;
+mod classad_oracle;

@@ -220,7 +220,7 @@ pub(super) fn unresolved(ev: &mut Evaluator<'_>, a: &Args<'_>) -> R<Value> {
     let Value::Str(p) = pat else {
         return Ok(Value::Error);
     };
-    let Some(re) = super::regex::compile(p.as_bytes(), "") else {
+    let Some(re) = super::regex::compile(p.as_bytes(), "", super::regex::Letters::Lower) else {
         return Ok(Value::Error);
     };
     Ok(Value::Bool(

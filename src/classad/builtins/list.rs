@@ -2,10 +2,10 @@
 //! `min`, `max`, `anyCompare`, `allCompare`, `evalInEachContext` and
 //! `countMatches`.
 
-use super::super::ast::BinOp;
+use super::super::ast::{BinOp, Expr};
 use super::super::eval::{Evaluator, R};
 use super::super::ops;
-use super::super::value::{ListValue, Value};
+use super::super::value::{Frame, ListValue, Value};
 use super::Args;
 
 pub(super) fn member(ev: &mut Evaluator<'_>, identical: bool, a: &Args<'_>) -> R<Value> {
@@ -60,8 +60,13 @@ fn list_arg(ev: &mut Evaluator<'_>, a: &Args<'_>, i: usize) -> R<Result<ListValu
     })
 }
 
-fn is_number(v: &Value) -> bool {
-    matches!(v, Value::Int(_) | Value::Real(_) | Value::Bool(_))
+/// The number a list element stands for (booleans as 0 and 1).
+fn number(v: Value) -> Option<Value> {
+    match v {
+        Value::Int(_) | Value::Real(_) => Some(v),
+        Value::Bool(b) => Some(Value::Int(i64::from(b))),
+        _ => None,
+    }
 }
 
 pub(super) fn sum_avg(ev: &mut Evaluator<'_>, avg: bool, a: &Args<'_>) -> R<Value> {
@@ -79,9 +84,9 @@ pub(super) fn sum_avg(ev: &mut Evaluator<'_>, avg: bool, a: &Args<'_>) -> R<Valu
         if v.is_undefined() {
             continue;
         }
-        if !is_number(&v) {
+        let Some(v) = number(v) else {
             return Ok(Value::Error);
-        }
+        };
         result = if count == 0 {
             v
         } else {
@@ -108,20 +113,27 @@ pub(super) fn min_max(ev: &mut Evaluator<'_>, min: bool, a: &Args<'_>) -> R<Valu
     let op = if min { BinOp::Lt } else { BinOp::Gt };
     let mut result = Value::Undefined;
     let mut first = true;
+    let mut any_real = false;
     for i in 0..list.len() {
         let v = ev.eval_item(&list, i)?;
         if v.is_undefined() {
             continue;
         }
-        if !is_number(&v) {
+        let Some(v) = number(v) else {
             return Ok(Value::Error);
-        }
+        };
+        any_real |= matches!(v, Value::Real(_));
         if first || matches!(ops::binary(op, &v, &result), Value::Bool(true)) {
             result = v;
             first = false;
         }
     }
-    Ok(result)
+    // The result is real if any element was.
+    Ok(match result {
+        #[allow(clippy::cast_precision_loss)]
+        Value::Int(i) if any_real => Value::Real(i as f64),
+        other => other,
+    })
 }
 
 pub(super) fn list_compare(ev: &mut Evaluator<'_>, all: bool, a: &Args<'_>) -> R<Value> {
@@ -165,23 +177,36 @@ pub(super) fn eval_in_each(ev: &mut Evaluator<'_>, count: bool, a: &Args<'_>) ->
     if a.len() != 2 {
         return Ok(Value::Error);
     }
-    let list = match a.eval(ev, 1)? {
-        Value::List(l) => l,
-        Value::Undefined if count => return Ok(Value::Int(0)),
-        _ => return Ok(Value::Error),
+    // An attribute reference names the expression to evaluate in each ad
+    // (evalInEachContext(RequireGPUs, AvailableGPUs)); if it names nothing,
+    // the reference itself is evaluated there.
+    let expr = match ev.deref(&a.exprs[0], a.frame)? {
+        Some(e) => e,
+        None => a.exprs[0].clone(),
     };
-    let expr = &a.exprs[0];
-    let mut values = Vec::with_capacity(list.len());
-    let mut matches = 0i64;
-    for i in 0..list.len() {
-        let item = ev.eval_item(&list, i)?;
-        let Value::Ad(ad) = item else {
-            if count {
-                continue;
+    let (items, frame) = match &a.exprs[1] {
+        Expr::List(items) => (items.clone(), a.frame.clone()),
+        other => match ev.eval(other, a.frame)? {
+            Value::List(l) => (l.items.clone(), l.frame.clone().unwrap_or(Frame::Empty)),
+            Value::Undefined => {
+                return Ok(if count {
+                    Value::Int(0)
+                } else {
+                    Value::Undefined
+                });
             }
-            return Ok(Value::Error);
+            _ => return Ok(Value::Error),
+        },
+    };
+    let mut values = Vec::with_capacity(items.len());
+    let mut matches = 0i64;
+    for item in items.iter() {
+        let r = match ev.eval(item, &frame) {
+            Err(_) => Value::Error,
+            Ok(Value::Ad(ad)) => ev.eval_in_ad(&expr, &ad).unwrap_or(Value::Error),
+            Ok(Value::Undefined) => Value::Undefined,
+            Ok(_) => Value::Error,
         };
-        let r = ev.eval_in_ad(expr, &ad)?;
         if count {
             if r.as_bool_equiv() == Some(true) {
                 matches += 1;

@@ -27,14 +27,28 @@ thread_local! {
     static CACHE: RefCell<Cache> = RefCell::new(HashMap::new());
 }
 
-fn option_bits(options: &str) -> u8 {
+/// Which option letters a function understands.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Letters {
+    /// Lower case only (`regexp`, `regexps`, `replace`, ...).
+    Lower,
+    /// Either case (`stringList_regexpMember`).
+    AnyCase,
+}
+
+fn option_bits(options: &str, letters: Letters) -> u8 {
     let mut bits = 0;
     for c in options.chars() {
+        let c = if letters == Letters::AnyCase {
+            c.to_ascii_lowercase()
+        } else {
+            c
+        };
         match c {
-            'i' | 'I' => bits |= 1,
-            'm' | 'M' => bits |= 2,
-            's' | 'S' => bits |= 4,
-            'x' | 'X' => bits |= 8,
+            'i' => bits |= 1,
+            'm' => bits |= 2,
+            's' => bits |= 4,
+            'x' => bits |= 8,
             _ => {}
         }
     }
@@ -42,8 +56,8 @@ fn option_bits(options: &str) -> u8 {
 }
 
 /// Compiles `pattern` with the given option letters (cached per thread).
-pub(crate) fn compile(pattern: &[u8], options: &str) -> Option<Rc<Regex>> {
-    let bits = option_bits(options);
+pub(crate) fn compile(pattern: &[u8], options: &str, letters: Letters) -> Option<Rc<Regex>> {
+    let bits = option_bits(options, letters);
     let key = (pattern.to_vec(), bits);
     CACHE.with(|c| {
         if let Some(r) = c.borrow().get(&key) {
@@ -103,7 +117,7 @@ pub(super) fn regexp(ev: &mut Evaluator<'_>, a: &Args<'_>) -> R<Value> {
     let (Some(p), Some(t)) = (text(&vals[0]), text(&vals[1])) else {
         return Ok(Value::Error);
     };
-    let Some(re) = compile(p, &options) else {
+    let Some(re) = compile(p, &options, Letters::Lower) else {
         return Ok(Value::Error);
     };
     Ok(re.is_match(t).map_or(Value::Error, Value::Bool))
@@ -125,9 +139,8 @@ pub(super) fn regexp_member(ev: &mut Evaluator<'_>, a: &Args<'_>) -> R<Value> {
     let (Some(p), Value::List(list)) = (text(&vals[0]), &vals[1]) else {
         return Ok(Value::Error);
     };
-    let Some(re) = compile(p, &options) else {
-        return Ok(Value::Error);
-    };
+    // An invalid pattern matches nothing here (HTCondor ignores the error).
+    let re = compile(p, &options, Letters::Lower);
     let mut maybe_undefined = false;
     for i in 0..list.len() {
         let item = match ev.eval_item(list, i) {
@@ -135,11 +148,14 @@ pub(super) fn regexp_member(ev: &mut Evaluator<'_>, a: &Args<'_>) -> R<Value> {
             Err(_) => return Ok(Value::Error),
         };
         match item {
-            Value::Str(s) => match re.is_match(s.as_bytes()) {
-                Ok(true) => return Ok(Value::Bool(true)),
-                Ok(false) => {}
-                Err(_) => return Ok(Value::Error),
-            },
+            Value::Str(s) => {
+                if re
+                    .as_ref()
+                    .is_some_and(|re| re.is_match(s.as_bytes()).unwrap_or(false))
+                {
+                    return Ok(Value::Bool(true));
+                }
+            }
             Value::Undefined => maybe_undefined = true,
             _ => return Ok(Value::Error),
         }
@@ -197,7 +213,7 @@ pub(super) fn substitute(ev: &mut Evaluator<'_>, f: Builtin, a: &Args<'_>) -> R<
     let (Some(p), Some(t), Some(r)) = (text(&vals[0]), text(&vals[1]), text(&vals[2])) else {
         return Ok(Value::Error);
     };
-    let Some(re) = compile(p, &options) else {
+    let Some(re) = compile(p, &options, Letters::Lower) else {
         return Ok(Value::Error);
     };
     let full = options.contains('f');

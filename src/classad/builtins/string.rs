@@ -54,10 +54,14 @@ pub(super) fn join(ev: &mut Evaluator<'_>, a: &Args<'_>) -> R<Value> {
     let mut sep: Vec<u8> = Vec::new();
     let mut out: Vec<u8> = Vec::new();
     let mut appended = 0usize;
+    let mut saw_undefined = false;
     for (i, v) in values.iter().enumerate() {
         let text = match to_string(v) {
             Value::Str(s) => s,
-            Value::Undefined => continue,
+            Value::Undefined => {
+                saw_undefined = true;
+                continue;
+            }
             _ => return Ok(Value::Error),
         };
         if i == 0 {
@@ -72,6 +76,10 @@ pub(super) fn join(ev: &mut Evaluator<'_>, a: &Args<'_>) -> R<Value> {
         if too_long(out.len()) {
             return Ok(Value::Error);
         }
+    }
+    // Nothing but undefined items joins to undefined.
+    if appended == 0 && saw_undefined {
+        return Ok(Value::Undefined);
     }
     Ok(Value::string(out))
 }

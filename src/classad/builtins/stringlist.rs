@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use super::super::cfmt::strtod;
 use super::super::eval::{Evaluator, R};
 use super::super::value::Value;
-use super::regex::{compile, is_match};
+use super::regex::{Letters, compile, is_match};
 use super::{Args, Builtin};
 
 /// Items of a string list: split at any delimiter, trimmed of white space,
@@ -213,7 +213,7 @@ pub(super) fn regexp_member(ev: &mut Evaluator<'_>, a: &Args<'_>) -> R<Value> {
     let options = s(3)
         .map(|o| String::from_utf8_lossy(o).into_owned())
         .unwrap_or_default();
-    let Some(re) = compile(pat, &options) else {
+    let Some(re) = compile(pat, &options, Letters::AnyCase) else {
         return Ok(Value::Error);
     };
     let items = tokens(list, delims);

@@ -198,6 +198,9 @@ pub(super) fn split_time(ev: &mut Evaluator<'_>, a: &Args<'_>) -> R<Value> {
         return Ok(Value::Error);
     }
     let v = a.eval(ev, 0)?;
+    if v.is_undefined() {
+        return Ok(Value::Undefined);
+    }
     Ok(split(ev, &v).map_or(Value::Error, |ad| Value::Ad(AdValue::new(ad))))
 }
 
@@ -240,22 +243,25 @@ pub(super) fn format_time(ev: &mut Evaluator<'_>, a: &Args<'_>) -> R<Value> {
     let Some(ad) = ad else {
         return Ok(Value::Error);
     };
-    let field = |name: &str, ev: &mut Evaluator<'_>| -> i64 {
+    // Fields that are missing keep the value of a zeroed C struct tm: month
+    // 0 is January and year 0 is 1900.
+    let field = |name: &str, ev: &mut Evaluator<'_>| -> Option<i64> {
         match ad.eval_attr(name, ev.env) {
-            Value::Int(i) => c_int_of(i),
-            _ => 0,
+            Value::Int(i) => Some(c_int_of(i)),
+            _ => None,
         }
     };
-    let (sec, min, hour) = (
-        field("Seconds", ev),
-        field("Minutes", ev),
-        field("Hours", ev),
-    );
-    let (mday, month, year) = (field("Day", ev), field("Month", ev), field("Year", ev));
+    let sec = field("Seconds", ev).unwrap_or(0);
+    let min = field("Minutes", ev).unwrap_or(0);
+    let hour = field("Hours", ev).unwrap_or(0);
+    let mday = field("Day", ev).unwrap_or(0);
+    let mon = field("Month", ev).map_or(0, |m| m - 1);
+    let year = field("Year", ev).unwrap_or(1900);
+    let month = mon + 1;
     let (wday, yday) = day_numbers(year, month, mday);
     let tm = Tm {
         year,
-        mon: month - 1,
+        mon,
         mday,
         hour,
         min,

@@ -285,6 +285,16 @@ def gen_eval():
         eval_case(w, expr)
         eval_case(w, expr, SCOPE_AD)
 
+    for expr in FUNCTIONAL:
+        eval_case(w, expr)
+
+    # Matchmaking scopes: names reached through TARGET, the alternate scope
+    # and nested ads, from both sides.
+    for e in MATCH_SCOPE_EXPRS:
+        eval_case(w, e, JOB_AD, SLOT_AD)
+        eval_case(w, e, SLOT_AD, JOB_AD)
+        eval_case(w, e, JOB_AD)
+
     w.finish()
 
 
@@ -515,6 +525,69 @@ def gen_function_cases():
     ]
     return out
 
+
+# Expressions in the style of HTCondor's functional tests (values come from
+# the oracle).
+_X = ('[a = 1; b = 2.0; c = "alain"; d = true; atime = absTime("2004-01-01"); '
+      'rtime = relTime("2+25:14:16.123"); l = {1, 1, 2, 3, 5}; e = error; u = undefined]')
+_L = ('{[a = 3; b = "I see London"], [a = 2; b = "I see France"], '
+      '[a = 1; b = "I see funky pants"]}')
+FUNCTIONAL = [
+    "(1 + 2)", "(3 - 1)", "(2 * 3)", "(8 / 2)", 'string(real("INF"))', 'string(real("-INF"))',
+    'string(real("NaN"))', 'real("NaN") is real("NaN")', 'real("INF") is real("INF")',
+    "0.0 is -(0.0)", '0.0 is real("-0.0")', "string(0.0)", "string(-0.0)",
+] + [f"{_X}.{f}" for f in ["a", "b", "c", "d", "atime", "rtime", "l", "e", "u"]] + [
+    f"{_X}.l[4]", f"isinteger({_X}.a)", f"isreal({_X}.b)", f"isstring({_X}.c)",
+    f"isboolean({_X}.d)", f"isabstime({_X}.atime)", f"isreltime({_X}.rtime)",
+    f"islist({_X}.l)", f"iserror({_X}.e)", f"isundefined({_X}.u)", f"{_L}.a", f"{_L}.b",
+    f"{_L}.c", '[a = 3; b = "alain"; ab = 4]["a"]', '[a = 3; b = "alain"; ab = 4]["c"]',
+    '[a = 3; b = "alain"; ab = 4][strcat("a", "b")]', '{"a", "b", "c"}[3]',
+    "[;; a = 3;; b = 4;;]", 'int(absTime("1970-01-01T:00:00:01Z"))', 'int(reltime("01:00:01"))',
+    'real(absTime("1970-01-01T:00:00:01Z"))', 'real(reltime("01:00:01"))',
+    'strcat(14, " bottles")', 'substr("abcde", 4, 2)', 'tolower(true)', 'toupper(true)',
+    'regexp("Alain.*Roy", "Alain Aslag Roy")', 'regexp("alain.*roy", "Alain Aslag Roy", "i")',
+    'regexpMember("b.*", {"aa", "bb"})', 'regexpMember("b.*", {1, "bb"})',
+] + [f'splitTime(absTime("1970-01-02T:03:04:05{z}")).{f}'
+     for z in ["Z", "-06:00"] for f in ["year", "month", "day", "hours", "minutes", "seconds", "offset"]
+] + [f'splitTime(relTime("1d2h3m4.5s")).{f}' for f in ["days", "hours", "minutes", "seconds"]] + [
+    'formatTime(absTime("1997-08-30T16:04:05-0500"), "%m %d %Y")',
+    'formatTime(absTime("1997-08-30T16:04:05-0500"), "%H %M %S %A %a %B %b")',
+    'formatTime(splitTime(absTime("1997-08-30T16:04:05-0500")), "%H:%M:%S")',
+    'formatTime(absTime("1997-08-30T16:04:05-0500"))',
+    "sum({})", "avg({})", "min({})", "max({})", 'anycompare("<", {}, 3)', 'allcompare("<", {}, 3)',
+    "sum({1})", "avg({1})", "min({1})", "max({1})", "sum({1, 2, 3, 4, 5})", "avg({1, 2, 3, 4, 5})",
+    "ifThenElse(1+1==2, 3, 4)", "ifThenElse(ERROR,3,4)", "ifThenElse(UNDEFINED,3,4)",
+    "interval(3600*24*4 + 3600*3 + 60*2 + 1)",
+    'regexps("[abc]*([def]*)[ghi]*","aaaabbbbcccccdddeeefffggghhhiii","\\1")',
+    'regexps("[abc]*([def]*)[ghi]*","abcdefghi","\\0")',
+    'regexps("[abc]*([def]*)[ghi]*","abcdefghi","\\2")', 'regexps("[abc]*([def]*)[ghi]*","NO","\\0")',
+    'eval(1+1)', '[ A = 1; B = 2; C = eval("A+B") ].C',
+] + [f"{a} {op} {b}" for op in ["&&", "||"]
+     for a in ["false", "true", "undefined", "error"] for b in ["false", "true", "undefined", "error"]
+] + [f"{c} ? {a} : {b}" for c in ["false", "true"] for a, b in
+     [("true", "false"), ("false", "true"), ("true", "undefined"), ("undefined", "true")]]
+
+JOB_AD = ('[Owner = "alice"; RequestMemory = 2048; RequestCpus = 2; Cmd = "/bin/true"; '
+          'ImageSize = 1000; Requirements = TARGET.Memory >= RequestMemory && Arch == "X86_64"; '
+          'Rank = Memory + KFlops / 1000; MyPrio = 5; RequireGPUs = Capability > 4; '
+          'Nested = [n1 = RequestCpus; n2 = TARGET.Cpus; n3 = Cpus; n4 = parent.Owner]]')
+SLOT_AD = ('[Name = "slot1@host"; Memory = 4096; Cpus = 4; Arch = "X86_64"; KFlops = 2000000; '
+           'Start = TARGET.RequestMemory <= Memory; Requirements = START; Rank = MyPrio; '
+           'AvailableGPUs = {GPU_a, GPU_b}; GPU_a = [Capability = 3.5; Id = "a"]; '
+           'GPU_b = [Capability = 7.0; Id = "b"]; Owner = "slotowner"]')
+MATCH_SCOPE_EXPRS = [
+    "Requirements", "Rank", "Start", "START", "TARGET.Requirements", "TARGET.Rank", "Owner",
+    "TARGET.Owner", "MY.Owner", "Memory", "RequestMemory", "TARGET.Memory", "MyPrio",
+    "Nested.n1", "Nested.n2", "Nested.n3", "Nested.n4", "Nested", "TARGET.Nested.n1",
+    "countMatches(RequireGPUs, AvailableGPUs)", "countMatches(Capability > 4, AvailableGPUs)",
+    "countMatches(MY.RequireGPUs, TARGET.AvailableGPUs)",
+    "evalInEachContext(Capability, AvailableGPUs)", "evalInEachContext(Id, TARGET.AvailableGPUs)",
+    "AvailableGPUs", "size(AvailableGPUs)", "GPU_a.Capability", "TARGET.GPU_b.Id",
+    "symmetricMatch", "leftMatchesRight", "rightMatchesLeft", "leftRankValue", "rightRankValue",
+    "unparse(Requirements)", "unparse(Start)", "isUndefined(TARGET)", "TARGET.TARGET.Owner",
+    "strcat(Owner, TARGET.Owner)", "ifThenElse(Memory > 1000, Owner, \"none\")",
+    "[x = Owner].x", "[x = TARGET.Owner].x", "[x = Memory; y = x * 2].y",
+]
 
 # ---------------------------------------------------------------------------
 # parse.jsonl: what parses, and how HTCondor prints it.

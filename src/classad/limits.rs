@@ -40,3 +40,13 @@ pub const MAX_EVAL_STRING_BYTES: usize = 16 * 1024 * 1024;
 
 /// Largest list an expression may build while being evaluated.
 pub const MAX_EVAL_LIST_LEN: usize = 1024 * 1024;
+
+/// Distinct attribute names (ignoring case) given a symbol; later names are
+/// uninterned (see [`super::name`]).
+pub const MAX_SYMBOLS: usize = 1 << 20;
+
+/// Bytes of attribute-name text the symbol table keeps.
+pub const MAX_INTERNED_BYTES: usize = 32 * 1024 * 1024;
+
+/// Spellings each thread caches in front of the shared symbol table.
+pub const NAME_CACHE_ENTRIES: usize = 1 << 16;

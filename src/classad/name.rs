@@ -1,14 +1,29 @@
-//! Attribute names: case-insensitive identity with the hash computed once.
+//! Attribute names: case-insensitive identity resolved once, at creation.
 //!
-//! ClassAd attribute names compare without regard to ASCII case. A [`Name`]
-//! keeps the spelling it was written with (printing preserves it) together
-//! with a hash of its lower-cased bytes, computed when the name is created.
-//! Lookups in a [`crate::classad::ClassAd`] therefore never hash a string on
-//! the evaluation hot path: they probe with the stored hash and compare bytes
-//! only on a hash hit.
+//! ClassAd attribute names compare without regard to ASCII case. Every name
+//! is interned when it is created (by the parser, or by code building ads):
+//! its lower-cased form gets a small integer *symbol*, and its spelling is
+//! kept for printing. Comparing two names, and finding a name in a
+//! [`crate::classad::ClassAd`], then compares integers: the evaluation hot
+//! path never hashes or compares a string.
+//!
+//! The symbol table only grows, so it is bounded: after
+//! [`MAX_SYMBOLS`](super::limits::MAX_SYMBOLS) distinct names (or
+//! [`MAX_INTERNED_BYTES`](super::limits::MAX_INTERNED_BYTES) of spellings) new
+//! names are created *uninterned*. They behave identically, only their
+//! lookups fall back to comparing text. A hostile stream of invented
+//! attribute names therefore costs speed, never unbounded memory.
+//!
+//! A thread-local cache in front of the shared table makes interning an
+//! already-seen spelling a hash probe with no lock and no allocation.
 
+use std::cell::RefCell;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, OnceLock, PoisonError};
+
+use hashbrown::HashTable;
+
+use super::limits::{MAX_INTERNED_BYTES, MAX_SYMBOLS, NAME_CACHE_ENTRIES};
 
 /// Names with a meaning of their own during attribute resolution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -34,52 +49,105 @@ pub(crate) enum Special {
     RightRankValue,
 }
 
+/// The special names, interned first so that symbol `i + 1` is `SPECIALS[i]`.
+const SPECIALS: &[(&str, Special)] = &[
+    ("my", Special::My),
+    ("self", Special::SelfName),
+    ("target", Special::Target),
+    ("other", Special::Other),
+    ("ad", Special::Ad),
+    ("parent", Special::Parent),
+    ("root", Special::Root),
+    ("toplevel", Special::TopLevel),
+    ("currenttime", Special::CurrentTime),
+    ("left", Special::Left),
+    ("right", Special::Right),
+    ("lctx", Special::LCtx),
+    ("rctx", Special::RCtx),
+    ("symmetricmatch", Special::SymmetricMatch),
+    ("leftmatchesright", Special::LeftMatchesRight),
+    ("rightmatchesleft", Special::RightMatchesLeft),
+    ("leftrankvalue", Special::LeftRankValue),
+    ("rightrankvalue", Special::RightRankValue),
+];
+
+/// The symbol of names that could not be interned.
+const UNINTERNED: u32 = 0;
+
 /// An attribute name.
 #[derive(Clone)]
 pub struct Name {
-    text: Arc<str>,
-    hash: u64,
-    special: Special,
+    text: Text,
+    sym: u32,
+}
+
+#[derive(Clone)]
+enum Text {
+    /// An interned spelling (lives as long as the process).
+    Interned(&'static str),
+    /// A spelling the table had no room for.
+    Owned(Arc<str>),
 }
 
 impl Name {
     /// Creates a name with the given spelling.
     pub fn new(text: &str) -> Name {
-        let hash = fold_hash(text.as_bytes());
-        Name {
-            special: classify(text),
-            text: Arc::from(text),
-            hash,
-        }
+        intern(text)
     }
 
     /// The name as written.
+    #[inline]
     pub fn as_str(&self) -> &str {
-        &self.text
+        match &self.text {
+            Text::Interned(s) => s,
+            Text::Owned(s) => s,
+        }
     }
 
-    /// The case-insensitive hash.
-    pub fn fold_hash(&self) -> u64 {
-        self.hash
+    /// The case-insensitive identity: equal for names that are equal
+    /// ignoring case, `0` for an uninterned name (see the module
+    /// documentation), which is then compared by text.
+    #[inline]
+    pub fn symbol(&self) -> u32 {
+        self.sym
     }
 
+    #[inline]
     pub(crate) fn special(&self) -> Special {
-        self.special
+        match self.sym.checked_sub(1) {
+            Some(i) => SPECIALS.get(i as usize).map_or(Special::None, |s| s.1),
+            None => Special::None,
+        }
     }
 
     /// Case-insensitive equality.
+    #[inline]
     pub fn matches(&self, other: &Name) -> bool {
-        self.hash == other.hash && self.text.eq_ignore_ascii_case(&other.text)
+        if self.sym != UNINTERNED || other.sym != UNINTERNED {
+            self.sym == other.sym
+        } else {
+            self.as_str().eq_ignore_ascii_case(other.as_str())
+        }
+    }
+
+    /// A name that bypasses the symbol table, as names created once it is
+    /// full are.
+    #[cfg(test)]
+    pub(crate) fn uninterned(text: &str) -> Name {
+        Name {
+            text: Text::Owned(Arc::from(text)),
+            sym: UNINTERNED,
+        }
     }
 
     /// Case-insensitive equality against a string.
     pub fn is(&self, other: &str) -> bool {
-        self.text.eq_ignore_ascii_case(other)
+        self.as_str().eq_ignore_ascii_case(other)
     }
 
     /// Whether the name must be written quoted (`'...'`) in ClassAd syntax.
     pub fn needs_quoting(&self) -> bool {
-        needs_quoting(&self.text)
+        needs_quoting(self.as_str())
     }
 }
 
@@ -93,13 +161,13 @@ impl Eq for Name {}
 
 impl fmt::Debug for Name {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(&*self.text, f)
+        fmt::Debug::fmt(self.as_str(), f)
     }
 }
 
 impl fmt::Display for Name {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
+        f.write_str(self.as_str())
     }
 }
 
@@ -109,49 +177,170 @@ impl From<&str> for Name {
     }
 }
 
-/// Hash of the ASCII-lower-cased bytes (FNV-1a, then a 64-bit finalizer so the
-/// high bits used by the hash table are well mixed).
-pub(crate) fn fold_hash(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
-    for &b in bytes {
-        h ^= u64::from(b.to_ascii_lowercase());
-        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+/// The shared table: folded names to symbols, spellings to interned text.
+struct Table {
+    /// Symbols, hashed by their folded text.
+    folded: HashTable<u32>,
+    /// Folded text of symbol `i + 1`.
+    folded_text: Vec<&'static str>,
+    /// Interned spellings and their symbols, hashed by exact text.
+    spellings: HashTable<(&'static str, u32)>,
+    /// Bytes of text leaked into the table so far.
+    bytes: usize,
+    max_symbols: usize,
+    max_bytes: usize,
+}
+
+impl Table {
+    fn new(max_symbols: usize, max_bytes: usize) -> Table {
+        let mut t = Table {
+            folded: HashTable::new(),
+            folded_text: Vec::new(),
+            spellings: HashTable::new(),
+            bytes: 0,
+            max_symbols,
+            max_bytes,
+        };
+        for (text, _) in SPECIALS {
+            t.symbol_of(text);
+        }
+        t
+    }
+
+    /// The symbol of a folded name, allocating one if there is room.
+    fn symbol_of(&mut self, folded: &str) -> u32 {
+        let h = hash_bytes(folded.as_bytes());
+        let texts = &self.folded_text;
+        if let Some(&sym) = self.folded.find(h, |&s| texts[(s - 1) as usize] == folded) {
+            return sym;
+        }
+        if self.folded_text.len() >= self.max_symbols || self.bytes + folded.len() > self.max_bytes
+        {
+            return UNINTERNED;
+        }
+        let text: &'static str = Box::leak(folded.into());
+        self.bytes += text.len();
+        self.folded_text.push(text);
+        let sym = u32::try_from(self.folded_text.len()).unwrap_or(UNINTERNED);
+        let texts = &self.folded_text;
+        self.folded
+            .insert_unique(h, sym, |&s| hash_bytes(texts[(s - 1) as usize].as_bytes()));
+        sym
+    }
+
+    fn intern(&mut self, text: &str, h: u64) -> Name {
+        if let Some(&(s, sym)) = self.spellings.find(h, |&(s, _)| s == text) {
+            return Name {
+                text: Text::Interned(s),
+                sym,
+            };
+        }
+        let sym = if text.bytes().any(|b| b.is_ascii_uppercase()) {
+            self.symbol_of(&text.to_ascii_lowercase())
+        } else {
+            self.symbol_of(text)
+        };
+        if sym == UNINTERNED || self.bytes + text.len() > self.max_bytes {
+            return Name {
+                text: Text::Owned(Arc::from(text)),
+                sym,
+            };
+        }
+        // An all-lower-case spelling shares the folded text.
+        let s: &'static str = match self.folded_text.get((sym - 1) as usize) {
+            Some(f) if *f == text => f,
+            _ => {
+                self.bytes += text.len();
+                Box::leak(text.into())
+            }
+        };
+        self.spellings
+            .insert_unique(h, (s, sym), |&(s, _)| hash_bytes(s.as_bytes()));
+        Name {
+            text: Text::Interned(s),
+            sym,
+        }
+    }
+}
+
+fn table() -> &'static Mutex<Table> {
+    static TABLE: OnceLock<Mutex<Table>> = OnceLock::new();
+    TABLE.get_or_init(|| Mutex::new(Table::new(MAX_SYMBOLS, MAX_INTERNED_BYTES)))
+}
+
+thread_local! {
+    /// Spellings this thread has interned.
+    static CACHE: RefCell<HashTable<(&'static str, u32)>> = const { RefCell::new(HashTable::new()) };
+}
+
+fn intern(text: &str) -> Name {
+    let h = hash_bytes(text.as_bytes());
+    cached(text.as_bytes(), h).unwrap_or_else(|| intern_slow(text, h))
+}
+
+/// The name spelled by `bytes`, which the lexer has checked are ASCII
+/// letters, digits and underscores. A name seen before costs one hash of the
+/// bytes and one probe of this thread's cache.
+pub(crate) fn intern_ident(bytes: &[u8]) -> Name {
+    let h = hash_bytes(bytes);
+    if let Some(name) = cached(bytes, h) {
+        return name;
+    }
+    let text = String::from_utf8_lossy(bytes);
+    intern_slow(&text, h)
+}
+
+#[inline]
+fn cached(bytes: &[u8], h: u64) -> Option<Name> {
+    CACHE.with(|c| {
+        c.borrow()
+            .find(h, |&(s, _)| s.as_bytes() == bytes)
+            .map(|&(s, sym)| Name {
+                text: Text::Interned(s),
+                sym,
+            })
+    })
+}
+
+fn intern_slow(text: &str, h: u64) -> Name {
+    let name = table()
+        .lock()
+        .unwrap_or_else(PoisonError::into_inner)
+        .intern(text, h);
+    if let Text::Interned(s) = name.text {
+        CACHE.with(|c| {
+            let mut c = c.borrow_mut();
+            if c.len() >= NAME_CACHE_ENTRIES {
+                c.clear();
+            }
+            c.insert_unique(h, (s, name.sym), |&(s, _)| hash_bytes(s.as_bytes()));
+        });
+    }
+    name
+}
+
+/// A fast hash of short byte strings: eight bytes at a time, multiply and
+/// fold, then a finalizer so the high bits (which pick hash-table groups)
+/// are well mixed.
+#[inline]
+fn hash_bytes(bytes: &[u8]) -> u64 {
+    const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mut h: u64 = (bytes.len() as u64).wrapping_mul(K);
+    let mut chunks = bytes.chunks_exact(8);
+    for c in &mut chunks {
+        let mut w = [0u8; 8];
+        w.copy_from_slice(c);
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+    }
+    let rest = chunks.remainder();
+    if !rest.is_empty() {
+        let mut w = [0u8; 8];
+        w[..rest.len()].copy_from_slice(rest);
+        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
     }
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xc4ce_b9fe_1a85_ec53);
     h ^ (h >> 33)
-}
-
-fn classify(text: &str) -> Special {
-    const TABLE: &[(&str, Special)] = &[
-        ("my", Special::My),
-        ("self", Special::SelfName),
-        ("target", Special::Target),
-        ("other", Special::Other),
-        ("ad", Special::Ad),
-        ("parent", Special::Parent),
-        ("root", Special::Root),
-        ("toplevel", Special::TopLevel),
-        ("currenttime", Special::CurrentTime),
-        ("left", Special::Left),
-        ("right", Special::Right),
-        ("lctx", Special::LCtx),
-        ("rctx", Special::RCtx),
-        ("symmetricmatch", Special::SymmetricMatch),
-        ("leftmatchesright", Special::LeftMatchesRight),
-        ("rightmatchesleft", Special::RightMatchesLeft),
-        ("leftrankvalue", Special::LeftRankValue),
-        ("rightrankvalue", Special::RightRankValue),
-    ];
-    if text.len() > 16 {
-        return Special::None;
-    }
-    TABLE
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(text))
-        .map_or(Special::None, |(_, s)| *s)
 }
 
 /// Words the lexer reserves; an attribute with one of these names is quoted.
@@ -187,7 +376,27 @@ mod tests {
     fn names_compare_without_case() {
         assert_eq!(Name::new("RequestMemory"), Name::new("requestmemory"));
         assert_ne!(Name::new("RequestMemory"), Name::new("RequestMemor"));
-        assert_eq!(Name::new("Abc").fold_hash(), Name::new("aBC").fold_hash());
+        assert_eq!(Name::new("Abc").symbol(), Name::new("aBC").symbol());
+        assert_eq!(Name::new("aBC").as_str(), "aBC");
+    }
+
+    #[test]
+    fn a_full_table_hands_out_uninterned_names_that_still_compare() {
+        let mut t = Table::new(SPECIALS.len() + 1, 1 << 20);
+        let mut n = |s: &str| t.intern(s, hash_bytes(s.as_bytes()));
+        let alpha = n("Alpha");
+        let alpha2 = n("ALPHA");
+        let beta = n("Beta");
+        let beta2 = n("bETA");
+        let target = n("Target");
+        assert_ne!(alpha.symbol(), UNINTERNED);
+        assert_eq!(alpha.symbol(), alpha2.symbol());
+        assert_eq!(beta.symbol(), UNINTERNED);
+        assert!(beta.matches(&beta2));
+        assert!(!beta.matches(&alpha));
+        assert!(!alpha.matches(&beta));
+        assert_eq!(beta2.as_str(), "bETA");
+        assert_eq!(target.special(), Special::Target);
     }
 
     #[test]

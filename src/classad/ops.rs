@@ -76,6 +76,43 @@ pub fn binary(op: BinOp, a: &Value, b: &Value) -> Value {
     }
 }
 
+/// The common cases of [`binary`] (integers and reals compared or added),
+/// inlined into the evaluator; `None` for everything else.
+#[inline]
+#[allow(clippy::cast_precision_loss)]
+pub(crate) fn binary_fast(op: BinOp, a: &Value, b: &Value) -> Option<Value> {
+    let (x, y) = match (a, b) {
+        (Value::Int(x), Value::Int(y)) => {
+            return Some(match op {
+                BinOp::Lt => Value::Bool(x < y),
+                BinOp::Le => Value::Bool(x <= y),
+                BinOp::Gt => Value::Bool(x > y),
+                BinOp::Ge => Value::Bool(x >= y),
+                BinOp::Eq => Value::Bool(x == y),
+                BinOp::Ne => Value::Bool(x != y),
+                BinOp::Add => Value::Int(x.wrapping_add(*y)),
+                BinOp::Sub => Value::Int(x.wrapping_sub(*y)),
+                BinOp::Mul => Value::Int(x.wrapping_mul(*y)),
+                _ => return None,
+            });
+        }
+        (Value::Real(x), Value::Real(y)) => (*x, *y),
+        (Value::Int(x), Value::Real(y)) => (*x as f64, *y),
+        (Value::Real(x), Value::Int(y)) => (*x, *y as f64),
+        _ => return None,
+    };
+    // Comparisons only: real arithmetic has its own rules for infinities.
+    Some(Value::Bool(match op {
+        BinOp::Lt => x < y,
+        BinOp::Le => x <= y,
+        BinOp::Gt => x > y,
+        BinOp::Ge => x >= y,
+        BinOp::Eq => x == y,
+        BinOp::Ne => x != y,
+        _ => return None,
+    }))
+}
+
 /// `=?=`: `Some(true)` when both have the same type and value, `None` when
 /// the comparison is an error (lists and ads cannot be compared).
 pub fn meta_equal(a: &Value, b: &Value) -> Option<bool> {

@@ -2,7 +2,7 @@
 //!
 //! The tree keeps what the source said, including parentheses, so that
 //! printing an expression gives back what HTCondor would print for it.
-//! Attribute names carry their precomputed hash ([`Name`]); function calls
+//! Attribute names carry their interned symbol ([`Name`]); function calls
 //! carry the builtin they resolved to when parsed.
 
 use std::sync::Arc;
@@ -121,8 +121,8 @@ pub enum Expr {
     Select(Box<Expr>, Name),
     /// A unary operation.
     Unary(UnOp, Box<Expr>),
-    /// A binary operation.
-    Binary(BinOp, Box<Expr>, Box<Expr>),
+    /// A binary operation; both operands in one allocation.
+    Binary(BinOp, Box<[Expr; 2]>),
     /// `c ? a : b`
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `a ?: b`
@@ -155,6 +155,11 @@ impl Expr {
     /// A reference to the attribute `name`.
     pub fn attr(name: &str) -> Expr {
         Expr::Attr(Name::new(name))
+    }
+
+    /// A binary operation.
+    pub fn binary(op: BinOp, l: Expr, r: Expr) -> Expr {
+        Expr::Binary(op, Box::new([l, r]))
     }
 
     /// The literal value, if this expression is a literal (not a list or ad).

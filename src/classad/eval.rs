@@ -481,7 +481,10 @@ impl<'a> Evaluator<'a> {
                 let v = self.eval(x, frame)?;
                 Ok(ops::unary(*op, &v))
             }
-            Expr::Binary(op, l, r) => self.binary(*op, l, r, frame),
+            Expr::Binary(op, lr) => {
+                let [l, r] = &**lr;
+                self.binary(*op, l, r, frame)
+            }
             Expr::Cond(c, a, b) => {
                 let cv = self.eval(c, frame)?;
                 match cv.as_bool_equiv() {

@@ -8,6 +8,8 @@
 //! hooks) strings have no escapes except a backslash before a quote that is
 //! followed by more text.
 
+use std::cell::Cell;
+
 use super::error::{ParseError, Position};
 use super::limits::Limits;
 use super::name::{Name, intern_ident};
@@ -112,7 +114,7 @@ impl Tok {
     }
 
     /// Whether a `-` after this token is the binary operator.
-    fn ends_operand(self) -> bool {
+    fn ends_operand(&self) -> bool {
         matches!(
             self,
             Tok::Int(_)
@@ -143,26 +145,85 @@ pub enum Syntax {
 /// The tokens of one input and their payloads.
 pub(crate) struct Lexed {
     pub(crate) toks: Vec<Tok>,
-    /// Byte offset of each token in the input.
+    /// Byte offset of each token in the input, when asked for (see
+    /// [`Lexed::offset_of`]).
     pub(crate) offsets: Vec<u32>,
+    syntax: Syntax,
     pub(crate) strings: Vec<Vec<u8>>,
     pub(crate) idents: Vec<Name>,
     /// Byte length of the input (the position of end of input).
     pub(crate) end: u32,
 }
 
+impl Lexed {
+    fn with_capacity(n: usize) -> Lexed {
+        Lexed {
+            toks: Vec::with_capacity(n),
+            offsets: Vec::with_capacity(n),
+            strings: Vec::new(),
+            idents: Vec::new(),
+            syntax: Syntax::New,
+            end: 0,
+        }
+    }
+
+    /// Byte offset in `src` (the lexed input) of token `i`, or of the end
+    /// of input past the last token. Offsets are only recorded when asked
+    /// for ([`lex_with_offsets`]); otherwise, as for error messages, the
+    /// input is lexed again to find them.
+    pub(crate) fn offset_of(&self, src: &[u8], limits: &Limits, i: usize) -> usize {
+        if self.offsets.len() == self.toks.len() {
+            return self.offsets.get(i).map_or(self.end as usize, |&o| o as usize);
+        }
+        let mut lx = Lexer::new(src, self.syntax, limits, true);
+        let _ = lx.run();
+        lx.out
+            .offsets
+            .get(i)
+            .map_or(self.end as usize, |&o| o as usize)
+    }
+}
+
+thread_local! {
+    /// The buffers of the last lexed input, kept for the next one.
+    static SPARE: Cell<Option<Lexed>> = const { Cell::new(None) };
+}
+
+/// Returns a `Lexed` whose buffers the next [`lex`] on this thread may
+/// reuse (saving its allocations). Large ones are freed instead.
+pub(crate) fn recycle(mut lexed: Lexed) {
+    if lexed.toks.capacity() <= 4096 && lexed.strings.capacity() <= 256 {
+        lexed.toks.clear();
+        lexed.offsets.clear();
+        lexed.strings.clear();
+        lexed.idents.clear();
+        SPARE.with(|s| s.set(Some(lexed)));
+    }
+}
+
 /// Tokenizes as much of `src` as can be: the tokens before the first
 /// lexical error (old-syntax values ignore whatever follows a complete
 /// expression, even text that is not a token).
 pub(crate) fn lex_prefix(src: &[u8], syntax: Syntax, limits: &Limits) -> Lexed {
-    let mut lx = Lexer::new(src, syntax, limits);
+    let mut lx = Lexer::new(src, syntax, limits, false);
     let _ = lx.run();
     lx.out
 }
 
 /// Tokenizes `src`.
 pub(crate) fn lex(src: &[u8], syntax: Syntax, limits: &Limits) -> Result<Lexed, ParseError> {
-    let mut lx = Lexer::new(src, syntax, limits);
+    let mut lx = Lexer::new(src, syntax, limits, false);
+    lx.run()?;
+    Ok(lx.out)
+}
+
+/// Tokenizes `src`, recording the offset of every token.
+pub(crate) fn lex_with_offsets(
+    src: &[u8],
+    syntax: Syntax,
+    limits: &Limits,
+) -> Result<Lexed, ParseError> {
+    let mut lx = Lexer::new(src, syntax, limits, true);
     lx.run()?;
     Ok(lx.out)
 }
@@ -176,26 +237,55 @@ struct Lexer<'a> {
     pos: usize,
     syntax: Syntax,
     limits: &'a Limits,
+    offsets: bool,
     out: Lexed,
 }
 
+/// Byte classes, looked up in [`CLASS`].
+const SPACE: u8 = 1;
+const WORD: u8 = 2;
+const DIGIT: u8 = 4;
+
+const fn classes() -> [u8; 256] {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let c = i as u8;
+        t[i] = if matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c) {
+            SPACE
+        } else if c.is_ascii_digit() {
+            WORD | DIGIT
+        } else if c.is_ascii_alphabetic() || c == b'_' {
+            WORD
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+}
+
+static CLASS: [u8; 256] = classes();
+
+#[inline(always)]
 fn is_space(c: u8) -> bool {
-    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+    CLASS[usize::from(c)] & SPACE != 0
 }
 
 impl<'a> Lexer<'a> {
-    fn new(src: &'a [u8], syntax: Syntax, limits: &'a Limits) -> Lexer<'a> {
+    fn new(src: &'a [u8], syntax: Syntax, limits: &'a Limits, offsets: bool) -> Lexer<'a> {
         Lexer {
             src,
             pos: 0,
             syntax,
             limits,
+            offsets,
             out: Lexed {
-                toks: Vec::with_capacity(src.len() / 4 + 4),
-                offsets: Vec::with_capacity(src.len() / 4 + 4),
-                strings: Vec::new(),
-                idents: Vec::new(),
                 end: to_u32(src.len()),
+                syntax,
+                ..SPARE
+                    .with(Cell::take)
+                    .unwrap_or_else(|| Lexed::with_capacity(src.len() / 4 + 4))
             },
         }
     }
@@ -214,29 +304,31 @@ impl<'a> Lexer<'a> {
 
     fn push(&mut self, tok: Tok, at: usize) {
         self.out.toks.push(tok);
-        self.out.offsets.push(to_u32(at));
+        if self.offsets {
+            self.out.offsets.push(to_u32(at));
+        }
     }
 
     fn run(&mut self) -> Result<(), ParseError> {
+        let src = self.src;
         loop {
-            self.skip_space_and_comments()?;
-            let Some(c) = self.peek() else {
+            let mut start = self.pos;
+            while start < src.len() && is_space(src[start]) {
+                start += 1;
+            }
+            self.pos = start;
+            let Some(&c) = src.get(start) else {
                 return Ok(());
             };
-            if c == 0 {
-                return Ok(());
-            }
-            let start = self.pos;
-            let prev = self.out.toks.last().copied();
             match c {
-                b'-' if !prev.is_some_and(Tok::ends_operand) && self.number_follows_minus() => {
+                0 => return Ok(()),
+                b'a'..=b'z' | b'A'..=b'Z' | b'_' => self.word(start),
+                b'0'..=b'9' => self.number(start)?,
+                b'/' if matches!(src.get(start + 1), Some(b'/' | b'*')) => self.comment(start)?,
+                b'-' if self.minus_starts_number() => self.number(start)?,
+                b'.' if self.peek_at(1).is_some_and(|d| d.is_ascii_digit()) => {
                     self.number(start)?;
                 }
-                b'0'..=b'9' => self.number(start)?,
-                b'.' if self.peek_at(1).is_some_and(|d| d.is_ascii_digit()) => {
-                    self.number(start)?
-                }
-                b'a'..=b'z' | b'A'..=b'Z' | b'_' => self.word(start),
                 b'"' => {
                     let bytes = self.string(b'"', start)?;
                     let idx = to_u32(self.out.strings.len());
@@ -256,41 +348,38 @@ impl<'a> Lexer<'a> {
         }
     }
 
-    fn skip_space_and_comments(&mut self) -> Result<(), ParseError> {
+    /// Whether the `-` at the current position is the sign of a number: it
+    /// is when a number follows and the previous token does not end an
+    /// operand (so `a-1` is a subtraction and `a*-1` a negative literal).
+    fn minus_starts_number(&self) -> bool {
+        !self.out.toks.last().is_some_and(|t| t.ends_operand()) && self.number_follows_minus()
+    }
+
+    /// Skips the comment at `start`.
+    #[cold]
+    fn comment(&mut self, start: usize) -> Result<(), ParseError> {
+        if self.peek_at(1) == Some(b'/') {
+            // HTCondor rejects a line comment that is not ended by a
+            // newline.
+            loop {
+                match self.peek() {
+                    None | Some(0) => {
+                        return Err(self.err(start, "comment not ended by a newline"));
+                    }
+                    Some(b'\n') => return Ok(()),
+                    Some(_) => self.pos += 1,
+                }
+            }
+        }
+        self.pos += 2;
         loop {
             match self.peek() {
-                Some(c) if is_space(c) => self.pos += 1,
-                Some(b'/') if self.peek_at(1) == Some(b'/') => {
-                    // HTCondor rejects a line comment that is not ended by a
-                    // newline.
-                    let start = self.pos;
-                    loop {
-                        match self.peek() {
-                            None | Some(0) => {
-                                return Err(self.err(start, "comment not ended by a newline"));
-                            }
-                            Some(b'\n') => break,
-                            Some(_) => self.pos += 1,
-                        }
-                    }
-                }
-                Some(b'/') if self.peek_at(1) == Some(b'*') => {
-                    let start = self.pos;
+                None | Some(0) => return Err(self.err(start, "unterminated comment")),
+                Some(b'*') if self.peek_at(1) == Some(b'/') => {
                     self.pos += 2;
-                    loop {
-                        match self.peek() {
-                            None | Some(0) => {
-                                return Err(self.err(start, "unterminated comment"));
-                            }
-                            Some(b'*') if self.peek_at(1) == Some(b'/') => {
-                                self.pos += 2;
-                                break;
-                            }
-                            Some(_) => self.pos += 1,
-                        }
-                    }
+                    return Ok(());
                 }
-                _ => return Ok(()),
+                Some(_) => self.pos += 1,
             }
         }
     }
@@ -304,11 +393,14 @@ impl<'a> Lexer<'a> {
     }
 
     fn digits(&mut self) -> usize {
+        let src = self.src;
         let start = self.pos;
-        while self.peek().is_some_and(|c| c.is_ascii_digit()) {
-            self.pos += 1;
+        let mut pos = start;
+        while pos < src.len() && CLASS[usize::from(src[pos])] & DIGIT != 0 {
+            pos += 1;
         }
-        self.pos - start
+        self.pos = pos;
+        pos - start
     }
 
     /// Lexes a number starting at `start` (which may be a `-`).
@@ -319,12 +411,24 @@ impl<'a> Lexer<'a> {
         let int_start = self.pos;
         let int_digits = self.digits();
         let mut real = false;
+        let mut frac = (0, 0);
         if self.peek() == Some(b'.') {
             self.pos += 1;
+            let frac_start = self.pos;
             if self.digits() == 0 {
                 return Err(self.err(start, "expected digits after the decimal point"));
             }
+            frac = (frac_start, self.pos);
             real = true;
+        }
+        if real && !matches!(self.peek(), Some(b'e' | b'E')) {
+            let int_part = &self.src[int_start..int_start + int_digits];
+            let frac_part = &self.src[frac.0..frac.1];
+            if let Some(v) = exact_decimal(int_part, frac_part) {
+                let v = if int_start > start { -v } else { v };
+                self.push(Tok::Real(v), start);
+                return Ok(());
+            }
         }
         if (int_digits > 0 || real) && matches!(self.peek(), Some(b'e' | b'E')) {
             self.pos += 1;
@@ -358,12 +462,14 @@ impl<'a> Lexer<'a> {
     }
 
     fn word(&mut self, start: usize) {
-        let len = self.src[start..]
-            .iter()
-            .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_'))
-            .unwrap_or(self.src.len() - start);
-        self.pos = start + len;
-        let text = &self.src[start..self.pos];
+        let src = self.src;
+        let mut end = start + 1;
+        while end < src.len() && CLASS[usize::from(src[end])] & WORD != 0 {
+            end += 1;
+        }
+        self.pos = end;
+        let len = end - start;
+        let text = &src[start..end];
         let keyword = |k: &[u8]| text.eq_ignore_ascii_case(k);
         let tok = match len {
             2 if keyword(b"is") => Tok::MetaEq,
@@ -537,6 +643,26 @@ impl<'a> Lexer<'a> {
         self.push(tok, start);
         Ok(())
     }
+}
+
+/// `int.frac` as a double when that is exact arithmetic: at most 15
+/// significant digits (below 2^53) over a power of ten up to 10^22, both
+/// exactly representable, so one correctly rounded division gives the same
+/// double as a full decimal conversion. `None` otherwise.
+#[allow(clippy::cast_precision_loss)]
+fn exact_decimal(int: &[u8], frac: &[u8]) -> Option<f64> {
+    const POW10: [f64; 23] = [
+        1e0, 1e1, 1e2, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11, 1e12, 1e13, 1e14, 1e15, 1e16,
+        1e17, 1e18, 1e19, 1e20, 1e21, 1e22,
+    ];
+    if int.len() + frac.len() > 15 {
+        return None;
+    }
+    let mut m: u64 = 0;
+    for &d in int.iter().chain(frac) {
+        m = m * 10 + u64::from(d - b'0');
+    }
+    Some(m as f64 / POW10.get(frac.len())?)
 }
 
 /// The value of a decimal integer literal; one that does not fit is 0, as

@@ -48,5 +48,6 @@ pub const MAX_SYMBOLS: usize = 1 << 20;
 /// Bytes of attribute-name text the symbol table keeps.
 pub const MAX_INTERNED_BYTES: usize = 32 * 1024 * 1024;
 
-/// Spellings each thread caches in front of the shared symbol table.
-pub const NAME_CACHE_ENTRIES: usize = 1 << 16;
+/// log2 of the spellings each thread caches in front of the shared symbol
+/// table (4096 slots of 32 bytes).
+pub const NAME_CACHE_BITS: u32 = 12;

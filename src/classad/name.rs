@@ -14,8 +14,9 @@
 //! lookups fall back to comparing text. A hostile stream of invented
 //! attribute names therefore costs speed, never unbounded memory.
 //!
-//! A thread-local cache in front of the shared table makes interning an
-//! already-seen spelling a hash probe with no lock and no allocation.
+//! A small direct-mapped cache per thread in front of the shared table makes
+//! interning an already-seen spelling a hash, one load and one comparison,
+//! with no lock and no allocation.
 
 use std::cell::RefCell;
 use std::fmt;
@@ -23,7 +24,7 @@ use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use hashbrown::HashTable;
 
-use super::limits::{MAX_INTERNED_BYTES, MAX_SYMBOLS, NAME_CACHE_ENTRIES};
+use super::limits::{MAX_INTERNED_BYTES, MAX_SYMBOLS, NAME_CACHE_BITS};
 
 /// Names with a meaning of their own during attribute resolution.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -268,9 +269,28 @@ fn table() -> &'static Mutex<Table> {
     TABLE.get_or_init(|| Mutex::new(Table::new(MAX_SYMBOLS, MAX_INTERNED_BYTES)))
 }
 
+/// One slot of a thread's name cache.
+#[derive(Clone, Copy)]
+struct Slot {
+    hash: u64,
+    text: &'static str,
+    sym: u32,
+}
+
+const EMPTY_SLOT: Slot = Slot {
+    hash: 0,
+    text: "",
+    sym: UNINTERNED,
+};
+
 thread_local! {
-    /// Spellings this thread has interned.
-    static CACHE: RefCell<HashTable<(&'static str, u32)>> = const { RefCell::new(HashTable::new()) };
+    /// Spellings this thread has interned, direct-mapped by hash: a hit is
+    /// one load and one comparison; a collision just evicts.
+    static CACHE: RefCell<Vec<Slot>> = const { RefCell::new(Vec::new()) };
+}
+
+fn slot_of(h: u64) -> usize {
+    usize::try_from(h >> (64 - NAME_CACHE_BITS)).unwrap_or(0)
 }
 
 fn intern(text: &str) -> Name {
@@ -293,12 +313,14 @@ pub(crate) fn intern_ident(bytes: &[u8]) -> Name {
 #[inline]
 fn cached(bytes: &[u8], h: u64) -> Option<Name> {
     CACHE.with(|c| {
-        c.borrow()
-            .find(h, |&(s, _)| s.as_bytes() == bytes)
-            .map(|&(s, sym)| Name {
-                text: Text::Interned(s),
-                sym,
-            })
+        let c = c.borrow();
+        let slot = c.get(slot_of(h))?;
+        (slot.hash == h && slot.sym != UNINTERNED && slot.text.as_bytes() == bytes).then_some(
+            Name {
+                text: Text::Interned(slot.text),
+                sym: slot.sym,
+            },
+        )
     })
 }
 
@@ -310,34 +332,45 @@ fn intern_slow(text: &str, h: u64) -> Name {
     if let Text::Interned(s) = name.text {
         CACHE.with(|c| {
             let mut c = c.borrow_mut();
-            if c.len() >= NAME_CACHE_ENTRIES {
-                c.clear();
+            if c.is_empty() {
+                *c = vec![EMPTY_SLOT; 1 << NAME_CACHE_BITS];
             }
-            c.insert_unique(h, (s, name.sym), |&(s, _)| hash_bytes(s.as_bytes()));
+            if let Some(slot) = c.get_mut(slot_of(h)) {
+                *slot = Slot {
+                    hash: h,
+                    text: s,
+                    sym: name.sym,
+                };
+            }
         });
     }
     name
 }
 
 /// A fast hash of short byte strings: eight bytes at a time, multiply and
-/// fold, then a finalizer so the high bits (which pick hash-table groups)
-/// are well mixed.
+/// fold, then a finalizer so the high bits (which pick hash-table groups
+/// and cache slots) are well mixed.
 #[inline]
 fn hash_bytes(bytes: &[u8]) -> u64 {
     const K: u64 = 0x9e37_79b9_7f4a_7c15;
+    let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(K).rotate_left(29);
     let mut h: u64 = (bytes.len() as u64).wrapping_mul(K);
     let mut chunks = bytes.chunks_exact(8);
     for c in &mut chunks {
-        let mut w = [0u8; 8];
-        w.copy_from_slice(c);
-        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
+        h = mix(h, u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
     }
     let rest = chunks.remainder();
-    if !rest.is_empty() {
-        let mut w = [0u8; 8];
-        w[..rest.len()].copy_from_slice(rest);
-        h = (h ^ u64::from_le_bytes(w)).wrapping_mul(K).rotate_left(29);
-    }
+    let n = rest.len();
+    let tail = if n >= 4 {
+        let lo = u32::from_le_bytes(rest[..4].try_into().unwrap_or([0; 4]));
+        let hi = u32::from_le_bytes(rest[n - 4..].try_into().unwrap_or([0; 4]));
+        u64::from(lo) | u64::from(hi) << 32
+    } else if n > 0 {
+        u64::from(rest[0]) | u64::from(rest[n / 2]) << 8 | u64::from(rest[n - 1]) << 16
+    } else {
+        0
+    };
+    h = mix(h, tail);
     h ^= h >> 33;
     h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
     h ^ (h >> 33)

@@ -28,7 +28,7 @@ use super::ad::ClassAd;
 use super::ast::{BinOp, Call, Expr, UnOp};
 use super::builtins::Builtin;
 use super::error::{ParseError, Position};
-use super::lexer::{Lexed, Syntax, Tok, lex, lex_prefix};
+use super::lexer::{Lexed, Syntax, Tok, lex, lex_prefix, lex_with_offsets, recycle};
 use super::limits::Limits;
 use super::name::Name;
 use super::timefmt;
@@ -39,7 +39,7 @@ type In<'a> = &'a [Tok];
 /// Runs the parser that `$build` makes: first with zero-sized errors, then,
 /// only if that fails, with rich errors for the message.
 macro_rules! run {
-    ($lexed:expr, $src:expr, $build:ident) => {{
+    ($lexed:expr, $src:expr, $limits:expr, $build:ident) => {{
         let lexed: &Lexed = $lexed;
         let fast = $build::<extra::Err<EmptyErr>>(lexed);
         match fast.parse(&lexed.toks[..]).into_output() {
@@ -47,7 +47,7 @@ macro_rules! run {
             None => {
                 let slow = $build::<extra::Err<Rich<'_, Tok>>>(lexed);
                 let errs = slow.parse(&lexed.toks[..]).into_errors();
-                Err(first_error(&errs, lexed, $src))
+                Err(first_error(&errs, lexed, $src, $limits))
             }
         }
     }};
@@ -62,8 +62,9 @@ pub fn parse_expr(text: &str) -> Result<Expr, ParseError> {
 pub fn parse_expr_with(src: &[u8], syntax: Syntax, limits: &Limits) -> Result<Expr, ParseError> {
     check_size(src, limits)?;
     let lexed = lex(src, syntax, limits)?;
-    check_depth(&lexed, src, limits)?;
-    run!(&lexed, src, whole_expr)
+    let r = check_depth(&lexed, src, limits).and_then(|()| run!(&lexed, src, limits, whole_expr));
+    recycle(lexed);
+    r
 }
 
 /// Parses the expression at the start of `src`, ignoring whatever follows
@@ -71,8 +72,9 @@ pub fn parse_expr_with(src: &[u8], syntax: Syntax, limits: &Limits) -> Result<Ex
 pub fn parse_expr_prefix(src: &[u8], syntax: Syntax, limits: &Limits) -> Result<Expr, ParseError> {
     check_size(src, limits)?;
     let lexed = lex_prefix(src, syntax, limits);
-    check_depth(&lexed, src, limits)?;
-    run!(&lexed, src, leading_expr)
+    let r = check_depth(&lexed, src, limits).and_then(|()| run!(&lexed, src, limits, leading_expr));
+    recycle(lexed);
+    r
 }
 
 /// Parses one ad in new syntax (`[ a = 1; b = a + 2 ]`).
@@ -84,8 +86,9 @@ pub fn parse_ad(text: &str) -> Result<ClassAd, ParseError> {
 pub fn parse_ad_with(src: &[u8], limits: &Limits) -> Result<ClassAd, ParseError> {
     check_size(src, limits)?;
     let lexed = lex(src, Syntax::New, limits)?;
-    check_depth(&lexed, src, limits)?;
-    run!(&lexed, src, whole_ad)
+    let r = check_depth(&lexed, src, limits).and_then(|()| run!(&lexed, src, limits, whole_ad));
+    recycle(lexed);
+    r
 }
 
 /// Parses a sequence of new-syntax ads written one after another. Each ad
@@ -95,13 +98,13 @@ pub fn parse_ads_new(src: &[u8], limits: &Limits) -> Result<Vec<ClassAd>, ParseE
         max_text_bytes: usize::MAX,
         ..limits.clone()
     };
-    let lexed = lex(src, Syntax::New, &whole)?;
+    let lexed = lex_with_offsets(src, Syntax::New, &whole)?;
     check_depth(&lexed, src, limits)?;
-    let ads = run!(&lexed, src, ad_stream)?;
+    let ads = run!(&lexed, src, limits, ad_stream)?;
     let mut out = Vec::with_capacity(ads.len());
     for (ad, span) in ads {
-        let start = offset_of(&lexed, span.start);
-        let stop = offset_of(&lexed, span.end);
+        let start = lexed.offset_of(src, limits, span.start);
+        let stop = lexed.offset_of(src, limits, span.end);
         if stop.saturating_sub(start) > limits.max_text_bytes {
             return Err(ParseError::new(
                 Position::from_offset(src, start),
@@ -181,28 +184,38 @@ fn check_size(src: &[u8], limits: &Limits) -> Result<(), ParseError> {
     Ok(())
 }
 
-fn offset_of(lexed: &Lexed, tok_index: usize) -> usize {
-    lexed
-        .offsets
-        .get(tok_index)
-        .map_or(lexed.end as usize, |&o| o as usize)
-}
-
-fn first_error(errs: &[Rich<'_, Tok>], lexed: &Lexed, src: &[u8]) -> ParseError {
+fn first_error(
+    errs: &[Rich<'_, Tok>],
+    lexed: &Lexed,
+    src: &[u8],
+    limits: &Limits,
+) -> ParseError {
     match errs.first() {
-        Some(e) => rich_to_error(e, lexed, src),
+        Some(e) => rich_to_error(e, lexed, src, limits),
         None => ParseError::new(Position::from_offset(src, 0), "syntax error"),
     }
 }
 
-fn rich_to_error(e: &Rich<'_, Tok>, lexed: &Lexed, src: &[u8]) -> ParseError {
-    let at = offset_of(lexed, e.span().start);
+fn rich_to_error(e: &Rich<'_, Tok>, lexed: &Lexed, src: &[u8], limits: &Limits) -> ParseError {
+    let at = lexed.offset_of(src, limits, e.span().start);
     let found = match e.found() {
         Some(t) => t.describe().to_string(),
         None => "end of input".to_string(),
     };
+    // The primary expression is not labelled (a label there costs every
+    // successful parse time); its failure shows as the bracket tokens that
+    // can start one, which are reported as "an expression".
+    let starts_expr = [Tok::LParen, Tok::LBrack, Tok::LBrace].iter().all(|t| {
+        e.expected()
+            .any(|p| matches!(p, RichPattern::Token(x) if **x == *t))
+    });
     let mut expected: Vec<String> = e
         .expected()
+        .filter(|p| {
+            !(starts_expr
+                && matches!(p, RichPattern::Token(t)
+                    if matches!(**t, Tok::LParen | Tok::LBrack | Tok::LBrace | Tok::Dot)))
+        })
         .filter_map(|p| match p {
             RichPattern::Token(t) => Some(t.describe().to_string()),
             RichPattern::Label(l) => Some(l.to_string()),
@@ -211,6 +224,10 @@ fn rich_to_error(e: &Rich<'_, Tok>, lexed: &Lexed, src: &[u8]) -> ParseError {
             _ => None,
         })
         .collect();
+    if starts_expr {
+        expected.retain(|x| x != "an attribute name");
+        expected.push("an expression".to_string());
+    }
     expected.sort();
     expected.dedup();
     let message = match expected.len() {
@@ -233,15 +250,22 @@ fn rich_to_error(e: &Rich<'_, Tok>, lexed: &Lexed, src: &[u8]) -> ParseError {
 /// `?:`. The tree-depth bound counts, per open bracket, the operators seen
 /// so far: a chain of n operators can make a tree n deep.
 fn check_depth(lexed: &Lexed, src: &[u8], limits: &Limits) -> Result<(), ParseError> {
-    #[derive(Clone, Copy)]
+    // Each counted level needs a token of its own (plus one), so inputs
+    // with fewer tokens than the limits cannot exceed them.
+    if lexed.toks.len() < limits.max_nesting && lexed.toks.len() < limits.max_tree_depth {
+        return Ok(());
+    }
+    #[derive(Clone, Copy, Default)]
     struct Frame {
         ops: usize,
         ternaries: usize,
     }
-    let mut stack: Vec<Frame> = vec![Frame {
-        ops: 0,
-        ternaries: 0,
-    }];
+    // The open brackets: the innermost in `top`, the enclosing ones in
+    // `outer` (which allocates only for input nested more than 16 deep).
+    let mut top = Frame::default();
+    let mut outer: Vec<Frame> = Vec::new();
+    let mut shallow = [Frame::default(); 16];
+    let mut depth = 0usize;
     let mut open_ternaries = 0usize;
     let mut tree_bound = 0usize;
     let toks = &lexed.toks;
@@ -254,14 +278,16 @@ fn check_depth(lexed: &Lexed, src: &[u8], limits: &Limits) -> Result<(), ParseEr
                     Tok::LBrack => Tok::RBrack,
                     _ => Tok::RBrace,
                 };
-                stack.push(Frame {
-                    ops: 0,
-                    ternaries: 0,
-                });
+                match shallow.get_mut(depth) {
+                    Some(slot) => *slot = top,
+                    None => outer.push(top),
+                }
+                depth += 1;
+                top = Frame::default();
                 tree_bound += 1;
-                let nesting = stack.len() - 1 + open_ternaries + usize::from(!empty_next(closer));
+                let nesting = depth + open_ternaries + usize::from(!empty_next(closer));
                 if nesting > limits.max_nesting {
-                    let at = offset_of(lexed, i);
+                    let at = lexed.offset_of(src, limits, i);
                     return Err(ParseError::new(
                         Position::from_offset(src, at),
                         format!(
@@ -272,32 +298,28 @@ fn check_depth(lexed: &Lexed, src: &[u8], limits: &Limits) -> Result<(), ParseEr
                 }
             }
             Tok::RParen | Tok::RBrack | Tok::RBrace => {
-                if stack.len() > 1
-                    && let Some(f) = stack.pop()
-                {
-                    open_ternaries -= f.ternaries;
-                    tree_bound = tree_bound.saturating_sub(f.ops + 1);
-                }
-            }
-            Tok::Comma | Tok::Semi => {
-                if let Some(f) = stack.last_mut() {
-                    open_ternaries -= f.ternaries;
-                    tree_bound = tree_bound.saturating_sub(f.ops);
-                    *f = Frame {
-                        ops: 0,
-                        ternaries: 0,
+                if depth > 0 {
+                    open_ternaries -= top.ternaries;
+                    tree_bound = tree_bound.saturating_sub(top.ops + 1);
+                    depth -= 1;
+                    top = match shallow.get(depth) {
+                        Some(f) => *f,
+                        None => outer.pop().unwrap_or_default(),
                     };
                 }
             }
+            Tok::Comma | Tok::Semi => {
+                open_ternaries -= top.ternaries;
+                tree_bound = tree_bound.saturating_sub(top.ops);
+                top = Frame::default();
+            }
             Tok::Question => {
-                if let Some(f) = stack.last_mut() {
-                    f.ternaries += 1;
-                    f.ops += 1;
-                }
+                top.ternaries += 1;
+                top.ops += 1;
                 open_ternaries += 1;
                 tree_bound += 1;
-                if stack.len() + open_ternaries > limits.max_nesting {
-                    let at = offset_of(lexed, i);
+                if depth + 1 + open_ternaries > limits.max_nesting {
+                    let at = lexed.offset_of(src, limits, i);
                     return Err(ParseError::new(
                         Position::from_offset(src, at),
                         format!(
@@ -318,14 +340,12 @@ fn check_depth(lexed: &Lexed, src: &[u8], limits: &Limits) -> Result<(), ParseEr
             | Tok::Colon
             | Tok::Assign => {}
             _ => {
-                if let Some(f) = stack.last_mut() {
-                    f.ops += 1;
-                }
+                top.ops += 1;
                 tree_bound += 1;
             }
         }
         if tree_bound > limits.max_tree_depth {
-            let at = offset_of(lexed, i);
+            let at = lexed.offset_of(src, limits, i);
             return Err(ParseError::new(
                 Position::from_offset(src, at),
                 format!(
@@ -371,10 +391,12 @@ fn binop(t: Tok) -> Option<BinOp> {
 /// precedence level deep.
 fn insert_op(acc: Expr, op: BinOp, rhs: Expr) -> Expr {
     match acc {
-        Expr::Binary(top, l, r) if top.precedence() < op.precedence() => {
-            Expr::Binary(top, l, Box::new(insert_op(*r, op, rhs)))
+        Expr::Binary(top, mut lr) if top.precedence() < op.precedence() => {
+            let r = std::mem::replace(&mut lr[1], Expr::Lit(Value::Undefined));
+            lr[1] = insert_op(r, op, rhs);
+            Expr::Binary(top, lr)
         }
-        acc => Expr::Binary(op, Box::new(acc), Box::new(rhs)),
+        acc => Expr::binary(op, acc, rhs),
     }
 }
 
@@ -471,8 +493,7 @@ where
 
         let absolute = just(Tok::Dot).ignore_then(name).map(Expr::AbsAttr);
 
-        let primary =
-            choice((literal, name_or_call, absolute, paren, ad, list)).labelled("an expression");
+        let primary = choice((literal, name_or_call, absolute, paren, ad, list));
 
         enum Post {
             Select(Name),
@@ -494,19 +515,26 @@ where
             )
             .boxed();
 
-        let unary = recursive(move |unary| {
-            let op = select! {
-                Tok::Minus => UnOp::Neg,
-                Tok::Plus => UnOp::Plus,
-                Tok::Bang => UnOp::Not,
-                Tok::Tilde => UnOp::BitNot,
-            };
-            choice((
-                op.then(unary).map(|(op, e)| Expr::Unary(op, Box::new(e))),
-                postfix.clone(),
-            ))
-        })
-        .boxed();
+        let prefix = select! {
+            Tok::Minus => UnOp::Neg,
+            Tok::Plus => UnOp::Plus,
+            Tok::Bang => UnOp::Not,
+            Tok::Tilde => UnOp::BitNot,
+        };
+        // Prefix operators are rare: collecting them costs an allocation
+        // only when there are some.
+        let prefixed = prefix
+            .repeated()
+            .at_least(1)
+            .collect::<Vec<UnOp>>()
+            .then(postfix.clone())
+            .map(|(ops, e)| {
+                ops.into_iter()
+                    .rev()
+                    .fold(e, |e, op| Expr::Unary(op, Box::new(e)))
+            });
+        // Most operands have no prefix operator: they skip the recursion.
+        let unary = choice((postfix, prefixed)).boxed();
 
         let operator = any().try_map(|t: Tok, span| {
             binop(t).ok_or_else(|| {
@@ -562,15 +590,15 @@ mod tests {
         assert_eq!(p("1+2*3"), "1 + 2 * 3");
         assert!(matches!(
             parse_expr("1+2*3"),
-            Ok(Expr::Binary(BinOp::Add, _, r)) if matches!(*r, Expr::Binary(BinOp::Mul, _, _))
+            Ok(Expr::Binary(BinOp::Add, lr)) if matches!(lr[1], Expr::Binary(BinOp::Mul, _))
         ));
         assert!(matches!(
             parse_expr("1-2-3"),
-            Ok(Expr::Binary(BinOp::Sub, l, _)) if matches!(*l, Expr::Binary(BinOp::Sub, _, _))
+            Ok(Expr::Binary(BinOp::Sub, lr)) if matches!(lr[0], Expr::Binary(BinOp::Sub, _))
         ));
         assert!(matches!(
             parse_expr("a || b && c == d"),
-            Ok(Expr::Binary(BinOp::Or, _, r)) if matches!(*r, Expr::Binary(BinOp::And, _, _))
+            Ok(Expr::Binary(BinOp::Or, lr)) if matches!(lr[1], Expr::Binary(BinOp::And, _))
         ));
     }
 
@@ -599,5 +627,63 @@ mod tests {
         assert!(parse_expr(&bad).is_err());
         let minus = "-".repeat(100_000) + "1";
         assert!(parse_expr(&minus).is_err());
+    }
+}
+#[doc(hidden)]
+pub fn construct_only_probe(src: &[u8]) -> usize {
+    let lexed = lex(src, Syntax::New, &Limits::default()).unwrap();
+    let t = std::time::Instant::now();
+    for _ in 0..100000 {
+        let p = whole_expr::<extra::Err<EmptyErr>>(&lexed);
+        std::hint::black_box(&p);
+    }
+    eprintln!("construct {:?}", t.elapsed() / 100000);
+    let t = std::time::Instant::now();
+    for _ in 0..100000 {
+        let l = lex(std::hint::black_box(src), Syntax::New, &Limits::default()).unwrap();
+        std::hint::black_box(&l);
+    }
+    eprintln!("lex {:?}", t.elapsed() / 100000);
+    let t = std::time::Instant::now();
+    for _ in 0..100000 {
+        let l = check_depth(&lexed, src, &Limits::default());
+        std::hint::black_box(&l);
+    }
+    eprintln!("check_depth {:?}", t.elapsed() / 100000);
+    let p = whole_expr::<extra::Err<EmptyErr>>(&lexed);
+    let t = std::time::Instant::now();
+    for _ in 0..100000 {
+        let e = p.parse(&lexed.toks[..]).into_output();
+        std::hint::black_box(&e);
+    }
+    eprintln!("parse+drop {:?}", t.elapsed() / 100000);
+    0
+}
+#[doc(hidden)]
+pub fn intern_probe() {
+    let names: Vec<&[u8]> = vec![
+        b"KeyboardIdle",
+        b"LoadAvg",
+        b"CondorLoadAvg",
+        b"TARGET",
+        b"RequestMemory",
+        b"MY",
+        b"Memory",
+    ];
+    let t = std::time::Instant::now();
+    for _ in 0..100000 {
+        for n in &names {
+            std::hint::black_box(super::name::intern_ident(std::hint::black_box(n)));
+        }
+    }
+    eprintln!("intern x7 {:?}", t.elapsed() / 100000);
+}
+#[doc(hidden)]
+pub fn parse_only_probe(src: &[u8], n: usize) {
+    let lexed = lex(src, Syntax::New, &Limits::default()).unwrap();
+    let p = whole_expr::<extra::Err<EmptyErr>>(&lexed);
+    for _ in 0..n {
+        let e = p.parse(&lexed.toks[..]).into_output();
+        std::hint::black_box(&e);
     }
 }

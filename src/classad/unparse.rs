@@ -290,7 +290,8 @@ impl Printer {
                 self.out.push_str(unop_str(*op));
                 self.expr(x);
             }
-            Expr::Binary(op, l, r) => {
+            Expr::Binary(op, lr) => {
+                let [l, r] = &**lr;
                 self.expr(l);
                 self.out.push_str(binop_str(*op, self.syntax));
                 self.expr(r);

@@ -175,9 +175,14 @@ fn external_refs(
         },
         Expr::AbsAttr(n) => add(n),
         Expr::Unary(_, x) | Expr::Paren(x) => external_refs(ev, frame, x, seen, out, depth + 1),
-        Expr::Binary(_, l, r) | Expr::Elvis(l, r) | Expr::Index(l, r) => {
+        Expr::Elvis(l, r) | Expr::Index(l, r) => {
             external_refs(ev, frame, l, seen, out, depth + 1);
             external_refs(ev, frame, r, seen, out, depth + 1);
+        }
+        Expr::Binary(_, lr) => {
+            for s in lr.iter() {
+                external_refs(ev, frame, s, seen, out, depth + 1);
+            }
         }
         Expr::Cond(c, x, y) => {
             for s in [c, x, y] {

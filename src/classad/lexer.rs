@@ -14,12 +14,12 @@ use super::error::{ParseError, Position};
 use super::limits::Limits;
 use super::name::{Name, intern_ident};
 
-/// A token. Payloads of strings and identifiers live in [`Lexed`] tables so
-/// tokens stay `Copy`.
+/// A token. Payloads (numbers, strings and identifiers) live in [`Lexed`]
+/// tables, so tokens are small and `Copy`.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub(crate) enum Tok {
-    Int(i64),
-    Real(f64),
+    Int(u32),
+    Real(u32),
     Str(u32),
     Ident(u32),
     True,
@@ -151,6 +151,8 @@ pub(crate) struct Lexed {
     syntax: Syntax,
     pub(crate) strings: Vec<Vec<u8>>,
     pub(crate) idents: Vec<Name>,
+    pub(crate) ints: Vec<i64>,
+    pub(crate) reals: Vec<f64>,
     /// Byte length of the input (the position of end of input).
     pub(crate) end: u32,
 }
@@ -162,6 +164,8 @@ impl Lexed {
             offsets: Vec::with_capacity(n),
             strings: Vec::new(),
             idents: Vec::new(),
+            ints: Vec::new(),
+            reals: Vec::new(),
             syntax: Syntax::New,
             end: 0,
         }
@@ -197,6 +201,8 @@ pub(crate) fn recycle(mut lexed: Lexed) {
         lexed.offsets.clear();
         lexed.strings.clear();
         lexed.idents.clear();
+        lexed.ints.clear();
+        lexed.reals.clear();
         SPARE.with(|s| s.set(Some(lexed)));
     }
 }
@@ -307,6 +313,12 @@ impl<'a> Lexer<'a> {
         if self.offsets {
             self.out.offsets.push(to_u32(at));
         }
+    }
+
+    fn push_real(&mut self, v: f64, at: usize) {
+        let idx = to_u32(self.out.reals.len());
+        self.out.reals.push(v);
+        self.push(Tok::Real(idx), at);
     }
 
     fn run(&mut self) -> Result<(), ParseError> {
@@ -426,7 +438,7 @@ impl<'a> Lexer<'a> {
             let frac_part = &self.src[frac.0..frac.1];
             if let Some(v) = exact_decimal(int_part, frac_part) {
                 let v = if int_start > start { -v } else { v };
-                self.push(Tok::Real(v), start);
+                self.push_real(v, start);
                 return Ok(());
             }
         }
@@ -443,7 +455,7 @@ impl<'a> Lexer<'a> {
         if real {
             let text = std::str::from_utf8(&self.src[start..self.pos]).unwrap_or("0");
             let v: f64 = text.parse().unwrap_or(0.0);
-            self.push(Tok::Real(v), start);
+            self.push_real(v, start);
             return Ok(());
         }
         if self.src[int_start] == b'0' && int_digits > 1 {
@@ -457,7 +469,9 @@ impl<'a> Lexer<'a> {
         }
         let digits = &self.src[int_start..self.pos];
         let negative = int_start > start;
-        self.push(Tok::Int(parse_int(digits, negative)), start);
+        let idx = to_u32(self.out.ints.len());
+        self.out.ints.push(parse_int(digits, negative));
+        self.push(Tok::Int(idx), start);
         Ok(())
     }
 
@@ -588,7 +602,7 @@ impl<'a> Lexer<'a> {
                 self.pos += 2;
                 if self.peek().is_some_and(|d| d.is_ascii_digit()) {
                     self.digits();
-                    self.push(Tok::Real(0.0), start);
+                    self.push_real(0.0, start);
                 } else {
                     self.push(Tok::Dot, start);
                 }
@@ -743,21 +757,37 @@ pub(crate) fn convert_escapes(raw: &[u8]) -> Option<Vec<u8>> {
 mod tests {
     use super::*;
 
-    fn toks(s: &str) -> Vec<Tok> {
-        lex(s.as_bytes(), Syntax::New, &Limits::default())
-            .map(|l| l.toks)
-            .unwrap_or_default()
+    /// A token with its number, for comparing.
+    #[derive(Debug, PartialEq)]
+    enum T {
+        Int(i64),
+        Real(f64),
+        Tok(Tok),
+    }
+
+    fn toks(s: &str) -> Vec<T> {
+        let Ok(l) = lex(s.as_bytes(), Syntax::New, &Limits::default()) else {
+            return Vec::new();
+        };
+        l.toks
+            .iter()
+            .map(|t| match *t {
+                Tok::Int(i) => T::Int(l.ints[i as usize]),
+                Tok::Real(i) => T::Real(l.reals[i as usize]),
+                t => T::Tok(t),
+            })
+            .collect()
     }
 
     #[test]
     fn minus_joins_a_number_only_after_an_operator() {
-        assert_eq!(toks("-5"), vec![Tok::Int(-5)]);
-        assert_eq!(toks("3-5"), vec![Tok::Int(3), Tok::Minus, Tok::Int(5)]);
-        assert_eq!(toks("3 -5"), vec![Tok::Int(3), Tok::Minus, Tok::Int(5)]);
-        assert_eq!(toks("- 5"), vec![Tok::Minus, Tok::Int(5)]);
+        assert_eq!(toks("-5"), vec![T::Int(-5)]);
+        assert_eq!(toks("3-5"), vec![T::Int(3), T::Tok(Tok::Minus), T::Int(5)]);
+        assert_eq!(toks("3 -5"), vec![T::Int(3), T::Tok(Tok::Minus), T::Int(5)]);
+        assert_eq!(toks("- 5"), vec![T::Tok(Tok::Minus), T::Int(5)]);
         assert_eq!(
             toks("(-.5)"),
-            vec![Tok::LParen, Tok::Real(-0.5), Tok::RParen]
+            vec![T::Tok(Tok::LParen), T::Real(-0.5), T::Tok(Tok::RParen)]
         );
     }
 
@@ -769,8 +799,8 @@ mod tests {
                 "{bad}"
             );
         }
-        assert_eq!(toks("09.5"), vec![Tok::Real(9.5)]);
-        assert_eq!(toks("9223372036854775808"), vec![Tok::Int(0)]);
+        assert_eq!(toks("09.5"), vec![T::Real(9.5)]);
+        assert_eq!(toks("9223372036854775808"), vec![T::Int(0)]);
     }
 
     #[test]

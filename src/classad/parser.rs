@@ -433,8 +433,8 @@ where
             .labelled("an attribute name");
 
         let literal = select! {
-            Tok::Int(i) => Expr::Lit(Value::Int(i)),
-            Tok::Real(r) => Expr::Lit(Value::Real(r)),
+            Tok::Int(i) => Expr::Lit(Value::Int(lx.ints[i as usize])),
+            Tok::Real(i) => Expr::Lit(Value::Real(lx.reals[i as usize])),
             Tok::True => Expr::Lit(Value::Bool(true)),
             Tok::False => Expr::Lit(Value::Bool(false)),
             Tok::Undefined => Expr::Lit(Value::Undefined),

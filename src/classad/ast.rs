@@ -103,6 +103,21 @@ pub struct Call {
     pub args: Vec<Expr>,
 }
 
+/// A binary operation, with the parentheses written around it: `(a + b)`
+/// is one node with `parens == 1`, so the most common parenthesized form
+/// costs no node of its own.
+#[derive(Clone, Debug)]
+pub struct Binary {
+    /// The operator.
+    pub op: BinOp,
+    /// Pairs of parentheses around the operation.
+    pub parens: u8,
+    /// The left operand.
+    pub lhs: Expr,
+    /// The right operand.
+    pub rhs: Expr,
+}
+
 /// A ClassAd expression.
 #[derive(Clone, Debug)]
 pub enum Expr {
@@ -121,13 +136,14 @@ pub enum Expr {
     Select(Box<Expr>, Name),
     /// A unary operation.
     Unary(UnOp, Box<Expr>),
-    /// A binary operation; both operands in one allocation.
-    Binary(BinOp, Box<[Expr; 2]>),
+    /// A binary operation.
+    Binary(Box<Binary>),
     /// `c ? a : b`
     Cond(Box<Expr>, Box<Expr>, Box<Expr>),
     /// `a ?: b`
     Elvis(Box<Expr>, Box<Expr>),
-    /// `( e )`, kept so printing reproduces the source.
+    /// `( e )`, kept so printing reproduces the source. (Parentheses around
+    /// a binary operation are counted in its node instead.)
     Paren(Box<Expr>),
     /// `l[i]`
     Index(Box<Expr>, Box<Expr>),
@@ -159,7 +175,23 @@ impl Expr {
 
     /// A binary operation.
     pub fn binary(op: BinOp, l: Expr, r: Expr) -> Expr {
-        Expr::Binary(op, Box::new([l, r]))
+        Expr::Binary(Box::new(Binary {
+            op,
+            parens: 0,
+            lhs: l,
+            rhs: r,
+        }))
+    }
+
+    /// `( self )`.
+    pub fn parenthesized(self) -> Expr {
+        match self {
+            Expr::Binary(mut b) if b.parens < u8::MAX => {
+                b.parens += 1;
+                Expr::Binary(b)
+            }
+            e => Expr::Paren(Box::new(e)),
+        }
     }
 
     /// The literal value, if this expression is a literal (not a list or ad).

@@ -481,10 +481,7 @@ impl<'a> Evaluator<'a> {
                 let v = self.eval(x, frame)?;
                 Ok(ops::unary(*op, &v))
             }
-            Expr::Binary(op, lr) => {
-                let [l, r] = &**lr;
-                self.binary(*op, l, r, frame)
-            }
+            Expr::Binary(b) => self.binary(b.op, &b.lhs, &b.rhs, frame),
             Expr::Cond(c, a, b) => {
                 let cv = self.eval(c, frame)?;
                 match cv.as_bool_equiv() {

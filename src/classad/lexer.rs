@@ -177,7 +177,10 @@ impl Lexed {
     /// input is lexed again to find them.
     pub(crate) fn offset_of(&self, src: &[u8], limits: &Limits, i: usize) -> usize {
         if self.offsets.len() == self.toks.len() {
-            return self.offsets.get(i).map_or(self.end as usize, |&o| o as usize);
+            return self
+                .offsets
+                .get(i)
+                .map_or(self.end as usize, |&o| o as usize);
         }
         let mut lx = Lexer::new(src, self.syntax, limits, true);
         let _ = lx.run();

@@ -33,7 +33,7 @@ pub mod unparse;
 mod value;
 
 pub use ad::ClassAd;
-pub use ast::{BinOp, Call, Expr, UnOp};
+pub use ast::{BinOp, Binary, Call, Expr, UnOp};
 pub use builtins::Builtin;
 pub use error::{ParseError, Position};
 pub use eval::{Env, Evaluator, FixedEnv, eval_expr_in};

@@ -184,12 +184,7 @@ fn check_size(src: &[u8], limits: &Limits) -> Result<(), ParseError> {
     Ok(())
 }
 
-fn first_error(
-    errs: &[Rich<'_, Tok>],
-    lexed: &Lexed,
-    src: &[u8],
-    limits: &Limits,
-) -> ParseError {
+fn first_error(errs: &[Rich<'_, Tok>], lexed: &Lexed, src: &[u8], limits: &Limits) -> ParseError {
     match errs.first() {
         Some(e) => rich_to_error(e, lexed, src, limits),
         None => ParseError::new(Position::from_offset(src, 0), "syntax error"),
@@ -391,10 +386,11 @@ fn binop(t: Tok) -> Option<BinOp> {
 /// precedence level deep.
 fn insert_op(acc: Expr, op: BinOp, rhs: Expr) -> Expr {
     match acc {
-        Expr::Binary(top, mut lr) if top.precedence() < op.precedence() => {
-            let r = std::mem::replace(&mut lr[1], Expr::Lit(Value::Undefined));
-            lr[1] = insert_op(r, op, rhs);
-            Expr::Binary(top, lr)
+        // A parenthesized operation is an operand: never descend into it.
+        Expr::Binary(mut b) if b.parens == 0 && b.op.precedence() < op.precedence() => {
+            let r = std::mem::replace(&mut b.rhs, Expr::Lit(Value::Undefined));
+            b.rhs = insert_op(r, op, rhs);
+            Expr::Binary(b)
         }
         acc => Expr::binary(op, acc, rhs),
     }
@@ -489,7 +485,7 @@ where
         let paren = expr
             .clone()
             .delimited_by(just(Tok::LParen), just(Tok::RParen))
-            .map(|e| Expr::Paren(Box::new(e)));
+            .map(Expr::parenthesized);
 
         let absolute = just(Tok::Dot).ignore_then(name).map(Expr::AbsAttr);
 
@@ -590,16 +586,34 @@ mod tests {
         assert_eq!(p("1+2*3"), "1 + 2 * 3");
         assert!(matches!(
             parse_expr("1+2*3"),
-            Ok(Expr::Binary(BinOp::Add, lr)) if matches!(lr[1], Expr::Binary(BinOp::Mul, _))
+            Ok(Expr::Binary(b)) if b.op == BinOp::Add && matches!(&b.rhs, Expr::Binary(r) if r.op == BinOp::Mul)
         ));
         assert!(matches!(
             parse_expr("1-2-3"),
-            Ok(Expr::Binary(BinOp::Sub, lr)) if matches!(lr[0], Expr::Binary(BinOp::Sub, _))
+            Ok(Expr::Binary(b)) if b.op == BinOp::Sub && matches!(&b.lhs, Expr::Binary(l) if l.op == BinOp::Sub)
         ));
         assert!(matches!(
             parse_expr("a || b && c == d"),
-            Ok(Expr::Binary(BinOp::Or, lr)) if matches!(lr[1], Expr::Binary(BinOp::And, _))
+            Ok(Expr::Binary(b)) if b.op == BinOp::Or && matches!(&b.rhs, Expr::Binary(r) if r.op == BinOp::And)
         ));
+    }
+
+    #[test]
+    fn parentheses_group_and_print_as_written() {
+        assert_eq!(p("(a || b) && c"), "(a || b) && c");
+        assert_eq!(p("((1 + 2)) * 3"), "((1 + 2)) * 3");
+        assert_eq!(p("(x)"), "(x)");
+        let env = crate::classad::FixedEnv::default();
+        let eval =
+            |s: &str| parse_expr(s).map(|e| crate::classad::eval_expr_in(&e, None, None, &env));
+        assert!(matches!(eval("(1 + 2) * 3"), Ok(Value::Int(9))));
+        assert!(matches!(
+            eval("(true || false) && false"),
+            Ok(Value::Bool(false))
+        ));
+        // More pairs than a node counts fall back to nested nodes.
+        let deep = "(".repeat(300) + "1+2" + &")".repeat(300);
+        assert_eq!(p(&deep).replace(' ', ""), deep);
     }
 
     #[test]

@@ -290,11 +290,16 @@ impl Printer {
                 self.out.push_str(unop_str(*op));
                 self.expr(x);
             }
-            Expr::Binary(op, lr) => {
-                let [l, r] = &**lr;
-                self.expr(l);
-                self.out.push_str(binop_str(*op, self.syntax));
-                self.expr(r);
+            Expr::Binary(b) => {
+                for _ in 0..b.parens {
+                    self.out.push('(');
+                }
+                self.expr(&b.lhs);
+                self.out.push_str(binop_str(b.op, self.syntax));
+                self.expr(&b.rhs);
+                for _ in 0..b.parens {
+                    self.out.push(')');
+                }
             }
             Expr::Cond(c, a, b) => {
                 self.expr(c);

@@ -179,10 +179,9 @@ fn external_refs(
             external_refs(ev, frame, l, seen, out, depth + 1);
             external_refs(ev, frame, r, seen, out, depth + 1);
         }
-        Expr::Binary(_, lr) => {
-            for s in lr.iter() {
-                external_refs(ev, frame, s, seen, out, depth + 1);
-            }
+        Expr::Binary(b) => {
+            external_refs(ev, frame, &b.lhs, seen, out, depth + 1);
+            external_refs(ev, frame, &b.rhs, seen, out, depth + 1);
         }
         Expr::Cond(c, x, y) => {
             for s in [c, x, y] {

@@ -255,6 +255,7 @@ const SPACE: u8 = 1;
 const WORD: u8 = 2;
 const DIGIT: u8 = 4;
 
+#[allow(clippy::cast_possible_truncation)] // i < 256
 const fn classes() -> [u8; 256] {
     let mut t = [0u8; 256];
     let mut i = 0;

@@ -27,7 +27,7 @@ pub mod matchmaking;
 mod name;
 pub mod old;
 mod ops;
-pub mod parser;
+mod parser;
 mod timefmt;
 pub mod unparse;
 mod value;

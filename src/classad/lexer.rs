@@ -22,6 +22,8 @@ pub(crate) enum Tok {
     Real(u32),
     Str(u32),
     Ident(u32),
+    /// An identifier followed by `(`: a function name.
+    Func(u32),
     True,
     False,
     Undefined,
@@ -71,6 +73,7 @@ impl Tok {
             Tok::Real(_) => "a real",
             Tok::Str(_) => "a string",
             Tok::Ident(_) => "an attribute name",
+            Tok::Func(_) => "a function name",
             Tok::True => "'true'",
             Tok::False => "'false'",
             Tok::Undefined => "'undefined'",
@@ -125,6 +128,7 @@ impl Tok {
                 | Tok::Undefined
                 | Tok::Error
                 | Tok::Ident(_)
+                | Tok::Func(_)
                 | Tok::Dot
                 | Tok::RBrack
                 | Tok::RParen
@@ -499,10 +503,38 @@ impl<'a> Lexer<'a> {
             _ => {
                 let idx = to_u32(self.out.idents.len());
                 self.out.idents.push(intern_ident(text));
-                Tok::Ident(idx)
+                if self.call_follows(end) {
+                    Tok::Func(idx)
+                } else {
+                    Tok::Ident(idx)
+                }
             }
         };
         self.push(tok, start);
+    }
+
+    /// Whether the next token after `pos` is `(`, which makes the word
+    /// before it a function name.
+    fn call_follows(&self, mut pos: usize) -> bool {
+        let src = self.src;
+        loop {
+            match src.get(pos) {
+                Some(b'(') => return true,
+                Some(&c) if is_space(c) => pos += 1,
+                Some(b'/') => match src.get(pos + 1) {
+                    Some(b'/') => match src[pos..].iter().position(|&c| c == b'\n') {
+                        Some(n) => pos += n + 1,
+                        None => return false,
+                    },
+                    Some(b'*') => match src[pos + 2..].windows(2).position(|w| w == b"*/") {
+                        Some(n) => pos += n + 4,
+                        None => return false,
+                    },
+                    _ => return false,
+                },
+                _ => return false,
+            }
+        }
     }
 
     /// Lexes a quoted string or quoted name and returns its content.
@@ -792,6 +824,25 @@ mod tests {
         assert_eq!(
             toks("(-.5)"),
             vec![T::Tok(Tok::LParen), T::Real(-0.5), T::Tok(Tok::RParen)]
+        );
+    }
+
+    #[test]
+    fn a_name_before_a_parenthesis_is_a_function_name() {
+        let kinds = |s: &str| -> Vec<&'static str> {
+            lex(s.as_bytes(), Syntax::New, &Limits::default())
+                .map(|l| l.toks.iter().map(|t| t.describe()).collect())
+                .unwrap_or_default()
+        };
+        assert_eq!(kinds("f(1)")[0], "a function name");
+        assert_eq!(kinds("f /* c */ \n (1)")[0], "a function name");
+        assert_eq!(kinds("f // c\n(1)")[0], "a function name");
+        assert_eq!(kinds("f + (1)")[0], "an attribute name");
+        assert_eq!(kinds("'f'(1)")[0], "an attribute name");
+        let open = lex_prefix(b"f /* open (", Syntax::New, &Limits::default());
+        assert_eq!(
+            open.toks.first().map(|t| t.describe()),
+            Some("an attribute name")
         );
     }
 

@@ -328,6 +328,7 @@ fn check_depth(lexed: &Lexed, src: &[u8], limits: &Limits) -> Result<(), ParseEr
             | Tok::Real(_)
             | Tok::Str(_)
             | Tok::Ident(_)
+            | Tok::Func(_)
             | Tok::True
             | Tok::False
             | Tok::Undefined
@@ -424,7 +425,7 @@ where
     E::Error: LabelError<'a, In<'a>, &'static str>,
 {
     recursive(move |expr| {
-        let name = select! { Tok::Ident(i) => i }
+        let name = select! { Tok::Ident(i) | Tok::Func(i) => i }
             .map(move |i: u32| lx.idents[i as usize].clone())
             .labelled("an attribute name");
 
@@ -444,17 +445,19 @@ where
             .collect::<Vec<_>>()
             .delimited_by(just(Tok::LParen), just(Tok::RParen));
 
-        let name_or_call = name
-            .then(args.or_not())
-            .try_map(|(n, args), span| match args {
-                None => Ok(Expr::Attr(n)),
-                Some(args) => call(&n, args).ok_or_else(|| {
+        // The lexer tells function names (followed by `(`) from attribute
+        // names, so an attribute costs a single token test.
+        let attr = select! { Tok::Ident(i) => Expr::Attr(lx.idents[i as usize].clone()) };
+        let function = select! { Tok::Func(i) => i }
+            .then(args)
+            .try_map(move |(i, args), span| {
+                call(&lx.idents[i as usize], args).ok_or_else(|| {
                     <E::Error as LabelError<'a, In<'a>, &'static str>>::expected_found(
                         ["a valid time string"],
                         None,
                         span,
                     )
-                }),
+                })
             });
 
         let attribute = name.then_ignore(just(Tok::Assign)).then(expr.clone());
@@ -489,7 +492,7 @@ where
 
         let absolute = just(Tok::Dot).ignore_then(name).map(Expr::AbsAttr);
 
-        let primary = choice((literal, name_or_call, absolute, paren, ad, list));
+        let primary = choice((literal, attr, function, absolute, paren, ad, list));
 
         enum Post {
             Select(Name),

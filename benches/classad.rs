@@ -61,5 +61,50 @@ fn bench_eval(c: &mut Criterion) {
     });
 }
 
-criterion_group!(benches, bench_parse, bench_eval);
+/// The attribute list of a new-syntax ad, without its brackets.
+fn body(ad: &str) -> &str {
+    let t = ad.trim();
+    t.strip_prefix('[')
+        .and_then(|t| t.strip_suffix(']'))
+        .unwrap_or(t)
+        .trim()
+        .trim_end_matches(';')
+}
+
+/// The formulation `tools/bench_htcondor_classad.py` times HTCondor with:
+/// `evalInEachContext` over pair ads, each side with the other as its
+/// `TARGET` attribute. Reported per iteration of `PAIRS` pairs.
+fn bench_each_context(c: &mut Criterion) {
+    const PAIRS: usize = 1000;
+    let mpair = format!("[{}; TARGET = {}]", body(MACHINE), JOB.trim());
+    let jpair = format!("[{}; TARGET = {}]", body(JOB), MACHINE.trim());
+    let text = format!(
+        "[ M = {{{}}}; J = {{{}}} ]",
+        vec![mpair; PAIRS].join(","),
+        vec![jpair; PAIRS].join(",")
+    );
+    let limits = roost::classad::Limits {
+        max_text_bytes: usize::MAX,
+        ..Default::default()
+    };
+    let ctx = roost::classad::parse_ad_with(text.as_bytes(), &limits).expect("pair ads parse");
+    let env = FixedEnv::new(1_700_000_000);
+    let exprs: Vec<_> = [
+        "evalInEachContext(START, M)",
+        "evalInEachContext(Requirements, J)",
+        "evalInEachContext(Rank, J)",
+    ]
+    .iter()
+    .map(|e| parse_expr(e).expect("expression parses"))
+    .collect();
+    c.bench_function("evalInEachContext over 1000 pair ads (3 calls)", |b| {
+        b.iter(|| {
+            for e in &exprs {
+                black_box(ctx.eval(e, &env));
+            }
+        })
+    });
+}
+
+criterion_group!(benches, bench_parse, bench_eval, bench_each_context);
 criterion_main!(benches);

@@ -67,5 +67,8 @@ fn allocations_per_operation() {
     assert!(mm == 0.0, "matchmaking a pair allocated {mm} times");
     // One allocation per tree node that owns children, plus the parser's
     // own: a regression here shows as a higher count.
-    assert!(parsed <= 16.0, "parsing the policy allocated {parsed} times");
+    assert!(
+        parsed <= 16.0,
+        "parsing the policy allocated {parsed} times"
+    );
 }

@@ -367,22 +367,38 @@ impl<'a> Evaluator<'a> {
         }
     }
 
-    /// Evaluates entry `i` of a context ad in `frame` (which stands for it).
+    /// The expression `name` is bound to in the frame's own ad, for the
+    /// frames whose ad is at hand (MY, TARGET, nested ads): the first place
+    /// a lookup looks, without building a [`Found`].
     #[inline(always)]
-    fn eval_entry(&mut self, ad: &'a ClassAd, i: usize, frame: &Frame) -> R<Value> {
+    fn own_entry<'f>(&self, name: &Name, frame: &'f Frame) -> Option<&'f Expr>
+    where
+        'a: 'f,
+    {
+        let ad: &'f ClassAd = match frame {
+            Frame::Top(side) => self.side_ad(*side)?,
+            Frame::Nested(n) => &n.ad,
+            _ => return None,
+        };
+        ad.get(name)
+    }
+
+    /// Evaluates an attribute's expression in `frame`, one attribute level
+    /// deeper.
+    #[inline(always)]
+    fn eval_bound(&mut self, expr: &Expr, frame: &Frame) -> R<Value> {
         if self.depth_remaining == 0 {
             return Err(Fail);
         }
-        match ad.entry(i) {
+        match expr {
             // Most attributes are literals: no need to go deeper.
-            Some((_, Expr::Lit(v))) => Ok(v.clone()),
-            Some((_, expr)) => {
+            Expr::Lit(v) => Ok(v.clone()),
+            _ => {
                 self.depth_remaining -= 1;
                 let r = self.eval(expr, frame);
                 self.depth_remaining += 1;
                 r
             }
-            None => Ok(Value::Undefined),
         }
     }
 
@@ -444,11 +460,8 @@ impl<'a> Evaluator<'a> {
             Expr::RelTimeLit(r) => Ok(Value::Real(*r)),
             Expr::AbsTimeLit(t) => Ok(Value::AbsTime(*t)),
             Expr::Attr(name) => {
-                if let Frame::Top(side) = *frame
-                    && let Some(ad) = self.side_ad(side)
-                    && let Some(i) = ad.index_of(name)
-                {
-                    return self.eval_entry(ad, i, frame);
+                if let Some(x) = self.own_entry(name, frame) {
+                    return self.eval_bound(x, frame);
                 }
                 let found = self.lookup(name, frame, true)?;
                 self.eval_found(found)
@@ -460,20 +473,23 @@ impl<'a> Evaluator<'a> {
                 let found = self.lookup(name, &root, false)?;
                 self.eval_found(found)
             }
-            Expr::Select(base, name) if matches!(frame, Frame::Top(_)) => {
+            Expr::Select(base, name) => {
                 if let Some(side) = self.scope_of(base, frame) {
                     let top = Frame::Top(side);
-                    if let Some(ad) = self.side_ad(side)
-                        && let Some(i) = ad.index_of(name)
-                    {
-                        return self.eval_entry(ad, i, &top);
+                    if let Some(x) = self.own_entry(name, &top) {
+                        return self.eval_bound(x, &top);
                     }
                     return self.select(Value::Ad(AdValue(top)), name);
                 }
-                let b = self.eval(base, frame)?;
-                self.select(b, name)
-            }
-            Expr::Select(base, name) => {
+                // `b.name` with `b` bound in this ad to an ad literal and
+                // `name` to a literal there: no ad value needs building.
+                if let Expr::Attr(b) = &**base
+                    && self.depth_remaining >= 2
+                    && let Some(Expr::Ad(inner)) = self.own_entry(b, frame)
+                    && let Some(Expr::Lit(v)) = inner.get(name)
+                {
+                    return Ok(v.clone());
+                }
                 let b = self.eval(base, frame)?;
                 self.select(b, name)
             }
@@ -523,15 +539,10 @@ impl<'a> Evaluator<'a> {
     fn operand(&mut self, e: &Expr, frame: &Frame) -> R<Value> {
         match e {
             Expr::Lit(v) => Ok(v.clone()),
-            Expr::Attr(name) => {
-                if let Frame::Top(side) = *frame
-                    && let Some(ad) = self.side_ad(side)
-                    && let Some(i) = ad.index_of(name)
-                {
-                    return self.eval_entry(ad, i, frame);
-                }
-                self.eval(e, frame)
-            }
+            Expr::Attr(name) => match self.own_entry(name, frame) {
+                Some(x) => self.eval_bound(x, frame),
+                None => self.eval(e, frame),
+            },
             _ => self.eval(e, frame),
         }
     }

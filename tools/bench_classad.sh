@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs Roost's ClassAd benchmarks and HTCondor's library on the same inputs,
+# one after the other on this machine, and prints the numbers that
+# docs/performance.md records.
+#
+#   tools/bench_classad.sh            # everything (about 5 minutes)
+#   QUICK=1 tools/bench_classad.sh    # shorter criterion runs
+#
+# Needs python3 with venv; HTCondor's bindings are installed into
+# target/bench-venv from tools/requirements.txt on first use.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+venv=target/bench-venv
+if [ ! -x "$venv/bin/python" ]; then
+    python3 -m venv "$venv"
+    "$venv/bin/pip" install --quiet -r tools/requirements.txt
+fi
+
+measure=10
+[ "${QUICK:-}" = 1 ] && measure=3
+
+echo "== machine"
+nproc
+grep -m1 'model name' /proc/cpuinfo || true
+date -u +%Y-%m-%dT%H:%MZ
+
+echo "== Roost: criterion (single thread)"
+cargo bench --bench classad -- --warm-up-time 2 --measurement-time "$measure" 2>&1 |
+    grep -E '^(parse|evaluate|matchmaking)|time:'
+
+echo "== HTCondor's library (classad2), same inputs"
+"$venv/bin/python" tools/bench_htcondor_classad.py
+
+echo "== allocations"
+cargo test --release --test allocations -- --nocapture 2>&1 | grep 'allocations:'
+
+echo "== roost classad match / eval --jsonl on generated inputs"
+data=target/bench-data
+python3 tools/gen_bench_ads.py "$data" --machines 1000 --jobs 1000 --lines 100000
+cargo build --release --quiet
+./target/release/roost classad match --machines "$data/machines.ads" --jobs "$data/jobs.ads" --json | tail -1
+TIMEFORMAT='eval --jsonl: %R s for 100000 lines'
+time ./target/release/roost classad eval --jsonl <"$data/eval.jsonl" >/dev/null

@@ -27,10 +27,11 @@ date -u +%Y-%m-%dT%H:%MZ
 
 echo "== Roost: criterion (single thread)"
 cargo bench --bench classad -- --warm-up-time 2 --measurement-time "$measure" 2>&1 |
-    grep -E '^(parse|evaluate|matchmaking)|time:'
+    grep -E '^(parse|evaluate|matchmaking|evalInEach)|time:'
 
-echo "== HTCondor's library (classad2), same inputs"
-"$venv/bin/python" tools/bench_htcondor_classad.py
+echo "== HTCondor's library (classad2), same inputs, batches of 200 and 20000"
+"$venv/bin/python" tools/bench_htcondor_classad.py --n 200 --repeat 15
+"$venv/bin/python" tools/bench_htcondor_classad.py --n 20000
 
 echo "== allocations"
 cargo test --release --test allocations -- --nocapture 2>&1 | grep 'allocations:'

@@ -16,6 +16,9 @@ The inputs are the files in benches/data/ that the criterion benchmark
 Roost's benchmark runs the same `evalInEachContext` formulation as well as
 its real match context, so the comparison is like for like.
 
+Run it twice: with a batch that fits in the CPU caches (--n 200) and with
+a large one (--n 20000, the default); `tools/bench_classad.sh` does both.
+
 Usage: python tools/bench_htcondor_classad.py [--n N] [--repeat R]
 Prints one JSON object: {"htcondor": VERSION, "parse_ns": ..., "pair_ns": ...,
 and the individual measurements}.

@@ -154,6 +154,10 @@ impl OldReader {
     pub fn read(&self, text: &[u8]) -> Vec<OldItem> {
         let mut items = Vec::new();
         let mut cur: Option<OldAd> = None;
+        // Bytes of the current ad so far, and whether it went over the
+        // size limit (its further lines are then dropped, unread).
+        let mut size = 0usize;
+        let mut oversized = false;
         for (i, raw) in text.split(|&c| c == b'\n').enumerate() {
             let lineno = u32::try_from(i + 1).unwrap_or(u32::MAX);
             let line = raw.trim_ascii();
@@ -180,11 +184,32 @@ impl OldReader {
             if self.skip_comments && line[0] == b'#' {
                 continue;
             }
+            if cur.is_none() {
+                size = 0;
+                oversized = false;
+            }
             let ad = cur.get_or_insert_with(|| OldAd {
                 ad: ClassAd::new(),
                 errors: Vec::new(),
                 first_line: lineno,
             });
+            size += raw.len() + 1;
+            if size > self.limits.max_text_bytes {
+                if !oversized {
+                    oversized = true;
+                    ad.errors.push(ParseError::new(
+                        Position {
+                            line: lineno,
+                            column: 1,
+                        },
+                        format!(
+                            "ad starting at line {} is more than the limit of {} bytes",
+                            ad.first_line, self.limits.max_text_bytes
+                        ),
+                    ));
+                }
+                continue;
+            }
             match parse_line_with(line, lineno, &self.limits, self.reject_quoted_names) {
                 Ok((n, e)) => ad.ad.insert(n, e),
                 Err(e) => ad.errors.push(e),
@@ -206,7 +231,11 @@ pub fn parse_ad_auto(text: &[u8], limits: &Limits) -> Result<ClassAd, ParseError
     if text.len() > limits.max_text_bytes {
         return Err(ParseError::new(
             Position { line: 1, column: 1 },
-            format!("ad is larger than {} bytes", limits.max_text_bytes),
+            format!(
+                "ad is {} bytes, more than the limit of {} bytes",
+                text.len(),
+                limits.max_text_bytes
+            ),
         ));
     }
     let reader = OldReader {

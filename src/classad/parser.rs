@@ -108,7 +108,11 @@ pub fn parse_ads_new(src: &[u8], limits: &Limits) -> Result<Vec<ClassAd>, ParseE
         if stop.saturating_sub(start) > limits.max_text_bytes {
             return Err(ParseError::new(
                 Position::from_offset(src, start),
-                format!("ad is larger than {} bytes", limits.max_text_bytes),
+                format!(
+                    "ad is {} bytes, more than the limit of {} bytes",
+                    stop - start,
+                    limits.max_text_bytes
+                ),
             ));
         }
         out.push(ad);

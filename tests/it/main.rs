@@ -1,4 +1,5 @@
 //! Roost's integration tests: one binary, one module per area.
 
 mod classad_cli;
+mod classad_limits;
 mod classad_oracle;

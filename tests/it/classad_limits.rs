@@ -1,0 +1,142 @@
+//! Hostile input: deep nesting, huge strings and huge ads end in a clear
+//! error, never a crash or unbounded memory, through the library and the
+//! CLI.
+
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+use roost::classad::old::{OldItem, OldReader, parse_ad_auto};
+use roost::classad::{Evaluator, FixedEnv, Limits, Value, parse_ad, parse_expr, parse_expr_with};
+
+#[test]
+fn a_hundred_thousand_nested_parentheses_are_an_error() {
+    let deep = "(".repeat(100_000) + "1" + &")".repeat(100_000);
+    let err = parse_expr(&deep).err().map(|e| e.to_string());
+    assert!(
+        err.as_deref().is_some_and(|e| e.contains("nested more than 1000")),
+        "{err:?}"
+    );
+    // Lists, ads and calls count as nesting too.
+    for (open, close) in [("{", "}"), ("[a=", "]"), ("f(", ")")] {
+        let deep = open.repeat(50_000) + "1" + &close.repeat(50_000);
+        assert!(parse_expr(&deep).is_err(), "{open}");
+    }
+    // Unbracketed chains are bounded by tree depth instead.
+    let chain = "-".repeat(100_000) + "1";
+    assert!(parse_expr(&chain).is_err());
+    let chain = "1".to_string() + &" + 1".repeat(100_000);
+    assert!(parse_expr(&chain).is_err());
+}
+
+#[test]
+fn a_ten_megabyte_string_is_an_error() {
+    let huge = format!("\"{}\"", "x".repeat(10 * 1024 * 1024));
+    let err = parse_expr(&huge).err().map(|e| e.to_string());
+    assert!(
+        err.as_deref().is_some_and(|e| e.contains("more than the limit")),
+        "{err:?}"
+    );
+    // Under the text limit, the string-literal limit applies.
+    let limits = Limits {
+        max_text_bytes: 64 * 1024 * 1024,
+        ..Default::default()
+    };
+    let err = parse_expr_with(huge.as_bytes(), roost::classad::Syntax::New, &limits)
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        err.as_deref().is_some_and(|e| e.contains("string literal longer than")),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn strings_built_while_evaluating_are_bounded() {
+    // d0 is one byte; each dN doubles dN-1, so d25 would be 32 MiB, past
+    // the 16 MiB an evaluation may build.
+    let mut text = String::from("[ d0 = \"x\"");
+    for n in 1..=25 {
+        text.push_str(&format!("; d{n} = strcat(d{m}, d{m})", m = n - 1));
+    }
+    text.push_str(" ]");
+    let ad = parse_ad(&text).expect("ad parses");
+    let env = FixedEnv::default();
+    let mut ev = Evaluator::new(Some(&ad), None, &env);
+    assert!(matches!(ev.eval_attr(&"d23".into()), Value::Str(s) if s.len() == 8 << 20));
+    assert!(matches!(ev.eval_attr(&"d25".into()), Value::Error));
+}
+
+#[test]
+fn a_one_megabyte_ad_is_an_error() {
+    let mut text = String::from("[");
+    let mut i = 0;
+    while text.len() < 1024 * 1024 {
+        text.push_str(&format!(" attr{i} = \"{}\";", "v".repeat(100)));
+        i += 1;
+    }
+    text.push(']');
+    let err = parse_ad(&text).err().map(|e| e.to_string());
+    assert!(
+        err.as_deref().is_some_and(|e| e.contains("more than the limit")),
+        "{err:?}"
+    );
+    // In old syntax too, as a hook would print it.
+    let old: String = (0..i)
+        .map(|i| format!("Attr{i} = \"{}\"\n", "v".repeat(100)))
+        .collect();
+    let err = parse_ad_auto(old.as_bytes(), &Limits::default())
+        .err()
+        .map(|e| e.to_string());
+    assert!(
+        err.as_deref().is_some_and(|e| e.contains("more than the limit")),
+        "{err:?}"
+    );
+    // A hook's output stream: the oversized ad is reported, the next one
+    // is still read.
+    let stream = format!("{old}-----\nSmall = 1\n");
+    let items = OldReader::default().read(stream.as_bytes());
+    let ads: Vec<_> = items
+        .iter()
+        .filter_map(|i| match i {
+            OldItem::Ad(a) => Some(a),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(ads.len(), 2);
+    assert!(
+        ads[0].errors.iter().any(|e| e.to_string().contains("more than the limit")),
+        "{:?}",
+        ads[0].errors.first()
+    );
+    assert!(ads[1].errors.is_empty() && ads[1].ad.contains("Small"));
+}
+
+#[test]
+fn the_cli_reports_limits_and_keeps_answering() {
+    let deep = "(".repeat(100_000) + "1" + &")".repeat(100_000);
+    let lines = [
+        serde_json::json!({"my": null, "target": null, "expr": deep}).to_string(),
+        serde_json::json!({"my": null, "target": null, "expr": "1 + 1"}).to_string(),
+    ]
+    .join("\n");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_roost"))
+        .args(["classad", "eval", "--jsonl"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("roost runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(lines.as_bytes())
+        .expect("write");
+    let out = child.wait_with_output().expect("roost finishes");
+    assert!(out.status.success());
+    let text = String::from_utf8_lossy(&out.stdout);
+    let answers: Vec<&str> = text.lines().collect();
+    assert_eq!(answers.len(), 2, "{text}");
+    assert!(answers[0].contains("\"error\"") && answers[0].contains("nested"));
+    assert_eq!(answers[1], r#"{"value":"2"}"#);
+}

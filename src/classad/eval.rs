@@ -16,7 +16,10 @@
 //! Evaluation never fails with a Rust error. HTCondor distinguishes a
 //! *failed* evaluation (a reference cycle, more than 400 nested attribute
 //! evaluations, an absolute reference without a root) from the `error`
-//! value; inside the evaluator that is [`Fail`], which propagates like
+//! value (Roost adds one cause HTCondor lacks: more than
+//! [`MAX_EVAL_STEPS`] expression nodes evaluated by one evaluator, which only
+//! attributes referencing each other exponentially often reach); inside the
+//! evaluator that is [`Fail`], which propagates like
 //! HTCondor's failure does, and the public entry points turn it into
 //! `error`. Deep recursion runs on a heap-grown stack, so no input can
 //! overflow the thread's stack.
@@ -27,7 +30,7 @@ use std::sync::{Arc, OnceLock};
 use super::ad::ClassAd;
 use super::ast::{BinOp, Expr};
 use super::builtins;
-use super::limits::MAX_ATTR_RECURSION;
+use super::limits::{MAX_ATTR_RECURSION, MAX_EVAL_STEPS};
 use super::name::{Name, Special};
 use super::ops;
 use super::parser::parse_ad;
@@ -129,6 +132,7 @@ pub struct Evaluator<'a> {
     pub(crate) env: &'a dyn Env,
     depth_remaining: u32,
     level: u32,
+    steps_remaining: u64,
 }
 
 /// The helper ads HTCondor puts around the two ads of a match.
@@ -177,6 +181,7 @@ impl<'a> Evaluator<'a> {
             env,
             depth_remaining: MAX_ATTR_RECURSION,
             level: 0,
+            steps_remaining: MAX_EVAL_STEPS,
         }
     }
 
@@ -440,6 +445,10 @@ impl<'a> Evaluator<'a> {
     /// Evaluates `e` with `frame` as the current scope.
     #[inline]
     pub(crate) fn eval(&mut self, e: &Expr, frame: &Frame) -> R<Value> {
+        if self.steps_remaining == 0 {
+            return Err(Fail);
+        }
+        self.steps_remaining -= 1;
         self.level += 1;
         let r = if self.level.is_multiple_of(16) {
             stacker::maybe_grow(256 * 1024, 2 * 1024 * 1024, || self.eval_node(e, frame))

@@ -38,6 +38,12 @@ pub const MAX_ATTR_RECURSION: u32 = 400;
 /// results are `error`.
 pub const MAX_EVAL_STRING_BYTES: usize = 16 * 1024 * 1024;
 
+/// Expression nodes one evaluator may evaluate (across the results it
+/// produces) before failing. Chained attributes such as `a = b + b;
+/// b = c + c; ...` take time exponential in their number, in HTCondor too;
+/// this bounds a hostile ad to well under a second of work.
+pub const MAX_EVAL_STEPS: u64 = 20_000_000;
+
 /// Largest list an expression may build while being evaluated.
 pub const MAX_EVAL_LIST_LEN: usize = 1024 * 1024;
 

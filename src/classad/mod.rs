@@ -38,7 +38,9 @@ pub use builtins::Builtin;
 pub use error::{ParseError, Position};
 pub use eval::{Env, Evaluator, FixedEnv, eval_expr_in};
 pub use lexer::Syntax;
-pub use limits::{Limits, MAX_ATTR_RECURSION, MAX_EVAL_LIST_LEN, MAX_EVAL_STRING_BYTES};
+pub use limits::{
+    Limits, MAX_ATTR_RECURSION, MAX_EVAL_LIST_LEN, MAX_EVAL_STEPS, MAX_EVAL_STRING_BYTES,
+};
 pub use name::Name;
 pub use parser::{
     parse_ad, parse_ad_with, parse_ads_new, parse_expr, parse_expr_prefix, parse_expr_with,

@@ -284,7 +284,9 @@ impl Printer {
             Expr::Select(base, n) => {
                 self.expr(base);
                 self.out.push('.');
-                self.out.push_str(n.as_str());
+                // Quoted when it must be, unlike HTCondor, which prints
+                // `a.'b c'` as the unreadable `a.b c`.
+                self.name(n.as_str());
             }
             Expr::Unary(op, x) => {
                 self.out.push_str(unop_str(*op));

@@ -13,7 +13,8 @@ fn a_hundred_thousand_nested_parentheses_are_an_error() {
     let deep = "(".repeat(100_000) + "1" + &")".repeat(100_000);
     let err = parse_expr(&deep).err().map(|e| e.to_string());
     assert!(
-        err.as_deref().is_some_and(|e| e.contains("nested more than 1000")),
+        err.as_deref()
+            .is_some_and(|e| e.contains("nested more than 1000")),
         "{err:?}"
     );
     // Lists, ads and calls count as nesting too.
@@ -33,7 +34,8 @@ fn a_ten_megabyte_string_is_an_error() {
     let huge = format!("\"{}\"", "x".repeat(10 * 1024 * 1024));
     let err = parse_expr(&huge).err().map(|e| e.to_string());
     assert!(
-        err.as_deref().is_some_and(|e| e.contains("more than the limit")),
+        err.as_deref()
+            .is_some_and(|e| e.contains("more than the limit")),
         "{err:?}"
     );
     // Under the text limit, the string-literal limit applies.
@@ -45,25 +47,28 @@ fn a_ten_megabyte_string_is_an_error() {
         .err()
         .map(|e| e.to_string());
     assert!(
-        err.as_deref().is_some_and(|e| e.contains("string literal longer than")),
+        err.as_deref()
+            .is_some_and(|e| e.contains("string literal longer than")),
         "{err:?}"
     );
 }
 
 #[test]
 fn strings_built_while_evaluating_are_bounded() {
-    // d0 is one byte; each dN doubles dN-1, so d25 would be 32 MiB, past
-    // the 16 MiB an evaluation may build.
-    let mut text = String::from("[ d0 = \"x\"");
-    for n in 1..=25 {
-        text.push_str(&format!("; d{n} = strcat(d{m}, d{m})", m = n - 1));
-    }
-    text.push_str(" ]");
+    // x is 200 KiB; strcat of 40 copies (8000 KiB) is fine, of 90 copies
+    // (18000 KiB) is past the 16 MiB an evaluation may build.
+    let copies = |n: usize| vec!["x"; n].join(", ");
+    let text = format!(
+        "[ x = \"{}\"; ok = strcat({}); big = strcat({}) ]",
+        "y".repeat(200 * 1024),
+        copies(40),
+        copies(90)
+    );
     let ad = parse_ad(&text).expect("ad parses");
     let env = FixedEnv::default();
     let mut ev = Evaluator::new(Some(&ad), None, &env);
-    assert!(matches!(ev.eval_attr(&"d23".into()), Value::Str(s) if s.len() == 8 << 20));
-    assert!(matches!(ev.eval_attr(&"d25".into()), Value::Error));
+    assert!(matches!(ev.eval_attr(&"ok".into()), Value::Str(s) if s.len() == 40 * 200 * 1024));
+    assert!(matches!(ev.eval_attr(&"big".into()), Value::Error));
 }
 
 #[test]
@@ -77,7 +82,8 @@ fn a_one_megabyte_ad_is_an_error() {
     text.push(']');
     let err = parse_ad(&text).err().map(|e| e.to_string());
     assert!(
-        err.as_deref().is_some_and(|e| e.contains("more than the limit")),
+        err.as_deref()
+            .is_some_and(|e| e.contains("more than the limit")),
         "{err:?}"
     );
     // In old syntax too, as a hook would print it.
@@ -88,7 +94,8 @@ fn a_one_megabyte_ad_is_an_error() {
         .err()
         .map(|e| e.to_string());
     assert!(
-        err.as_deref().is_some_and(|e| e.contains("more than the limit")),
+        err.as_deref()
+            .is_some_and(|e| e.contains("more than the limit")),
         "{err:?}"
     );
     // A hook's output stream: the oversized ad is reported, the next one
@@ -104,7 +111,10 @@ fn a_one_megabyte_ad_is_an_error() {
         .collect();
     assert_eq!(ads.len(), 2);
     assert!(
-        ads[0].errors.iter().any(|e| e.to_string().contains("more than the limit")),
+        ads[0]
+            .errors
+            .iter()
+            .any(|e| e.to_string().contains("more than the limit")),
         "{:?}",
         ads[0].errors.first()
     );
@@ -139,4 +149,24 @@ fn the_cli_reports_limits_and_keeps_answering() {
     assert_eq!(answers.len(), 2, "{text}");
     assert!(answers[0].contains("\"error\"") && answers[0].contains("nested"));
     assert_eq!(answers[1], r#"{"value":"2"}"#);
+}
+
+#[test]
+fn exponentially_many_references_end_in_error_not_a_hang() {
+    // a40 would take 2^40 additions; the step budget stops it.
+    let mut text = String::from("[ a0 = 1");
+    for n in 1..=40 {
+        text.push_str(&format!("; a{n} = a{m} + a{m}", m = n - 1));
+    }
+    text.push_str(" ]");
+    let ad = parse_ad(&text).expect("ad parses");
+    let env = FixedEnv::default();
+    assert!(matches!(
+        Evaluator::new(Some(&ad), None, &env).eval_attr(&"a20".into()),
+        Value::Int(1_048_576)
+    ));
+    assert!(matches!(
+        Evaluator::new(Some(&ad), None, &env).eval_attr(&"a40".into()),
+        Value::Error
+    ));
 }

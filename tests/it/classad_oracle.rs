@@ -35,6 +35,11 @@ fn fixture(name: &str) -> Vec<Json> {
 /// that they give a value.
 const KNOWN_DIFFERENCES: &[&str] = &["evalInEachContext("];
 
+/// Expressions Roost prints differently from HTCondor on purpose, with what
+/// Roost prints: HTCondor prints a selection of a name that needs quotes
+/// without them (`a.b c`), text nothing can read back; Roost quotes it.
+const KNOWN_PRINT_DIFFERENCES: &[(&str, &str)] = &[("a.'b c'", "a.'b c'")];
+
 /// The time every fixture is evaluated at (the oracle's clock does not
 /// matter: no generated case depends on it beyond `time() > 0`).
 const NOW: i64 = 1_700_000_000;
@@ -174,6 +179,10 @@ fn parsing_and_printing_match_htcondor() {
             }),
             Some(want) => match parsed {
                 Ok(e) => {
+                    let want = KNOWN_PRINT_DIFFERENCES
+                        .iter()
+                        .find(|(t, _)| *t == text)
+                        .map_or(want, |(_, roost)| roost);
                     let got = expr_to_string(&e);
                     r.check(got == want, || {
                         format!("{text:?}: want {want:?}, got {got:?}")

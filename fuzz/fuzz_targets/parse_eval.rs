@@ -1,0 +1,73 @@
+//! Fuzzes the ClassAd parser, printer and evaluator with arbitrary bytes.
+//!
+//! For each input: parse it as an expression, an ad and a stream of ads in
+//! both syntaxes; print what parsed and check that the printed text parses
+//! back to an expression with the same value (HTCondor's printing is not
+//! always a textual fixed point at once: `- 7` prints as ` -7`, which reads
+//! back as the literal `-7`, so the text must be stable from the second
+//! printing on); evaluate the expression alone, with an ad as MY, and in a
+//! match context. Any panic, stack overflow, timeout or memory
+//! blow-up is a bug. Run with `cargo +nightly fuzz run parse_eval`
+//! (see `docs/classad.md`).
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use roost::classad::old::{OldReader, parse_ads_auto};
+use roost::classad::unparse::{
+    OldOrder, ad_to_old, ad_to_string, expr_to_string, value_to_string,
+};
+use roost::classad::{
+    ClassAd, Evaluator, Expr, FixedEnv, Limits, Syntax, parse_ad_with, parse_expr_with,
+};
+
+/// The value of `e` printed, with MY and TARGET as given, in a fresh
+/// deterministic environment.
+fn value_of(e: &Expr, my: Option<&ClassAd>, target: Option<&ClassAd>) -> String {
+    let env = FixedEnv::new(1_700_000_000);
+    value_to_string(&Evaluator::new(my, target, &env).eval_expr(e))
+}
+
+const SLOT: &str = "[ Memory = 4096; Cpus = 4; Arch = \"X86_64\"; START = TARGET.RequestMemory <= Memory; L = { 1, \"a\", [ x = 1 ] } ]";
+const JOB: &str = "[ RequestMemory = 2048; Owner = \"alice\"; Requirements = TARGET.Memory >= RequestMemory; Rank = TARGET.Cpus ]";
+
+fuzz_target!(|data: &[u8]| {
+    let limits = Limits::default();
+    let env = FixedEnv::new(1_700_000_000);
+    let slot = parse_ad_with(SLOT.as_bytes(), &limits).expect("slot ad parses");
+    let job = parse_ad_with(JOB.as_bytes(), &limits).expect("job ad parses");
+
+    for syntax in [Syntax::New, Syntax::Old] {
+        if let Ok(e) = parse_expr_with(data, syntax, &limits) {
+            let text = expr_to_string(&e);
+            let again = parse_expr_with(text.as_bytes(), Syntax::New, &limits)
+                .unwrap_or_else(|err| panic!("printed {text:?} does not parse: {err}"));
+            let text2 = expr_to_string(&again);
+            let third = parse_expr_with(text2.as_bytes(), Syntax::New, &limits)
+                .unwrap_or_else(|err| panic!("printed {text2:?} does not parse: {err}"));
+            assert_eq!(text2, expr_to_string(&third), "printing is stable");
+            for (my, target) in [(None, None), (Some(&slot), None), (Some(&slot), Some(&job))] {
+                assert_eq!(
+                    value_of(&e, my, target),
+                    value_of(&again, my, target),
+                    "{text:?} means what it was parsed from"
+                );
+            }
+        }
+    }
+    if let Ok(ad) = parse_ad_with(data, &limits) {
+        let text = ad_to_string(&ad);
+        let again = parse_ad_with(text.as_bytes(), &limits)
+            .unwrap_or_else(|err| panic!("printed {text:?} does not parse: {err}"));
+        assert_eq!(text, ad_to_string(&again), "ad print/parse round trip");
+        let _ = ad_to_old(&ad, OldOrder::Bytes);
+        for name in ad.names() {
+            let _ = Evaluator::new(Some(&ad), Some(&slot), &env).eval_attr(name);
+        }
+    }
+    if let Ok(ads) = parse_ads_auto(data, &limits) {
+        for ad in &ads {
+            let _ = ad_to_string(ad);
+        }
+    }
+    let _ = OldReader::default().read(data);
+});

@@ -428,6 +428,13 @@ def gen_function_cases():
         'absTime("2020-02-30T12:00:00Z")', 'absTime("2020Z")', 'absTime("2020-01-01Z")',
         'absTime("garbage")', 'absTime("20200101T000000Z")', 'absTime("1969-12-31T23:59:59Z")',
         'relTime("1:00")', 'relTime("1+00:00:00")', 'relTime("2+03:04:05.5")', 'relTime("-1:00")',
+        # fields past a C int, and int arithmetic that wraps
+        'relTime("2147483648:00:00")', 'relTime("2147483647:00:00")', 'relTime("4294967296:00:00")',
+        'relTime("2147483648d")', 'relTime("5:2147483648:00")', 'relTime("2147483648:30")',
+        'relTime("35791395:00")', 'relTime("35791395:00:00")', 'relTime("596524:00:00")',
+        'relTime("24856d")', 'relTime("99999999999:00")', 'relTime("3000000000d")',
+        'relTime("2147483648")', 'relTime("-2147483648")', 'relTime("3000000000.25")',
+        'relTime("8888888888888888888888888888888888888888888881:00")',
         'relTime("1d2h3m4s")', 'relTime(" 5 ")', 'relTime("")', 'relTime("x")', 'relTime("90")',
         'relTime("1:2:3")', 'relTime("5.25")',
         'relTime("1:00") + relTime(5)', 'absTime(0, 0) - absTime(10, 0)',

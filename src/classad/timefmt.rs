@@ -147,6 +147,12 @@ fn c_isspace(c: u8) -> bool {
 }
 
 /// C's `atoi` on a window of bytes: optional space and sign, then digits.
+/// A day, hour or minute field of a relative time: a C int, and 0 when the
+/// digits do not fit one, as HTCondor reads it.
+fn int_field(b: &[u8]) -> i32 {
+    i32::try_from(atoi(b)).unwrap_or(0)
+}
+
 fn atoi(b: &[u8]) -> i64 {
     let mut i = 0;
     while i < b.len() && c_isspace(b[i]) {
@@ -260,9 +266,9 @@ pub(crate) fn parse_reltime(src: &[u8]) -> Option<f64> {
         rev.chars().rev().collect()
     };
     let mut secs = 0.0;
-    let mut mins = 0i64;
-    let mut hrs = 0i64;
-    let mut days = 0i64;
+    let mut mins = 0i32;
+    let mut hrs = 0i32;
+    let mut days = 0i32;
     skip_space(&mut i);
     if let Some(c) = at(i).filter(|c| matches!(c, b's' | b'S') || c.is_ascii_digit()) {
         if matches!(c, b's' | b'S') {
@@ -281,19 +287,19 @@ pub(crate) fn parse_reltime(src: &[u8]) -> Option<f64> {
     if at(i).is_some_and(|c| matches!(c, b'm' | b'M' | b':')) {
         i -= 1;
         skip_space(&mut i);
-        mins = atoi(take_digits(&mut i).as_bytes());
+        mins = int_field(take_digits(&mut i).as_bytes());
     }
     skip_space(&mut i);
     if at(i).is_some_and(|c| matches!(c, b'h' | b'H' | b':')) {
         i -= 1;
         skip_space(&mut i);
-        hrs = atoi(take_digits(&mut i).as_bytes());
+        hrs = int_field(take_digits(&mut i).as_bytes());
     }
     skip_space(&mut i);
     if at(i).is_some_and(|c| matches!(c, b'd' | b'D' | b'+')) {
         i -= 1;
         skip_space(&mut i);
-        days = atoi(take_digits(&mut i).as_bytes());
+        days = int_field(take_digits(&mut i).as_bytes());
     }
     skip_space(&mut i);
     let mut negative = false;
@@ -305,8 +311,12 @@ pub(crate) fn parse_reltime(src: &[u8]) -> Option<f64> {
     if at(i).is_some_and(|c| !c_isspace(c)) {
         return None;
     }
-    #[allow(clippy::cast_precision_loss)]
-    let total = (days * 86_400 + hrs * 3600 + mins * 60) as f64 + secs;
+    // HTCondor adds the fields in C int arithmetic, which wraps.
+    let whole = days
+        .wrapping_mul(86_400)
+        .wrapping_add(hrs.wrapping_mul(3600))
+        .wrapping_add(mins.wrapping_mul(60));
+    let total = f64::from(whole) + secs;
     Some(if negative { -total } else { total })
 }
 

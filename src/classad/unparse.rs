@@ -130,7 +130,17 @@ pub(crate) fn real_to_string(r: f64, syntax: Syntax) -> String {
         };
     }
     match syntax {
-        Syntax::New => fmt_e(r, 15, true),
+        // HTCondor's 16 significant digits, unless they do not read back
+        // as the same double: then 17, which always do (HTCondor would
+        // print a slightly different number).
+        Syntax::New => {
+            let s = fmt_e(r, 15, true);
+            if s.parse::<f64>().is_ok_and(|back| back == r) {
+                s
+            } else {
+                fmt_e(r, 16, true)
+            }
+        }
         Syntax::Old => {
             let mut s = fmt_g(r, 16, true);
             if !s.contains(['.', 'E', 'e']) {

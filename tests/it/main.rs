@@ -4,3 +4,4 @@ mod classad_cli;
 mod classad_limits;
 mod classad_oracle;
 mod classad_props;
+mod tidy;

@@ -435,6 +435,9 @@ def gen_function_cases():
         'relTime("24856d")', 'relTime("99999999999:00")', 'relTime("3000000000d")',
         'relTime("2147483648")', 'relTime("-2147483648")', 'relTime("3000000000.25")',
         'relTime("8888888888888888888888888888888888888888888881:00")',
+        # years before 1000 print unpadded
+        'absTime("20x0")', 'absTime("0000")', 'absTime("0001")', 'absTime("0999-06-01")',
+        'absTime("2mee")',
         'relTime("1d2h3m4s")', 'relTime(" 5 ")', 'relTime("")', 'relTime("x")', 'relTime("90")',
         'relTime("1:2:3")', 'relTime("5.25")',
         'relTime("1:00") + relTime(5)', 'absTime(0, 0) - absTime(10, 0)',

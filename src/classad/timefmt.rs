@@ -77,7 +77,9 @@ pub(crate) fn timegm(year: i64, mon0: i64, mday: i64, hour: i64, min: i64, sec: 
 }
 
 /// HTCondor's text form of an absolute time: `YYYY-MM-DDThh:mm:ss+hh:mm`.
-/// A zero offset prints as `-00:00`, as HTCondor's does.
+/// A zero offset prints as `-00:00`, and the year is not padded (year 19
+/// is `19`, year -1 is `-1`), as HTCondor's are; such years only come from
+/// odd time strings and do not read back.
 pub(crate) fn abstime_to_string(t: AbsTime) -> String {
     let tm = gmtime(t.secs.saturating_add(i64::from(t.offset)));
     let (sign, tz) = if t.offset > 0 {
@@ -86,7 +88,7 @@ pub(crate) fn abstime_to_string(t: AbsTime) -> String {
         ('-', -i64::from(t.offset))
     };
     format!(
-        "{:04}-{:02}-{:02}T{:02}:{:02}:{:02}{}{:02}:{:02}",
+        "{}-{:02}-{:02}T{:02}:{:02}:{:02}{}{:02}:{:02}",
         tm.year,
         tm.mon + 1,
         tm.mday,

@@ -114,11 +114,16 @@ proptest! {
                 prop_assert_eq!(value_of(&e, my, target), value_of(&again, my, target),
                     "{:?} printed as {:?}", text, printed);
             }
-            // From the second printing on the text is a fixed point (the
-            // first may fold `- 7` into the literal `-7`, as HTCondor's).
+            // Printing what was read back keeps the meaning too (the text
+            // need not be a fixed point: HTCondor's ` -7` reads back as the
+            // literal `-7`).
             let printed2 = expr_to_string(&again);
-            let third = parse_expr(&printed2).map(|e| expr_to_string(&e));
-            prop_assert_eq!(third.ok(), Some(printed2));
+            let third = parse_expr(&printed2);
+            prop_assert!(third.is_ok(), "{printed2:?} does not parse");
+            let third = third.expect("checked");
+            for (my, target) in [(None, None), (Some(&slot), None), (Some(&slot), Some(&job))] {
+                prop_assert_eq!(value_of(&e, my, target), value_of(&third, my, target));
+            }
         }
     }
 

@@ -269,23 +269,87 @@ fn table() -> &'static Mutex<Table> {
     TABLE.get_or_init(|| Mutex::new(Table::new(MAX_SYMBOLS, MAX_INTERNED_BYTES)))
 }
 
+/// A spelling's fingerprint: its length and two words that, with the
+/// length, determine every byte of a spelling of up to 16 bytes (longer
+/// ones are compared in full as well), and its hash.
+#[derive(Clone, Copy, PartialEq, Eq)]
+struct Key {
+    words: [u64; 2],
+    len: usize,
+}
+
+impl Key {
+    #[inline]
+    fn of(b: &[u8]) -> Key {
+        let n = b.len();
+        let w8 = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap_or([0; 8]));
+        let w4 = |at: usize| {
+            u64::from(u32::from_le_bytes(
+                b[at..at + 4].try_into().unwrap_or([0; 4]),
+            ))
+        };
+        // Overlapping reads: together they cover every byte of a spelling
+        // of up to 16 bytes.
+        let words = if n >= 8 {
+            [w8(0), w8(n - 8)]
+        } else if n >= 4 {
+            [w4(0) | w4(n - 4) << 32, 0]
+        } else if n > 0 {
+            [
+                u64::from(b[0]) | u64::from(b[n / 2]) << 8 | u64::from(b[n - 1]) << 16,
+                0,
+            ]
+        } else {
+            [0, 0]
+        };
+        Key { words, len: n }
+    }
+
+    /// Multiply-fold, then a finalizer so that the high bits (which pick
+    /// hash-table groups and cache slots) are well mixed.
+    #[inline]
+    fn hash(&self, b: &[u8]) -> u64 {
+        const K: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(K).rotate_left(29);
+        let mut h = mix((self.len as u64).wrapping_mul(K), self.words[0]);
+        h = mix(h, self.words[1]);
+        if self.len > 16 {
+            for c in b[8..self.len - 8].chunks(8) {
+                let mut w = [0u8; 8];
+                w[..c.len()].copy_from_slice(c);
+                h = mix(h, u64::from_le_bytes(w));
+            }
+        }
+        h ^= h >> 33;
+        h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
+        h ^ (h >> 33)
+    }
+}
+
+fn hash_bytes(b: &[u8]) -> u64 {
+    Key::of(b).hash(b)
+}
+
 /// One slot of a thread's name cache.
 #[derive(Clone, Copy)]
 struct Slot {
-    hash: u64,
+    key: Key,
     text: &'static str,
     sym: u32,
 }
 
 const EMPTY_SLOT: Slot = Slot {
-    hash: 0,
+    key: Key {
+        words: [0, 0],
+        len: usize::MAX,
+    },
     text: "",
     sym: UNINTERNED,
 };
 
 thread_local! {
     /// Spellings this thread has interned, direct-mapped by hash: a hit is
-    /// one load and one comparison; a collision just evicts.
+    /// one load and a comparison of the fingerprint; a collision evicts.
     static CACHE: RefCell<Vec<Slot>> = const { RefCell::new(Vec::new()) };
 }
 
@@ -294,37 +358,32 @@ fn slot_of(h: u64) -> usize {
 }
 
 fn intern(text: &str) -> Name {
-    let h = hash_bytes(text.as_bytes());
-    cached(text.as_bytes(), h).unwrap_or_else(|| intern_slow(text, h))
+    intern_ident(text.as_bytes())
 }
 
-/// The name spelled by `bytes`, which the lexer has checked are ASCII
-/// letters, digits and underscores. A name seen before costs one hash of the
-/// bytes and one probe of this thread's cache.
+/// The name spelled by `bytes` (valid UTF-8 when it comes from a `&str`;
+/// the lexer passes identifier bytes, which are ASCII). A name seen before
+/// on this thread costs a fingerprint and one cache probe: no lock, no
+/// allocation, no string comparison for names of up to 16 bytes.
 pub(crate) fn intern_ident(bytes: &[u8]) -> Name {
-    let h = hash_bytes(bytes);
-    if let Some(name) = cached(bytes, h) {
+    let key = Key::of(bytes);
+    let h = key.hash(bytes);
+    let hit = CACHE.with(|c| {
+        let c = c.borrow();
+        let slot = c.get(slot_of(h))?;
+        (slot.key == key && (key.len <= 16 || slot.text.as_bytes() == bytes)).then_some(Name {
+            text: Text::Interned(slot.text),
+            sym: slot.sym,
+        })
+    });
+    if let Some(name) = hit {
         return name;
     }
     let text = String::from_utf8_lossy(bytes);
-    intern_slow(&text, h)
+    intern_slow(&text, key, h)
 }
 
-#[inline]
-fn cached(bytes: &[u8], h: u64) -> Option<Name> {
-    CACHE.with(|c| {
-        let c = c.borrow();
-        let slot = c.get(slot_of(h))?;
-        (slot.hash == h && slot.sym != UNINTERNED && slot.text.as_bytes() == bytes).then_some(
-            Name {
-                text: Text::Interned(slot.text),
-                sym: slot.sym,
-            },
-        )
-    })
-}
-
-fn intern_slow(text: &str, h: u64) -> Name {
+fn intern_slow(text: &str, key: Key, h: u64) -> Name {
     let name = table()
         .lock()
         .unwrap_or_else(PoisonError::into_inner)
@@ -337,7 +396,7 @@ fn intern_slow(text: &str, h: u64) -> Name {
             }
             if let Some(slot) = c.get_mut(slot_of(h)) {
                 *slot = Slot {
-                    hash: h,
+                    key,
                     text: s,
                     sym: name.sym,
                 };
@@ -345,35 +404,6 @@ fn intern_slow(text: &str, h: u64) -> Name {
         });
     }
     name
-}
-
-/// A fast hash of short byte strings: eight bytes at a time, multiply and
-/// fold, then a finalizer so the high bits (which pick hash-table groups
-/// and cache slots) are well mixed.
-#[inline]
-fn hash_bytes(bytes: &[u8]) -> u64 {
-    const K: u64 = 0x9e37_79b9_7f4a_7c15;
-    let mix = |h: u64, w: u64| (h ^ w).wrapping_mul(K).rotate_left(29);
-    let mut h: u64 = (bytes.len() as u64).wrapping_mul(K);
-    let mut chunks = bytes.chunks_exact(8);
-    for c in &mut chunks {
-        h = mix(h, u64::from_le_bytes(c.try_into().unwrap_or([0; 8])));
-    }
-    let rest = chunks.remainder();
-    let n = rest.len();
-    let tail = if n >= 4 {
-        let lo = u32::from_le_bytes(rest[..4].try_into().unwrap_or([0; 4]));
-        let hi = u32::from_le_bytes(rest[n - 4..].try_into().unwrap_or([0; 4]));
-        u64::from(lo) | u64::from(hi) << 32
-    } else if n > 0 {
-        u64::from(rest[0]) | u64::from(rest[n / 2]) << 8 | u64::from(rest[n - 1]) << 16
-    } else {
-        0
-    };
-    h = mix(h, tail);
-    h ^= h >> 33;
-    h = h.wrapping_mul(0xff51_afd7_ed55_8ccd);
-    h ^ (h >> 33)
 }
 
 /// Words the lexer reserves; an attribute with one of these names is quoted.
@@ -430,6 +460,48 @@ mod tests {
         assert!(!alpha.matches(&beta));
         assert_eq!(beta2.as_str(), "bETA");
         assert_eq!(target.special(), Special::Target);
+    }
+
+    #[test]
+    fn fingerprints_tell_short_spellings_apart() {
+        // Every spelling over a small alphabet up to 5 bytes, plus longer
+        // ones differing in one byte anywhere: equal fingerprints only for
+        // equal spellings.
+        let mut all: Vec<Vec<u8>> = vec![Vec::new()];
+        let mut frontier: Vec<Vec<u8>> = vec![Vec::new()];
+        for _ in 0..5 {
+            let mut next = Vec::new();
+            for s in &frontier {
+                for c in [b'a', b'B', b'_', b'0'] {
+                    let mut t = s.clone();
+                    t.push(c);
+                    next.push(t);
+                }
+            }
+            all.extend(next.iter().cloned());
+            frontier = next;
+        }
+        for len in 6..=16 {
+            let base = vec![b'x'; len];
+            all.push(base.clone());
+            for i in 0..len {
+                let mut t = base.clone();
+                t[i] = b'y';
+                all.push(t);
+            }
+        }
+        let mut seen = std::collections::HashMap::new();
+        for s in &all {
+            let k = Key::of(s);
+            if let Some(prev) = seen.insert((k.words, k.len), s.clone()) {
+                assert_eq!(&prev, s, "fingerprint collision");
+            }
+        }
+        // Long names are told apart by their full text.
+        let a = Name::new("AVeryLongAttributeNameNumberOne");
+        let b = Name::new("AVeryLongAttributeNameNumberTwo");
+        assert!(!a.matches(&b));
+        assert!(a.matches(&Name::new("averylongattributenamenumberone")));
     }
 
     #[test]

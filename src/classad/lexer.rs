@@ -24,6 +24,9 @@ pub(crate) enum Tok {
     Ident(u32),
     /// An identifier followed by `(`: a function name.
     Func(u32),
+    /// The end of one of several inputs lexed together (never produced by
+    /// lexing text).
+    EndOfLine,
     True,
     False,
     Undefined,
@@ -74,6 +77,7 @@ impl Tok {
             Tok::Str(_) => "a string",
             Tok::Ident(_) => "an attribute name",
             Tok::Func(_) => "a function name",
+            Tok::EndOfLine => "end of line",
             Tok::True => "'true'",
             Tok::False => "'false'",
             Tok::Undefined => "'undefined'",
@@ -186,13 +190,19 @@ impl Lexed {
                 .get(i)
                 .map_or(self.end as usize, |&o| o as usize);
         }
-        let mut lx = Lexer::new(src, self.syntax, limits, true);
-        let _ = lx.run();
-        lx.out
-            .offsets
-            .get(i)
-            .map_or(self.end as usize, |&o| o as usize)
+        token_offset(src, self.syntax, limits, i)
     }
+}
+
+/// Byte offset in `src` of its token `i` in `syntax`, or of the end of
+/// input past the last token, found by lexing `src` again (for error
+/// messages, which are rare enough not to record every offset).
+pub(crate) fn token_offset(src: &[u8], syntax: Syntax, limits: &Limits, i: usize) -> usize {
+    let mut lx = Lexer::new(src, syntax, limits, true);
+    let _ = lx.run();
+    let at = lx.out.offsets.get(i).map_or(src.len(), |&o| o as usize);
+    recycle(lx.out);
+    at
 }
 
 thread_local! {
@@ -223,6 +233,43 @@ pub(crate) fn lex_prefix(src: &[u8], syntax: Syntax, limits: &Limits) -> Lexed {
     lx.out
 }
 
+/// Appends the tokens of as much of `src` as can be ([`lex_prefix`]) to
+/// `out`, sharing its tables: many short inputs lexed into one `Lexed` are
+/// then parsed by one parser (see `parser::parse_expr_prefixes`). Returns
+/// the range of `out.toks` that holds them.
+pub(crate) fn lex_prefix_into(
+    out: Lexed,
+    src: &[u8],
+    syntax: Syntax,
+    limits: &Limits,
+) -> (Lexed, std::ops::Range<usize>) {
+    let first = out.toks.len();
+    let mut lx = Lexer {
+        src,
+        pos: 0,
+        syntax,
+        limits,
+        offsets: false,
+        first_tok: first,
+        out,
+    };
+    let _ = lx.run();
+    let end = lx.out.toks.len();
+    (lx.out, first..end)
+}
+
+/// An empty `Lexed` for [`lex_prefix_into`], reusing this thread's spare
+/// buffers.
+pub(crate) fn lexed_for(syntax: Syntax) -> Lexed {
+    Lexed {
+        end: 0,
+        syntax,
+        ..SPARE
+            .with(Cell::take)
+            .unwrap_or_else(|| Lexed::with_capacity(64))
+    }
+}
+
 /// Tokenizes `src`.
 pub(crate) fn lex(src: &[u8], syntax: Syntax, limits: &Limits) -> Result<Lexed, ParseError> {
     let mut lx = Lexer::new(src, syntax, limits, false);
@@ -251,6 +298,8 @@ struct Lexer<'a> {
     syntax: Syntax,
     limits: &'a Limits,
     offsets: bool,
+    /// Index in `out.toks` of this input's first token.
+    first_tok: usize,
     out: Lexed,
 }
 
@@ -294,6 +343,7 @@ impl<'a> Lexer<'a> {
             syntax,
             limits,
             offsets,
+            first_tok: 0,
             out: Lexed {
                 end: to_u32(src.len()),
                 syntax,
@@ -372,7 +422,13 @@ impl<'a> Lexer<'a> {
     /// is when a number follows and the previous token does not end an
     /// operand (so `a-1` is a subtraction and `a*-1` a negative literal).
     fn minus_starts_number(&self) -> bool {
-        !self.out.toks.last().is_some_and(|t| t.ends_operand()) && self.number_follows_minus()
+        let prev = self
+            .out
+            .toks
+            .len()
+            .checked_sub(1)
+            .filter(|&i| i >= self.first_tok);
+        !prev.is_some_and(|i| self.out.toks[i].ends_operand()) && self.number_follows_minus()
     }
 
     /// Skips the comment at `start`.

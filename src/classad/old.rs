@@ -14,7 +14,7 @@ use super::error::{ParseError, Position};
 use super::lexer::Syntax;
 use super::limits::Limits;
 use super::name::Name;
-use super::parser::{parse_ad_with, parse_expr_prefix};
+use super::parser::{parse_ad_with, parse_expr_prefix, parse_expr_prefixes};
 
 /// Parses one `Name = expr` line (line number `line` for errors). The value
 /// is the expression at the start of the text after `=`; anything after it
@@ -31,6 +31,17 @@ pub fn parse_line_with(
     limits: &Limits,
     reject_quoted_names: bool,
 ) -> Result<(Name, Expr), ParseError> {
+    let (name, eq) = split_line(text, line, reject_quoted_names)?;
+    let value = parse_expr_prefix(&text[eq + 1..], Syntax::Old, limits);
+    Ok((name, value.map_err(|e| place_value_error(e, eq, line))?))
+}
+
+/// The name of a `Name = value` line and the position of its `=`.
+fn split_line(
+    text: &[u8],
+    line: u32,
+    reject_quoted_names: bool,
+) -> Result<(Name, usize), ParseError> {
     let err = |col: usize, msg: &str| {
         ParseError::new(
             Position {
@@ -57,17 +68,18 @@ pub fn parse_line_with(
     let Ok(name) = std::str::from_utf8(name) else {
         return Err(err(start, "attribute name is not valid UTF-8"));
     };
-    let rhs = &text[eq + 1..];
-    let expr = parse_expr_prefix(rhs, Syntax::Old, limits).map_err(|mut e| {
-        if e.position.line == 1 {
-            e.position.column = e
-                .position
-                .column
-                .saturating_add(u32::try_from(eq + 1).unwrap_or(0));
-        }
-        e.at_line(line)
-    })?;
-    Ok((Name::new(name), expr))
+    Ok((Name::new(name), eq))
+}
+
+/// An error in the value after the `=` at `eq`, placed on its line.
+fn place_value_error(mut e: ParseError, eq: usize, line: u32) -> ParseError {
+    if e.position.line == 1 {
+        e.position.column = e
+            .position
+            .column
+            .saturating_add(u32::try_from(eq + 1).unwrap_or(0));
+    }
+    e.at_line(line)
 }
 
 /// A separator line.
@@ -149,15 +161,56 @@ impl Default for OldReader {
     }
 }
 
+/// A line's name, the position of its `=` and its value text, or what was
+/// wrong with it.
+type SplitLine<'t> = Result<(Name, usize, &'t [u8]), ParseError>;
+
+/// The lines of an ad being read, parsed together when it ends.
+struct Pending<'t> {
+    first_line: u32,
+    /// The lines, with their numbers.
+    lines: Vec<(u32, SplitLine<'t>)>,
+    /// Bytes so far, and whether that went over the size limit (further
+    /// lines are then dropped, unread).
+    size: usize,
+    oversized: bool,
+}
+
+impl Pending<'_> {
+    /// Parses the values, one parser for all lines, and builds the ad.
+    fn finish(self, limits: &Limits) -> OldAd {
+        let values: Vec<&[u8]> = self
+            .lines
+            .iter()
+            .filter_map(|(_, l)| l.as_ref().ok().map(|(_, _, v)| *v))
+            .collect();
+        let mut parsed = parse_expr_prefixes(&values, Syntax::Old, limits).into_iter();
+        let mut ad = ClassAd::new();
+        let mut errors = Vec::new();
+        for (lineno, line) in self.lines {
+            match line {
+                Ok((name, eq, _)) => match parsed.next() {
+                    Some(Ok(e)) => ad.insert(name, e),
+                    Some(Err(e)) => errors.push(place_value_error(e, eq, lineno)),
+                    None => {}
+                },
+                Err(e) => errors.push(e),
+            }
+        }
+        OldAd {
+            ad,
+            errors,
+            first_line: self.first_line,
+        }
+    }
+}
+
 impl OldReader {
     /// Reads `text`.
     pub fn read(&self, text: &[u8]) -> Vec<OldItem> {
         let mut items = Vec::new();
-        let mut cur: Option<OldAd> = None;
-        // Bytes of the current ad so far, and whether it went over the
-        // size limit (its further lines are then dropped, unread).
-        let mut size = 0usize;
-        let mut oversized = false;
+        let mut cur: Option<Pending<'_>> = None;
+        let limits = &self.limits;
         for (i, raw) in text.split(|&c| c == b'\n').enumerate() {
             let lineno = u32::try_from(i + 1).unwrap_or(u32::MAX);
             let line = raw.trim_ascii();
@@ -165,13 +218,13 @@ impl OldReader {
                 if self.blank_line_ends_ad
                     && let Some(ad) = cur.take()
                 {
-                    items.push(OldItem::Ad(ad));
+                    items.push(OldItem::Ad(ad.finish(limits)));
                 }
                 continue;
             }
             if self.separators && line[0] == b'-' {
                 if let Some(ad) = cur.take() {
-                    items.push(OldItem::Ad(ad));
+                    items.push(OldItem::Ad(ad.finish(limits)));
                 }
                 let dashes = line.iter().take_while(|&&c| c == b'-').count();
                 items.push(OldItem::Separator(Separator {
@@ -184,39 +237,36 @@ impl OldReader {
             if self.skip_comments && line[0] == b'#' {
                 continue;
             }
-            if cur.is_none() {
-                size = 0;
-                oversized = false;
-            }
-            let ad = cur.get_or_insert_with(|| OldAd {
-                ad: ClassAd::new(),
-                errors: Vec::new(),
+            let ad = cur.get_or_insert_with(|| Pending {
                 first_line: lineno,
+                lines: Vec::new(),
+                size: 0,
+                oversized: false,
             });
-            size += raw.len() + 1;
-            if size > self.limits.max_text_bytes {
-                if !oversized {
-                    oversized = true;
-                    ad.errors.push(ParseError::new(
+            ad.size += raw.len() + 1;
+            if ad.size > limits.max_text_bytes {
+                if !ad.oversized {
+                    ad.oversized = true;
+                    let e = ParseError::new(
                         Position {
                             line: lineno,
                             column: 1,
                         },
                         format!(
                             "ad starting at line {} is more than the limit of {} bytes",
-                            ad.first_line, self.limits.max_text_bytes
+                            ad.first_line, limits.max_text_bytes
                         ),
-                    ));
+                    );
+                    ad.lines.push((lineno, Err(e)));
                 }
                 continue;
             }
-            match parse_line_with(line, lineno, &self.limits, self.reject_quoted_names) {
-                Ok((n, e)) => ad.ad.insert(n, e),
-                Err(e) => ad.errors.push(e),
-            }
+            let split = split_line(line, lineno, self.reject_quoted_names)
+                .map(|(name, eq)| (name, eq, &line[eq + 1..]));
+            ad.lines.push((lineno, split));
         }
         if let Some(ad) = cur.take() {
-            items.push(OldItem::Ad(ad));
+            items.push(OldItem::Ad(ad.finish(limits)));
         }
         items
     }
@@ -308,6 +358,34 @@ mod tests {
         assert_eq!(ad.errors.len(), 2);
         assert_eq!(ad.errors[0].position.line, 2);
         assert_eq!(ad.errors[1].position.line, 3);
+    }
+
+    #[test]
+    fn one_bad_value_spoils_only_its_line() {
+        // Values are parsed together; a bad one falls back to line by line
+        // and is placed at its column.
+        let text = b"A = 1 garbage\nB = -5\nC = (1 +\nD = \"x\" \"y\"\nE = A - 1\n";
+        let items = OldReader::default().read(text);
+        let OldItem::Ad(ad) = &items[0] else {
+            panic!("expected an ad");
+        };
+        assert_eq!(ad.ad.len(), 4);
+        assert_eq!(ad.errors.len(), 1);
+        assert_eq!(ad.errors[0].position.line, 3);
+        assert_eq!(ad.errors[0].position.column, 9);
+        let env = super::super::FixedEnv::default();
+        assert!(matches!(
+            ad.ad.eval_attr("B", &env),
+            super::super::Value::Int(-5)
+        ));
+        assert!(matches!(
+            ad.ad.eval_attr("E", &env),
+            super::super::Value::Int(0)
+        ));
+        // Old syntax does not join adjacent strings: the rest is ignored.
+        assert!(
+            matches!(ad.ad.eval_attr("D", &env), super::super::Value::Str(s) if s.as_bytes() == b"x")
+        );
     }
 
     #[test]

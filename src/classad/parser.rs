@@ -28,7 +28,10 @@ use super::ad::ClassAd;
 use super::ast::{BinOp, Call, Expr, UnOp};
 use super::builtins::Builtin;
 use super::error::{ParseError, Position};
-use super::lexer::{Lexed, Syntax, Tok, lex, lex_prefix, lex_with_offsets, recycle};
+use super::lexer::{
+    Lexed, Syntax, Tok, lex, lex_prefix, lex_prefix_into, lex_with_offsets, lexed_for, recycle,
+    token_offset,
+};
 use super::limits::Limits;
 use super::name::Name;
 use super::timefmt;
@@ -47,7 +50,9 @@ macro_rules! run {
             None => {
                 let slow = $build::<extra::Err<Rich<'_, Tok>>>(lexed);
                 let errs = slow.parse(&lexed.toks[..]).into_errors();
-                Err(first_error(&errs, lexed, $src, $limits))
+                Err(first_error(&errs, $src, &|i| {
+                    lexed.offset_of($src, $limits, i)
+                }))
             }
         }
     }};
@@ -75,6 +80,65 @@ pub fn parse_expr_prefix(src: &[u8], syntax: Syntax, limits: &Limits) -> Result<
     let r = check_depth(&lexed, src, limits).and_then(|()| run!(&lexed, src, limits, leading_expr));
     recycle(lexed);
     r
+}
+
+/// Parses each of `srcs` as [`parse_expr_prefix`] does, with one parser
+/// for all of them: the values of an old-syntax ad's lines.
+pub(crate) fn parse_expr_prefixes(
+    srcs: &[&[u8]],
+    syntax: Syntax,
+    limits: &Limits,
+) -> Vec<Result<Expr, ParseError>> {
+    let mut lexed = lexed_for(syntax);
+    let mut ranges = Vec::with_capacity(srcs.len());
+    for src in srcs {
+        if let Err(e) = check_size(src, limits) {
+            ranges.push(Err(e));
+            continue;
+        }
+        let (l, range) = lex_prefix_into(lexed, src, syntax, limits);
+        lexed = l;
+        lexed.toks.push(Tok::EndOfLine);
+        let offset = |i: usize| token_offset(src, syntax, limits, i);
+        ranges
+            .push(check_depth_of(&lexed.toks[range.clone()], src, limits, &offset).map(|()| range));
+    }
+    // Usually every value parses: then one parse does them all.
+    if ranges.iter().all(Result::is_ok) {
+        let lines = leading_expr_in_line::<extra::Err<EmptyErr>>(&lexed)
+            .repeated()
+            .collect::<Vec<_>>();
+        let all = lines.parse(&lexed.toks[..]).into_output();
+        drop(lines);
+        if let Some(exprs) = all
+            && exprs.len() == srcs.len()
+        {
+            recycle(lexed);
+            return exprs.into_iter().map(Ok).collect();
+        }
+    }
+    let fast = leading_expr::<extra::Err<EmptyErr>>(&lexed);
+    let mut slow = None;
+    let out = ranges
+        .into_iter()
+        .zip(srcs)
+        .map(|(range, src)| {
+            let range = range?;
+            if let Some(e) = fast.parse(&lexed.toks[range.clone()]).into_output() {
+                return Ok(e);
+            }
+            let slow =
+                slow.get_or_insert_with(|| leading_expr::<extra::Err<Rich<'_, Tok>>>(&lexed));
+            let errs = slow.parse(&lexed.toks[range]).into_errors();
+            Err(first_error(&errs, src, &|i| {
+                token_offset(src, syntax, limits, i)
+            }))
+        })
+        .collect();
+    drop(fast);
+    drop(slow);
+    recycle(lexed);
+    out
 }
 
 /// Parses one ad in new syntax (`[ a = 1; b = a + 2 ]`).
@@ -136,6 +200,17 @@ where
     expr_parser(lx).then_ignore(any().repeated())
 }
 
+/// An expression followed by anything up to the end of its line.
+fn leading_expr_in_line<'a, E>(lx: &'a Lexed) -> impl Parser<'a, In<'a>, Expr, E>
+where
+    E: ParserExtra<'a, In<'a>> + 'a,
+    E::Error: LabelError<'a, In<'a>, &'static str>,
+{
+    expr_parser(lx)
+        .then_ignore(none_of([Tok::EndOfLine]).repeated())
+        .then_ignore(just(Tok::EndOfLine))
+}
+
 fn whole_ad<'a, E>(lx: &'a Lexed) -> impl Parser<'a, In<'a>, ClassAd, E>
 where
     E: ParserExtra<'a, In<'a>> + 'a,
@@ -188,15 +263,17 @@ fn check_size(src: &[u8], limits: &Limits) -> Result<(), ParseError> {
     Ok(())
 }
 
-fn first_error(errs: &[Rich<'_, Tok>], lexed: &Lexed, src: &[u8], limits: &Limits) -> ParseError {
+/// The first of `errs`, placed in `src`; `offset` maps a token index to its
+/// byte offset.
+fn first_error(errs: &[Rich<'_, Tok>], src: &[u8], offset: &dyn Fn(usize) -> usize) -> ParseError {
     match errs.first() {
-        Some(e) => rich_to_error(e, lexed, src, limits),
+        Some(e) => rich_to_error(e, src, offset),
         None => ParseError::new(Position::from_offset(src, 0), "syntax error"),
     }
 }
 
-fn rich_to_error(e: &Rich<'_, Tok>, lexed: &Lexed, src: &[u8], limits: &Limits) -> ParseError {
-    let at = lexed.offset_of(src, limits, e.span().start);
+fn rich_to_error(e: &Rich<'_, Tok>, src: &[u8], offset: &dyn Fn(usize) -> usize) -> ParseError {
+    let at = offset(e.span().start);
     let found = match e.found() {
         Some(t) => t.describe().to_string(),
         None => "end of input".to_string(),
@@ -249,9 +326,22 @@ fn rich_to_error(e: &Rich<'_, Tok>, lexed: &Lexed, src: &[u8], limits: &Limits) 
 /// `?:`. The tree-depth bound counts, per open bracket, the operators seen
 /// so far: a chain of n operators can make a tree n deep.
 fn check_depth(lexed: &Lexed, src: &[u8], limits: &Limits) -> Result<(), ParseError> {
+    check_depth_of(&lexed.toks, src, limits, &|i| {
+        lexed.offset_of(src, limits, i)
+    })
+}
+
+/// [`check_depth`] of a token slice; `offset` maps a token index to its byte
+/// offset in `src`.
+fn check_depth_of(
+    toks: &[Tok],
+    src: &[u8],
+    limits: &Limits,
+    offset: &dyn Fn(usize) -> usize,
+) -> Result<(), ParseError> {
     // Each counted level needs a token of its own (plus one), so inputs
     // with fewer tokens than the limits cannot exceed them.
-    if lexed.toks.len() < limits.max_nesting && lexed.toks.len() < limits.max_tree_depth {
+    if toks.len() < limits.max_nesting && toks.len() < limits.max_tree_depth {
         return Ok(());
     }
     #[derive(Clone, Copy, Default)]
@@ -267,7 +357,6 @@ fn check_depth(lexed: &Lexed, src: &[u8], limits: &Limits) -> Result<(), ParseEr
     let mut depth = 0usize;
     let mut open_ternaries = 0usize;
     let mut tree_bound = 0usize;
-    let toks = &lexed.toks;
     for (i, &t) in toks.iter().enumerate() {
         let empty_next = |closer: Tok| toks.get(i + 1) == Some(&closer);
         match t {
@@ -286,7 +375,7 @@ fn check_depth(lexed: &Lexed, src: &[u8], limits: &Limits) -> Result<(), ParseEr
                 tree_bound += 1;
                 let nesting = depth + open_ternaries + usize::from(!empty_next(closer));
                 if nesting > limits.max_nesting {
-                    let at = lexed.offset_of(src, limits, i);
+                    let at = offset(i);
                     return Err(ParseError::new(
                         Position::from_offset(src, at),
                         format!(
@@ -318,7 +407,7 @@ fn check_depth(lexed: &Lexed, src: &[u8], limits: &Limits) -> Result<(), ParseEr
                 open_ternaries += 1;
                 tree_bound += 1;
                 if depth + 1 + open_ternaries > limits.max_nesting {
-                    let at = lexed.offset_of(src, limits, i);
+                    let at = offset(i);
                     return Err(ParseError::new(
                         Position::from_offset(src, at),
                         format!(
@@ -345,7 +434,7 @@ fn check_depth(lexed: &Lexed, src: &[u8], limits: &Limits) -> Result<(), ParseEr
             }
         }
         if tree_bound > limits.max_tree_depth {
-            let at = lexed.offset_of(src, limits, i);
+            let at = offset(i);
             return Err(ParseError::new(
                 Position::from_offset(src, at),
                 format!(

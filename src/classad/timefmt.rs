@@ -319,7 +319,9 @@ pub(crate) fn parse_reltime(src: &[u8]) -> Option<f64> {
         .wrapping_add(hrs.wrapping_mul(3600))
         .wrapping_add(mins.wrapping_mul(60));
     let total = f64::from(whole) + secs;
-    Some(if negative { -total } else { total })
+    // Minus zero would print as `relTime("00")`, which reads back as plus
+    // zero (HTCondor keeps the minus zero, so its text does not read back).
+    Some(if negative && total != 0.0 { -total } else { total })
 }
 
 const WEEKDAYS: [&str; 7] = [

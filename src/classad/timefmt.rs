@@ -321,7 +321,11 @@ pub(crate) fn parse_reltime(src: &[u8]) -> Option<f64> {
     let total = f64::from(whole) + secs;
     // Minus zero would print as `relTime("00")`, which reads back as plus
     // zero (HTCondor keeps the minus zero, so its text does not read back).
-    Some(if negative && total != 0.0 { -total } else { total })
+    Some(if negative && total != 0.0 {
+        -total
+    } else {
+        total
+    })
 }
 
 const WEEKDAYS: [&str; 7] = [

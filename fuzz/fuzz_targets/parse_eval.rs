@@ -19,15 +19,23 @@ use roost::classad::{
     ClassAd, Evaluator, Expr, FixedEnv, Limits, Syntax, Value, parse_ad_with, parse_expr_with,
 };
 
-/// Whether `text` holds an absolute time before the year 1000, which
-/// HTCondor prints unpadded (`absTime("19-12-31T...")`) and which therefore
-/// does not read back as the same time, in HTCondor either.
+/// Whether `text` holds a time HTCondor prints in a form that does not read
+/// back, in HTCondor either: an absolute time before the year 1000 (its
+/// year is unpadded: `absTime("19-12-31T...")`), or a relative time past
+/// what a C int of seconds holds (its fields come out negative:
+/// `relTime("-24855+-3:-14:-8")`).
 fn has_unreadable_time(text: &str) -> bool {
-    text.match_indices("absTime(\"").any(|(i, m)| {
+    let abs = text.match_indices("absTime(\"").any(|(i, m)| {
         let rest = &text.as_bytes()[i + m.len()..];
         let digits = rest.iter().take_while(|c| c.is_ascii_digit()).count();
         rest.first() == Some(&b'-') || digits < 4
-    })
+    });
+    let rel = text.match_indices("relTime(\"").any(|(i, m)| {
+        let rest = &text[i + m.len()..];
+        let lit = rest.split('"').next().unwrap_or_default();
+        lit.contains("+-") || lit.contains(":-") || lit.contains("--")
+    });
+    abs || rel
 }
 
 /// The value of `e` printed, with MY and TARGET as given, in a fresh

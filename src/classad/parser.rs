@@ -713,6 +713,18 @@ mod tests {
     }
 
     #[test]
+    fn printed_selections_read_back() {
+        for (text, printed) in [
+            ("1 . x", "1 .x"),
+            ("a.'b c'", "a.'b c'"),
+            ("1.5 . x", "1.500000000000000E+00.x"),
+        ] {
+            assert_eq!(p(text), printed);
+            assert_eq!(p(printed), printed);
+        }
+    }
+
+    #[test]
     fn ternary_and_elvis() {
         assert_eq!(p("a ? b : c ? d : e"), "a ? b : c ? d : e");
         assert_eq!(p("a ?: b"), "a ?: b");

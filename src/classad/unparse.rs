@@ -293,6 +293,11 @@ impl Printer {
             }
             Expr::Select(base, n) => {
                 self.expr(base);
+                // `1.x` would read back as a malformed real: HTCondor prints
+                // it so, Roost separates the dot.
+                if matches!(**base, Expr::Lit(Value::Int(_))) {
+                    self.out.push(' ');
+                }
                 self.out.push('.');
                 // Quoted when it must be, unlike HTCondor, which prints
                 // `a.'b c'` as the unreadable `a.b c`.

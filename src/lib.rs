@@ -6,3 +6,4 @@
 
 pub mod classad;
 pub mod cli;
+pub mod config;

@@ -17,7 +17,7 @@ mod ad;
 pub mod argenv;
 mod ast;
 mod builtins;
-mod cfmt;
+pub(crate) mod cfmt;
 pub mod convert;
 mod error;
 mod eval;

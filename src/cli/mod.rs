@@ -1,6 +1,8 @@
 //! The `roost` command line: argument parsing and dispatch to subcommands.
 
 mod classad_cmd;
+mod config_cmd;
+pub mod sysconfig;
 pub mod sysenv;
 
 use std::process::ExitCode;
@@ -20,6 +22,8 @@ enum Command {
     /// Evaluate, convert and match ClassAds.
     #[command(subcommand)]
     Classad(classad_cmd::ClassadCmd),
+    /// Read HTCondor configuration and print knobs (like condor_config_val).
+    Config(config_cmd::ConfigCmd),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -27,6 +31,7 @@ pub fn run() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Classad(cmd) => classad_cmd::run(cmd),
+        Command::Config(cmd) => config_cmd::run(cmd),
     };
     match result {
         Ok(code) => code,

@@ -1,0 +1,127 @@
+//! `roost config`: read HTCondor configuration files and print knobs as
+//! `condor_config_val` does. The output is a contract; see `docs/config.md`.
+
+use std::io::Write;
+use std::process::ExitCode;
+
+use anyhow::{Result, anyhow};
+use clap::{Args, Subcommand};
+
+use super::sysconfig::{FsFiles, find_root, load_input};
+use crate::config::{Config, Scope, load};
+
+/// `roost config` options and subcommands.
+#[derive(Args, Debug)]
+pub struct ConfigCmd {
+    /// The root configuration file (default: $CONDOR_CONFIG, then
+    /// /etc/condor/condor_config, /usr/local/etc/condor_config,
+    /// ~condor/condor_config).
+    #[arg(long, value_name = "FILE", global = true)]
+    config: Option<String>,
+    /// The subsystem to look knobs up for: SUBSYS.NAME overrides NAME.
+    #[arg(long, value_name = "NAME", default_value = "TOOL", global = true)]
+    subsystem: String,
+    /// The local name of the daemon: LOCALNAME.NAME overrides SUBSYS.NAME.
+    #[arg(long, value_name = "NAME", global = true)]
+    local_name: Option<String>,
+    #[command(subcommand)]
+    action: ConfigAction,
+}
+
+#[derive(Subcommand, Debug)]
+enum ConfigAction {
+    /// Print the expanded value of each NAME.
+    Get(GetArgs),
+    /// Print every macro the configuration defines, sorted, unexpanded.
+    Dump,
+}
+
+#[derive(Args, Debug)]
+struct GetArgs {
+    /// Knob names (case-insensitive).
+    #[arg(required = true)]
+    names: Vec<String>,
+    /// Also print where each knob was defined and its raw value.
+    #[arg(short = 'v', long)]
+    verbose: bool,
+    /// Print one JSON object: name -> expanded string, null when undefined
+    /// or empty, or {"error": "..."} when expansion failed.
+    #[arg(long, conflicts_with = "verbose")]
+    json: bool,
+}
+
+/// Runs `roost config`.
+pub fn run(cmd: ConfigCmd) -> Result<ExitCode> {
+    let root = find_root(cmd.config.as_deref()).map_err(|e| anyhow!(e))?;
+    let scope = Scope {
+        subsys: Some(cmd.subsystem.to_ascii_uppercase()),
+        localname: cmd.local_name.clone(),
+    };
+    let input = load_input(root, scope);
+    let config = load(&input, &FsFiles).map_err(|e| anyhow!("configuration error: {e}"))?;
+    for w in config.warnings() {
+        eprintln!("roost: warning: {w}");
+    }
+    let stdout = std::io::stdout();
+    let mut out = stdout.lock();
+    match cmd.action {
+        ConfigAction::Dump => {
+            for m in config.dump() {
+                writeln!(out, "{} = {}", m.name, m.value)?;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        ConfigAction::Get(args) if args.json => {
+            let mut obj = serde_json::Map::new();
+            for name in &args.names {
+                let v = match config.get(name) {
+                    Ok(Some(s)) if !s.is_empty() => serde_json::Value::String(s),
+                    Ok(_) => serde_json::Value::Null,
+                    Err(e) => serde_json::json!({ "error": e.to_string() }),
+                };
+                obj.insert(name.clone(), v);
+            }
+            writeln!(out, "{}", serde_json::Value::Object(obj))?;
+            Ok(ExitCode::SUCCESS)
+        }
+        ConfigAction::Get(args) => get(&config, &args, &mut out),
+    }
+}
+
+fn get(config: &Config, args: &GetArgs, out: &mut dyn Write) -> Result<ExitCode> {
+    let mut code = ExitCode::SUCCESS;
+    for name in &args.names {
+        match config.get(name) {
+            Ok(Some(value)) => {
+                if args.verbose {
+                    writeln!(out, "{name} = {value}")?;
+                    if let Some(l) = config.lookup(name) {
+                        match l.origin {
+                            Some(o) => {
+                                let mut at =
+                                    format!("{}, line {}", config.source_name(o.source), o.line);
+                                if let Some(t) = &o.template {
+                                    at.push_str(&format!(", use {t}"));
+                                }
+                                writeln!(out, " # at: {at}")?;
+                            }
+                            None => writeln!(out, " # at: <Default>")?,
+                        }
+                        writeln!(out, " # raw: {}", l.raw)?;
+                    }
+                } else {
+                    writeln!(out, "{value}")?;
+                }
+            }
+            Ok(None) => {
+                eprintln!("Not defined: {name}");
+                code = ExitCode::from(1);
+            }
+            Err(e) => {
+                eprintln!("roost: {name}: {e}");
+                code = ExitCode::from(1);
+            }
+        }
+    }
+    Ok(code)
+}

@@ -1,0 +1,852 @@
+//! Macro expansion: `$(NAME)`, `$(NAME:default)`, `$ENV()`, `$INT()`,
+//! `$F…()` and the other `$` functions, with HTCondor's scanning rules.
+//!
+//! HTCondor substitutes a reference and scans the substituted text again,
+//! which hangs on circular references. Roost expands each referenced value
+//! on its own, keeping the chain of names being expanded, so a cycle is an
+//! error that names it. The results are the same except for a reference
+//! whose `$(` and `)` come from different macros, which HTCondor completes
+//! and Roost does not.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+
+use super::printf::{self, Arg};
+use super::{ExpandError, MAX_EXPANDED_BYTES, MAX_EXPANSION_DEPTH, MacroTable, Scope};
+use crate::classad::{self, FixedEnv, Value};
+
+/// Which `$` form a reference is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Func {
+    Normal,
+    Env,
+    RandomChoice,
+    RandomInteger,
+    Choice,
+    Substr,
+    Int,
+    Real,
+    Str,
+    Eval,
+    Basename,
+    Dirname,
+    Filename,
+}
+
+/// A reference found in a text: byte offsets.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct MacroRef {
+    pub func: Func,
+    /// The `$`.
+    pub dollar: usize,
+    /// After the `$…(` prefix: the first byte of the body.
+    pub body: usize,
+    /// The first byte of the default, after the `:`, if any.
+    pub default: Option<usize>,
+    /// The closing `)`.
+    pub close: usize,
+}
+
+impl MacroRef {
+    /// The name part of the body (before a `:` default).
+    pub fn name<'t>(&self, text: &'t str) -> &'t str {
+        let end = self.default.map_or(self.close, |d| d - 1);
+        &text[self.body..end]
+    }
+
+    /// The whole body.
+    pub fn body<'t>(&self, text: &'t str) -> &'t str {
+        &text[self.body..self.close]
+    }
+
+    /// The default text, if any.
+    pub fn default<'t>(&self, text: &'t str) -> Option<&'t str> {
+        self.default.map(|d| &text[d..self.close])
+    }
+
+    /// One past the closing `)`.
+    pub fn end(&self) -> usize {
+        self.close + 1
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Body {
+    Anything,
+    IdColon,
+    MetaArg,
+}
+
+/// Characters of a knob name (`condor_isidchar`).
+pub(crate) fn is_id_char(c: u8) -> bool {
+    c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'/')
+}
+
+fn classify(prefix: &[u8], meta: bool) -> Option<(Func, Body)> {
+    if prefix.len() == 1 {
+        return Some((
+            Func::Normal,
+            if meta { Body::MetaArg } else { Body::IdColon },
+        ));
+    }
+    if meta || prefix[1] == b'$' {
+        return None;
+    }
+    if prefix[1] == b'F'
+        && prefix[2..]
+            .iter()
+            .all(|c| b"pnxdqabfwu".contains(&c.to_ascii_lowercase()))
+    {
+        return Some((Func::Filename, Body::Anything));
+    }
+    let func = match &prefix[1..] {
+        b"ENV" => return Some((Func::Env, Body::IdColon)),
+        b"RANDOM_CHOICE" => Func::RandomChoice,
+        b"RANDOM_INTEGER" => Func::RandomInteger,
+        b"CHOICE" => Func::Choice,
+        b"SUBSTR" => Func::Substr,
+        b"INT" => Func::Int,
+        b"REAL" => Func::Real,
+        b"STRING" => Func::Str,
+        b"EVAL" => Func::Eval,
+        b"BASENAME" => Func::Basename,
+        b"DIRNAME" => Func::Dirname,
+        _ => return None,
+    };
+    Some((func, Body::Anything))
+}
+
+/// Finds the next reference at or after `from`, as HTCondor's
+/// `next_config_macro` does. `skip` rejects a found reference (by function
+/// and body); scanning then goes on after it. With `meta`, only template
+/// arguments `$(1)`, `$(2?)`, `$(0#)`, `$(1+:default)` are found.
+pub(crate) fn next_macro(
+    text: &str,
+    from: usize,
+    meta: bool,
+    skip: &dyn Fn(Func, &str) -> bool,
+) -> Option<MacroRef> {
+    let b = text.as_bytes();
+    let len = b.len();
+    let mut t = from;
+    'scan: loop {
+        let dollar = t + b.get(t..)?.iter().position(|&c| c == b'$')?;
+        let mut p = dollar + 1;
+        if b.get(p) == Some(&b'$') {
+            p += 1;
+        }
+        while p < len && (b[p].is_ascii_alphanumeric() || b[p] == b'_') {
+            p += 1;
+        }
+        if b.get(p) != Some(&b'(') {
+            t = p.max(dollar + 1);
+            continue;
+        }
+        let Some((func, body_kind)) = classify(&b[dollar..p], meta) else {
+            t = p;
+            continue;
+        };
+        let body = p + 1;
+        let mut v = body;
+        let mut default = None;
+        match body_kind {
+            Body::Anything => {
+                while v < len && b[v] != b')' {
+                    v += 1;
+                }
+            }
+            Body::IdColon | Body::MetaArg => {
+                while v < len && b[v] != b')' {
+                    let c = b[v];
+                    v += 1;
+                    if c == b':' && default.is_none() {
+                        default = Some(v);
+                        continue;
+                    }
+                    if default.is_some() {
+                        if c == b'(' {
+                            if let Some(q) = b[v..].iter().position(|&x| x == b')') {
+                                v += q + 1;
+                                continue;
+                            }
+                        } else if body_kind == Body::MetaArg || b"$ ,\\:".contains(&c) {
+                            continue;
+                        }
+                    }
+                    let ok = if body_kind == Body::MetaArg {
+                        c.is_ascii_digit() || matches!(c, b'?' | b'#' | b'+')
+                    } else {
+                        is_id_char(c)
+                    };
+                    if !ok {
+                        t = body;
+                        continue 'scan;
+                    }
+                }
+            }
+        }
+        if v >= len {
+            t = body;
+            continue;
+        }
+        if skip(func, &text[body..v]) {
+            t = v;
+            continue;
+        }
+        return Some(MacroRef {
+            func,
+            dollar,
+            body,
+            default,
+            close: v,
+        });
+    }
+}
+
+fn is_dollar(func: Func, body: &str) -> bool {
+    func == Func::Normal && body.eq_ignore_ascii_case("DOLLAR")
+}
+
+/// Replaces every `$(DOLLAR)` with `$`, last of all.
+pub(crate) fn replace_dollars(mut s: String) -> String {
+    let mut from = 0;
+    while let Some(m) = next_macro(&s, from, false, &|f, b| !is_dollar(f, b)) {
+        s.replace_range(m.dollar..m.end(), "$");
+        from = m.dollar;
+    }
+    s
+}
+
+/// Expands references against a macro table.
+pub(crate) struct Expander<'a> {
+    pub table: &'a MacroTable,
+    pub scope: &'a Scope,
+    pub env: &'a HashMap<String, String>,
+    pub now: i64,
+    pub seed: &'a Cell<u64>,
+}
+
+impl Expander<'_> {
+    /// Fully expands `text` (the value of `name`, when given) and then
+    /// turns `$(DOLLAR)` into `$`.
+    pub fn expand_top(&self, text: &str, name: Option<&str>) -> Result<String, ExpandError> {
+        let mut stack: Vec<String> = name.map(|n| n.to_ascii_lowercase()).into_iter().collect();
+        let out = self.expand(text, &mut stack)?;
+        Ok(replace_dollars(out))
+    }
+
+    /// Expands every reference in `text` except `$(DOLLAR)` and `$$(…)`.
+    pub fn expand(&self, text: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
+        let mut out = String::with_capacity(text.len());
+        let mut from = 0;
+        while let Some(m) = next_macro(text, from, false, &is_dollar) {
+            out.push_str(&text[from..m.dollar]);
+            let piece = self.evaluate(text, &m, stack)?;
+            out.push_str(&piece);
+            if out.len() > MAX_EXPANDED_BYTES {
+                return Err(ExpandError::TooLong);
+            }
+            from = m.end();
+        }
+        out.push_str(&text[from..]);
+        Ok(out)
+    }
+
+    fn expand_value_of(
+        &self,
+        name: &str,
+        raw: &str,
+        stack: &mut Vec<String>,
+    ) -> Result<String, ExpandError> {
+        let key = name.to_ascii_lowercase();
+        if let Some(at) = stack.iter().position(|s| *s == key) {
+            let mut chain: Vec<&str> = stack[at..].iter().map(String::as_str).collect();
+            chain.push(&key);
+            return Err(ExpandError::Circular(chain.join(" -> ")));
+        }
+        if stack.len() >= MAX_EXPANSION_DEPTH {
+            return Err(ExpandError::TooDeep(name.to_string()));
+        }
+        if !raw.contains('$') {
+            return Ok(raw.to_string());
+        }
+        stack.push(key);
+        let r = self.expand(raw, stack);
+        stack.pop();
+        r
+    }
+
+    /// The value of one reference, fully expanded.
+    fn evaluate(
+        &self,
+        text: &str,
+        m: &MacroRef,
+        stack: &mut Vec<String>,
+    ) -> Result<String, ExpandError> {
+        match m.func {
+            Func::Normal => {
+                let name = m.name(text);
+                let raw = super::lookup(self.table, self.scope, name).map(|l| l.raw);
+                match raw {
+                    Some(v) if !v.is_empty() => self.expand_value_of(name, v, stack),
+                    _ => match m.default(text) {
+                        Some(d) => self.expand(d, stack),
+                        None => Ok(String::new()),
+                    },
+                }
+            }
+            Func::Env => {
+                let name = m.name(text);
+                let value = self.env.get(name).map(String::as_str);
+                let value = match (value, m.default(text)) {
+                    (Some(v), _) if !v.is_empty() => v,
+                    (_, Some(d)) => d,
+                    (Some(v), None) => v,
+                    (None, None) => "UNDEFINED",
+                };
+                self.expand(value, stack)
+            }
+            Func::RandomChoice => self.random_choice(m.body(text), stack),
+            Func::RandomInteger => self.random_integer(m.body(text)),
+            Func::Choice => self.choice(m.body(text), stack),
+            Func::Substr => self.substr(m.body(text), stack),
+            Func::Int | Func::Real => self.number(m.func, m.body(text), stack),
+            Func::Str => self.string(m.body(text), stack),
+            Func::Eval => self.eval(m.body(text), stack),
+            Func::Basename | Func::Dirname | Func::Filename => {
+                let flags = &text[m.dollar + 1..m.body - 1];
+                self.filename(m.func, flags, m.body(text), stack)
+            }
+        }
+    }
+
+    /// The `index`th comma-separated argument, trimmed, looked up as a
+    /// knob name (its value if defined, else the argument itself) and
+    /// expanded. `None` when there is no such argument.
+    fn arg(
+        &self,
+        args: &str,
+        index: usize,
+        stack: &mut Vec<String>,
+    ) -> Result<Option<String>, ExpandError> {
+        let Some(item) = nth_item(args, index, true) else {
+            return Ok(None);
+        };
+        match super::lookup(self.table, self.scope, item).map(|l| l.raw) {
+            Some(raw) => self.expand_value_of(item, raw, stack).map(Some),
+            None => self.expand(item, stack).map(Some),
+        }
+    }
+
+    fn random(&self) -> u64 {
+        // xorshift64*: deterministic per configuration, good enough to
+        // spread choices across a pool.
+        let mut x = self.seed.get();
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.seed.set(x);
+        x.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 33
+    }
+
+    fn random_choice(&self, body: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
+        let items = if body.contains(',') {
+            body.to_string()
+        } else {
+            if body.is_empty() {
+                return Err(fail("$RANDOM_CHOICE() error: no list"));
+            }
+            self.arg(body, 0, stack)?.unwrap_or_default()
+        };
+        let n = count_items(&items);
+        let pick = usize::try_from(self.random() % n as u64).unwrap_or(0);
+        let item = nth_item(&items, pick, true).unwrap_or("").to_string();
+        self.expand(&item, stack)
+    }
+
+    fn random_integer(&self, body: &str) -> Result<String, ExpandError> {
+        let min = nth_item(body, 0, true)
+            .and_then(|s| super::strtoll_prefix(s).map(|(v, _)| v))
+            .ok_or_else(|| fail("$RANDOM_INTEGER() error: invalid min"))?;
+        let max = nth_item(body, 1, true)
+            .and_then(|s| super::strtoll_prefix(s).map(|(v, _)| v))
+            .ok_or_else(|| fail("$RANDOM_INTEGER() error: invalid max"))?;
+        let step = nth_item(body, 2, true)
+            .and_then(|s| super::strtoll_prefix(s).map(|(v, _)| v))
+            .ok_or_else(|| fail("$RANDOM_INTEGER() error: invalid step"))?;
+        if step < 1 {
+            return Err(fail("$RANDOM_INTEGER() error: invalid step"));
+        }
+        if min > max {
+            return Err(fail("$RANDOM_INTEGER() error: min > max"));
+        }
+        let range = i128::from(step) + i128::from(max) - i128::from(min);
+        let count = (range / i128::from(step)).max(1);
+        let pick = i128::from(self.random()) % count;
+        let v = i128::from(min) + pick * i128::from(step);
+        Ok(v.to_string())
+    }
+
+    fn choice(&self, body: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
+        let Some(rest) = nth_rest(body, 1) else {
+            return Err(fail("$CHOICE() error: no list"));
+        };
+        let rest = rest.trim_start();
+        let ival = self.arg(body, 0, stack)?.unwrap_or_default();
+        let index = super::parse_int(&ival, self.now)
+            .filter(|&i| (0..i64::from(i32::MAX)).contains(&i))
+            .ok_or_else(|| fail(format!("$CHOICE() error: '{ival}' is invalid index")))?;
+        let list = if count_items(rest) == 1 {
+            let name = nth_item(rest, 0, true).unwrap_or("");
+            if name.is_empty() {
+                return Err(fail("$CHOICE() error: no list"));
+            }
+            let Some(raw) = super::lookup(self.table, self.scope, name).map(|l| l.raw) else {
+                return Err(fail(format!("$CHOICE() error: no list named {name}")));
+            };
+            self.expand_value_of(name, raw, stack)?
+        } else {
+            rest.to_string()
+        };
+        let i = usize::try_from(index).unwrap_or(usize::MAX);
+        let item = nth_item(&list, i, true)
+            .ok_or_else(|| fail(format!("$CHOICE() error: index {index} is out of range")))?;
+        self.expand(item, stack)
+    }
+
+    fn substr(&self, body: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
+        let value = self.arg(body, 0, stack)?.unwrap_or_default();
+        if value.is_empty() {
+            return Ok(String::new());
+        }
+        let (start_arg, len_arg) = match self.arg(body, 2, stack)? {
+            Some(len) => (self.arg(body, 1, stack)?, len),
+            None => (None, self.arg(body, 1, stack)?.unwrap_or_default()),
+        };
+        let to_int = |s: &str, what: &str| {
+            super::parse_int(s, self.now)
+                .filter(|&i| (i64::from(i32::MIN)..i64::from(i32::MAX)).contains(&i))
+                .ok_or_else(|| fail(format!("$SUBSTR() error: {s} is invalid {what}")))
+        };
+        let len = to_int(&len_arg, "length")?;
+        let start = match start_arg {
+            Some(s) => to_int(&s, "start")?,
+            None => 0,
+        };
+        let bytes = value.as_bytes();
+        let total = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
+        let mut start = if start < 0 { total + start } else { start };
+        start = start.clamp(0, total);
+        let remain = total - start;
+        let len = if len < 0 { remain + len } else { len }.clamp(0, remain);
+        let s = usize::try_from(start).unwrap_or(0);
+        let e = s + usize::try_from(len).unwrap_or(0);
+        let piece = String::from_utf8_lossy(&bytes[s..e]).into_owned();
+        self.expand(&piece, stack)
+    }
+
+    fn number(
+        &self,
+        func: Func,
+        body: &str,
+        stack: &mut Vec<String>,
+    ) -> Result<String, ExpandError> {
+        let fname = if func == Func::Int {
+            "$INT()"
+        } else {
+            "$REAL()"
+        };
+        let fmt = nth_rest(body, 1);
+        if let Some(f) = fmt {
+            let ok = match printf::conversion(f) {
+                Some(printf::Kind::Int) => func == Func::Int,
+                Some(printf::Kind::Float) => func == Func::Real,
+                _ => false,
+            };
+            if !ok {
+                return Err(fail(format!(
+                    "{fname} error: '{f}' is not a valid format specifier"
+                )));
+            }
+        }
+        let value = self.arg(body, 0, stack)?.unwrap_or_default();
+        if func == Func::Int {
+            let v = super::parse_int(&value, self.now).ok_or_else(|| {
+                fail(format!(
+                    "$INT() error: {value} does not evaluate to an integer"
+                ))
+            })?;
+            Ok(match fmt {
+                Some(f) => printf::format(f, Arg::Int(v)),
+                None => v.to_string(),
+            })
+        } else {
+            let v = super::parse_real(&value, self.now).ok_or_else(|| {
+                fail(format!(
+                    "$REAL() error: {value} does not evaluate to a real"
+                ))
+            })?;
+            Ok(match fmt {
+                Some(f) => {
+                    let mut s = printf::format(f, Arg::Float(v));
+                    if !s.contains('.') {
+                        s.push_str(".0");
+                    }
+                    s
+                }
+                None => printf::format("%.16G", Arg::Float(v)),
+            })
+        }
+    }
+
+    fn string(&self, body: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
+        let fmt = nth_rest(body, 1);
+        if let Some(f) = fmt
+            && printf::conversion(f) != Some(printf::Kind::Str) {
+                return Err(fail(format!(
+                    "$STRING() error: '{f}' is not a valid format specifier"
+                )));
+            }
+        let value = self.arg(body, 0, stack)?.unwrap_or_default();
+        let value = match self.eval_classad(&value) {
+            Some(Value::Str(s)) => s.to_string_lossy(),
+            _ => value,
+        };
+        Ok(match fmt {
+            Some(f) => printf::format(f, Arg::Str(&value)),
+            None => value,
+        })
+    }
+
+    fn eval(&self, body: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
+        let text = match super::lookup(self.table, self.scope, body).map(|l| l.raw) {
+            Some(raw) => self.expand_value_of(body, raw, stack)?,
+            None => self.expand(body, stack)?,
+        };
+        Ok(match self.eval_classad(&text) {
+            Some(Value::Str(s)) => s.to_string_lossy(),
+            Some(v) => classad::unparse::value_to_string(&v),
+            None => text,
+        })
+    }
+
+    fn eval_classad(&self, text: &str) -> Option<Value> {
+        let expr = classad::parse_expr(text).ok()?;
+        let env = FixedEnv::new(self.now);
+        Some(classad::eval_expr_in(&expr, None, None, &env))
+    }
+
+    fn filename(
+        &self,
+        func: Func,
+        flags: &str,
+        body: &str,
+        stack: &mut Vec<String>,
+    ) -> Result<String, ExpandError> {
+        let Some(raw) = super::lookup(self.table, self.scope, body).map(|l| l.raw) else {
+            return Ok(String::new());
+        };
+        let value = self.expand_value_of(body, raw, stack)?;
+        Ok(path_parts(func, flags, &value))
+    }
+}
+
+fn fail(msg: impl Into<String>) -> ExpandError {
+    ExpandError::Function(msg.into())
+}
+
+/// Number of comma-separated items (separators + 1).
+fn count_items(list: &str) -> usize {
+    list.bytes().filter(|&c| c == b',').count() + 1
+}
+
+/// The `index`th comma-separated item, trimmed if asked.
+pub(crate) fn nth_item(list: &str, index: usize, trimmed: bool) -> Option<&str> {
+    let item = list.split(',').nth(index)?;
+    Some(if trimmed {
+        item.trim_matches(|c: char| c.is_ascii_whitespace())
+    } else {
+        item
+    })
+}
+
+/// Everything from the `index`th item to the end, untrimmed.
+fn nth_rest(list: &str, index: usize) -> Option<&str> {
+    let mut at = 0;
+    for _ in 0..index {
+        at += list[at..].find(',')? + 1;
+    }
+    Some(&list[at..])
+}
+
+/// `$Fpnxdqabfwu(…)`, `$BASENAME()`, `$DIRNAME()`: parts of a path.
+fn path_parts(func: Func, flags: &str, value: &str) -> String {
+    let mut parts = 0u8;
+    let mut num_dirs = 0usize;
+    let (mut quoted, mut bare, mut arg_quote) = (false, false, false);
+    let mut to_path_char = None;
+    match func {
+        Func::Basename => parts = 1 | 2,
+        Func::Dirname => parts = 4,
+        _ => {
+            for c in flags.bytes().skip(1) {
+                match c.to_ascii_lowercase() {
+                    b'x' => parts |= 1,
+                    b'n' => parts |= 2,
+                    b'p' => parts |= 4,
+                    b'd' => {
+                        parts |= 8;
+                        num_dirs += 1;
+                    }
+                    b'a' => arg_quote = true,
+                    b'b' => bare = true,
+                    b'w' => to_path_char = Some('\\'),
+                    b'u' => to_path_char = Some('/'),
+                    b'q' => quoted = true,
+                    _ => {}
+                }
+            }
+        }
+    }
+    let quote = quoted.then_some(if arg_quote { '\'' } else { '"' });
+    // Strip one pair of surrounding quotes, then the quote characters
+    // HTCondor's strcpy_quoted drops.
+    let mut s = value;
+    if s.len() > 1
+        && (s.starts_with('"') && s.ends_with('"') || s.starts_with('\'') && s.ends_with('\''))
+    {
+        s = &s[1..s.len() - 1];
+    }
+    let first_quote = s.chars().next().filter(|&c| c == '"' || Some(c) == quote);
+    if let Some(q) = first_quote {
+        s = &s[1..];
+        if s.ends_with(q) {
+            s = &s[..s.len() - 1];
+        }
+    }
+    let mut buf: String = s.to_string();
+    if let Some(pc) = to_path_char {
+        let other = if pc == '/' { '\\' } else { '/' };
+        buf = buf.replace(other, &pc.to_string());
+    }
+    let ixend = buf.len();
+    let ixn = buf.rfind('/').map_or(0, |i| i + 1);
+    let name = &buf[ixn..];
+    let ixx = name[1.min(name.len())..]
+        .rfind('.')
+        .map_or(ixend, |i| ixn + 1 + i);
+    if ixn == 0 && parts & 3 != 0 {
+        parts &= !(4 | 8);
+    }
+    let (start, end) = match parts & 0xF {
+        1 => (if bare && ixx < ixend { ixx + 1 } else { ixx }, ixend),
+        3 => (ixn, ixend),
+        2 => (ixn, ixx),
+        0 | 7 | 5 => (0, ixend),
+        4 => (0, if bare && ixn > 0 { ixn - 1 } else { ixn }),
+        6 => (0, ixx),
+        _ => {
+            if ixn > 0 {
+                let start = basename_plus_dirs(&buf, num_dirs);
+                let end = match parts & 3 {
+                    2 => ixx,
+                    0 => {
+                        if bare {
+                            ixn - 1
+                        } else {
+                            ixn
+                        }
+                    }
+                    _ => ixend,
+                };
+                (start, end.max(start))
+            } else {
+                (0, 0)
+            }
+        }
+    };
+    let piece = &buf[start..end.max(start)];
+    match quote {
+        Some(q) => {
+            let inner = piece.strip_prefix(q).unwrap_or(piece);
+            let inner = inner.strip_suffix(q).unwrap_or(inner);
+            format!("{q}{inner}{q}")
+        }
+        None => piece.to_string(),
+    }
+}
+
+/// The offset after the separator `num_dirs` directories up from the end.
+fn basename_plus_dirs(path: &str, num_dirs: usize) -> usize {
+    let seps: Vec<usize> = path
+        .bytes()
+        .enumerate()
+        .filter(|&(_, c)| c == b'/' || c == b'\\')
+        .map(|(i, _)| i + 1)
+        .collect();
+    if seps.len() > num_dirs {
+        seps[seps.len() - num_dirs - 1]
+    } else {
+        0
+    }
+}
+
+/// Expands template arguments `$(0)`, `$(1)`, `$(1?)`, `$(0#)`, `$(2+)`,
+/// `$(1:default)` in a template body.
+pub(crate) fn expand_meta_args(body: &str, args: &str) -> String {
+    let tokens: Vec<&str> = args.split(',').collect();
+    let mut s = body.to_string();
+    let mut from = 0;
+    while let Some(m) = next_macro(&s, from, true, &|_, b| {
+        !b.starts_with(|c: char| c.is_ascii_digit())
+    }) {
+        let spec = m.name(&s).to_string();
+        let digits: String = spec.chars().take_while(char::is_ascii_digit).collect();
+        let suffix = &spec[digits.len()..];
+        let index: usize = digits.parse().unwrap_or(0);
+        let empty_check = suffix.starts_with('?');
+        let num_args = suffix.starts_with('#') || suffix.starts_with('+');
+        let default = m.default(&s).map(str::to_string);
+        let n_tokens = if args.trim().is_empty() {
+            0
+        } else {
+            tokens.len()
+        };
+        let mut buf = if index == 0 {
+            if num_args {
+                n_tokens.to_string()
+            } else {
+                args.to_string()
+            }
+        } else if num_args {
+            let rest = if index <= n_tokens {
+                tokens[index - 1..].join(",")
+            } else {
+                String::new()
+            };
+            if rest.trim().is_empty() {
+                default.unwrap_or_default()
+            } else {
+                rest
+            }
+        } else if index <= n_tokens {
+            tokens[index - 1].to_string()
+        } else {
+            default.unwrap_or_default()
+        };
+        buf = buf.trim().to_string();
+        if empty_check {
+            buf = if buf.is_empty() { "0" } else { "1" }.to_string();
+        }
+        s.replace_range(m.dollar..m.end(), &buf);
+        from = m.dollar;
+    }
+    s
+}
+
+/// Expands only references to `name` (and `$F…(name)`), as HTCondor does
+/// when a line redefines a knob in terms of itself.
+pub(crate) fn expand_self(
+    value: &str,
+    name: &str,
+    selfless: Option<&str>,
+    exp: &Expander<'_>,
+) -> Result<String, ExpandError> {
+    let is_self = |body: &str, me: &str| {
+        let n = me.len();
+        body.len() >= n
+            && body.as_bytes()[..n].eq_ignore_ascii_case(me.as_bytes())
+            && (body.len() == n || body.as_bytes()[n] == b':')
+    };
+    let skip = |f: Func, body: &str| {
+        if f != Func::Normal && f != Func::Filename {
+            return true;
+        }
+        !(is_self(body, name) || selfless.is_some_and(|s| is_self(body, s)))
+    };
+    let mut s = value.to_string();
+    let mut rounds = 0;
+    while let Some(m) = next_macro(&s, 0, false, &skip) {
+        rounds += 1;
+        if rounds > 1000 || s.len() > MAX_EXPANDED_BYTES {
+            return Err(ExpandError::Circular(format!("{name} -> {name}")));
+        }
+        let piece = match m.func {
+            Func::Normal => {
+                let n = m.name(&s);
+                match super::lookup(exp.table, exp.scope, n).map(|l| l.raw) {
+                    Some(v) if !v.is_empty() => v.to_string(),
+                    _ => m.default(&s).unwrap_or("").to_string(),
+                }
+            }
+            _ => {
+                let flags = s[m.dollar + 1..m.body - 1].to_string();
+                let body = m.body(&s);
+                match super::lookup(exp.table, exp.scope, body).map(|l| l.raw) {
+                    Some(v) => {
+                        let v = v.to_string();
+                        let v = if v.contains('$') {
+                            exp.expand(&v, &mut Vec::new())?
+                        } else {
+                            v
+                        };
+                        path_parts(Func::Filename, &flags, &v)
+                    }
+                    None => String::new(),
+                }
+            }
+        };
+        s.replace_range(m.dollar..m.end(), &piece);
+    }
+    Ok(s)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn find(text: &str) -> Option<(Func, String)> {
+        next_macro(text, 0, false, &is_dollar).map(|m| (m.func, m.body(text).to_string()))
+    }
+
+    #[test]
+    fn scans_like_htcondor() {
+        assert_eq!(find("a $(B) c"), Some((Func::Normal, "B".into())));
+        assert_eq!(
+            find("$(A:x y, $ \\ :z)"),
+            Some((Func::Normal, "A:x y, $ \\ :z".into()))
+        );
+        // '-' is not allowed in a default: not a reference.
+        assert_eq!(find("$(A:a-b)"), None);
+        assert_eq!(find("$$(A) $(DOLLAR)"), None);
+        assert_eq!(find("$ENV(HOME:/x)"), Some((Func::Env, "HOME:/x".into())));
+        assert_eq!(find("$Fpn(X)"), Some((Func::Filename, "X".into())));
+        assert_eq!(find("$INT(A,%d)"), Some((Func::Int, "A,%d".into())));
+        assert_eq!(find("$NOPE(A) $(B"), None);
+        assert_eq!(find("$(A:$(B))"), Some((Func::Normal, "A:$(B)".into())));
+    }
+
+    #[test]
+    fn path_parts_follow_htcondor() {
+        let f = |flags: &str, v: &str| path_parts(Func::Filename, flags, v);
+        assert_eq!(f("Fp", "/a/b/c.txt"), "/a/b/");
+        assert_eq!(f("Fn", "/a/b/c.txt"), "c");
+        assert_eq!(f("Fx", "/a/b/c.txt"), ".txt");
+        assert_eq!(f("Fnx", "/a/b/c.txt"), "c.txt");
+        assert_eq!(f("Fd", "/a/b/c.txt"), "b/");
+        assert_eq!(f("Fdb", "/a/b/c.txt"), "b");
+        assert_eq!(f("Fq", "/a/b"), "\"/a/b\"");
+        assert_eq!(path_parts(Func::Dirname, "DIRNAME", "/a/b"), "/a/");
+        assert_eq!(path_parts(Func::Basename, "BASENAME", "/a/b.c"), "b.c");
+    }
+
+    #[test]
+    fn meta_args() {
+        assert_eq!(expand_meta_args("X=$(1:24*3600)", ""), "X=24*3600");
+        assert_eq!(
+            expand_meta_args("X=$(1) $(2?) $(0#) $(3)", "a, , c"),
+            "X=a 0 3 c"
+        );
+        assert_eq!(expand_meta_args("X=$(2+)", "a,b,c"), "X=b,c");
+    }
+}

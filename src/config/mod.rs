@@ -1,0 +1,544 @@
+//! HTCondor's configuration language: reading `condor_config` files into a
+//! macro table, and expanding and typing the knobs the daemon uses.
+//!
+//! Two phases, as `ARCHITECTURE.md` describes:
+//!
+//! 1. [`load`] reads the root file, its includes, templates, local files and
+//!    directories and `_CONDOR_` environment overrides into a [`MacroTable`]
+//!    (ordered, with the file and line of every definition). Files, commands
+//!    and directory listings come through the [`Files`] trait; the process
+//!    environment, detected machine facts and the time come in [`LoadInput`].
+//!    This module itself does no I/O and reads no clock.
+//! 2. [`Config`] answers lookups: the raw text, the expanded text
+//!    ([`Config::get`], what `condor_config_val` prints), and typed values
+//!    ([`Config::int`], [`Config::bool`], [`Config::expr`]).
+//!
+//! HTCondor's behaviour is the specification; `tests/fixtures/config` holds
+//! its own reader's answers for hundreds of configurations.
+
+mod expand;
+mod printf;
+mod reader;
+pub mod table;
+
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::fmt;
+
+use crate::classad::{self, Expr, FixedEnv, Value};
+
+pub use reader::{Files, LoadInput, Root, load};
+pub use table::{ParamType, Table};
+
+/// Where a definition came from: an index into [`MacroTable::sources`] and
+/// a line, and the template when it came from a `use` line.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Origin {
+    /// Index into the table's source names.
+    pub source: usize,
+    /// Line in that source (the last physical line of a continued line); 0
+    /// for the special sources.
+    pub line: u32,
+    /// `CATEGORY:Name` of the template that defined it, if any.
+    pub template: Option<String>,
+}
+
+/// The special sources, in HTCondor's order.
+pub const SOURCE_DETECTED: usize = 0;
+/// Built-in defaults.
+pub const SOURCE_DEFAULT: usize = 1;
+/// `_CONDOR_<NAME>` environment variables.
+pub const SOURCE_ENVIRONMENT: usize = 2;
+/// Values set by the program itself.
+pub const SOURCE_OVER: usize = 3;
+
+/// One definition.
+#[derive(Clone, Debug)]
+pub struct Macro {
+    /// The name as first written.
+    pub name: String,
+    /// The value with self-references expanded, other references not.
+    pub value: String,
+    /// Where the last definition came from.
+    pub origin: Origin,
+}
+
+/// The macro table: every knob defined by configuration, in definition
+/// order, with case-insensitive lookup.
+#[derive(Clone, Debug)]
+pub struct MacroTable {
+    items: Vec<Macro>,
+    index: HashMap<String, usize>,
+    sources: Vec<String>,
+}
+
+impl Default for MacroTable {
+    fn default() -> MacroTable {
+        MacroTable {
+            items: Vec::new(),
+            index: HashMap::new(),
+            sources: ["<Detected>", "<Default>", "<Environment>", "<Over>"]
+                .iter()
+                .map(|s| (*s).to_string())
+                .collect(),
+        }
+    }
+}
+
+impl MacroTable {
+    /// The definition of exactly `name` (case-insensitive), no defaults.
+    pub fn get(&self, name: &str) -> Option<&Macro> {
+        self.index
+            .get(&name.to_ascii_lowercase())
+            .map(|&i| &self.items[i])
+    }
+
+    /// Defines or redefines `name`.
+    pub fn insert(&mut self, name: &str, value: String, origin: Origin) {
+        let key = name.to_ascii_lowercase();
+        if let Some(&i) = self.index.get(&key) {
+            let item = &mut self.items[i];
+            item.value = value;
+            item.origin = origin;
+            return;
+        }
+        self.index.insert(key, self.items.len());
+        self.items.push(Macro {
+            name: name.to_string(),
+            value,
+            origin,
+        });
+    }
+
+    /// Registers a source name (a file, a command, `AUTO_USE_…`), returning
+    /// its index.
+    pub fn add_source(&mut self, name: &str) -> usize {
+        self.sources.push(name.to_string());
+        self.sources.len() - 1
+    }
+
+    /// The source names; the first four are the special sources.
+    pub fn sources(&self) -> &[String] {
+        &self.sources
+    }
+
+    /// Every definition, in the order first defined.
+    pub fn iter(&self) -> impl Iterator<Item = &Macro> {
+        self.items.iter()
+    }
+
+    /// Number of definitions.
+    pub fn len(&self) -> usize {
+        self.items.len()
+    }
+
+    /// Whether nothing is defined.
+    pub fn is_empty(&self) -> bool {
+        self.items.is_empty()
+    }
+}
+
+/// Which daemon is asking: `SUBSYS.NAME` and `LOCALNAME.NAME` override
+/// `NAME` for it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Scope {
+    /// The subsystem (`STARTD`, `TOOL`, …).
+    pub subsys: Option<String>,
+    /// The local name of this daemon instance, if it has one.
+    pub localname: Option<String>,
+}
+
+/// A failure to load configuration: always names the file and line.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{file}, line {line}: {message}")]
+pub struct ConfigError {
+    /// The file (or command) being read.
+    pub file: String,
+    /// The line in it (0 when the whole file is concerned).
+    pub line: u32,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// A failure to expand one knob.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ExpandError {
+    /// A knob refers to itself through other knobs.
+    #[error("circular reference: {0}")]
+    Circular(String),
+    /// References nested deeper than [`MAX_EXPANSION_DEPTH`].
+    #[error("macro references nested more than {MAX_EXPANSION_DEPTH} deep, at $({0})")]
+    TooDeep(String),
+    /// A `$FUNC()` got arguments it cannot use.
+    #[error("{0}")]
+    Function(String),
+    /// The value grew past [`MAX_EXPANDED_BYTES`].
+    #[error("expanded value is longer than {MAX_EXPANDED_BYTES} bytes")]
+    TooLong,
+}
+
+/// How deep `$(A)` → `$(B)` → … may go.
+pub const MAX_EXPANSION_DEPTH: usize = 100;
+/// The longest expanded value.
+pub const MAX_EXPANDED_BYTES: usize = 16 << 20;
+
+/// A warning met while loading (`warning :` lines, obsolete syntax).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Warning {
+    /// The file.
+    pub file: String,
+    /// The line.
+    pub line: u32,
+    /// The text.
+    pub message: String,
+}
+
+impl fmt::Display for Warning {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}, line {}: {}", self.file, self.line, self.message)
+    }
+}
+
+/// A loaded configuration.
+#[derive(Clone, Debug)]
+pub struct Config {
+    table: MacroTable,
+    scope: Scope,
+    env: HashMap<String, String>,
+    now: i64,
+    seed: Cell<u64>,
+    warnings: Vec<Warning>,
+    files: Vec<String>,
+}
+
+/// The answer to a raw lookup.
+#[derive(Clone, Copy, Debug)]
+pub struct Lookup<'a> {
+    /// The unexpanded text.
+    pub raw: &'a str,
+    /// The name that matched (`STARTD.FOO` for a lookup of `FOO`).
+    pub name: &'a str,
+    /// Where it was defined; `None` for a built-in default.
+    pub origin: Option<&'a Origin>,
+}
+
+impl Config {
+    pub(crate) fn new(
+        table: MacroTable,
+        scope: Scope,
+        env: HashMap<String, String>,
+        now: i64,
+        warnings: Vec<Warning>,
+        files: Vec<String>,
+    ) -> Config {
+        Config {
+            table,
+            scope,
+            env,
+            now,
+            seed: Cell::new(now.cast_unsigned() ^ 0x9e37_79b9_7f4a_7c15 | 1),
+            warnings,
+            files,
+        }
+    }
+
+    /// The macro table.
+    pub fn table(&self) -> &MacroTable {
+        &self.table
+    }
+
+    /// The lookup scope.
+    pub fn scope(&self) -> &Scope {
+        &self.scope
+    }
+
+    /// Warnings met while loading.
+    pub fn warnings(&self) -> &[Warning] {
+        &self.warnings
+    }
+
+    /// Every file read, in order.
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+
+    /// The same configuration seen from another subsystem.
+    pub fn with_scope(&self, scope: Scope) -> Config {
+        let mut c = self.clone();
+        c.scope = scope;
+        c
+    }
+
+    /// Looks `name` up as HTCondor does: `LOCALNAME.name`, then
+    /// `SUBSYS.name`, then `name`, each in the configuration before the
+    /// built-in defaults.
+    pub fn lookup(&self, name: &str) -> Option<Lookup<'_>> {
+        lookup(&self.table, &self.scope, name)
+    }
+
+    /// The unexpanded value of `name`, or `None` when undefined.
+    pub fn raw(&self, name: &str) -> Option<&str> {
+        self.lookup(name).map(|l| l.raw)
+    }
+
+    /// The expanded text of `name`, as `condor_config_val` prints it;
+    /// `None` when undefined.
+    pub fn get(&self, name: &str) -> Result<Option<String>, ExpandError> {
+        match self.lookup(name) {
+            None => Ok(None),
+            Some(l) => self.expand_named(l.raw, name).map(Some),
+        }
+    }
+
+    /// Expands macro references in `text`.
+    pub fn expand(&self, text: &str) -> Result<String, ExpandError> {
+        self.expander().expand_top(text, None)
+    }
+
+    fn expand_named(&self, text: &str, name: &str) -> Result<String, ExpandError> {
+        self.expander().expand_top(text, Some(name))
+    }
+
+    fn expander(&self) -> expand::Expander<'_> {
+        expand::Expander {
+            table: &self.table,
+            scope: &self.scope,
+            env: &self.env,
+            now: self.now,
+            seed: &self.seed,
+        }
+    }
+
+    /// `name` as an integer: a number, or a ClassAd expression that
+    /// evaluates to one (reals are truncated, as HTCondor does).
+    /// `Ok(None)` when undefined or empty.
+    pub fn int(&self, name: &str) -> Result<Option<i64>, TypeError> {
+        let Some(text) = self.get_text(name)? else {
+            return Ok(None);
+        };
+        parse_int(&text, self.now)
+            .map(Some)
+            .ok_or_else(|| TypeError::new(name, &text, "an integer"))
+    }
+
+    /// `name` as a real number. `Ok(None)` when undefined or empty.
+    pub fn real(&self, name: &str) -> Result<Option<f64>, TypeError> {
+        let Some(text) = self.get_text(name)? else {
+            return Ok(None);
+        };
+        parse_real(&text, self.now)
+            .map(Some)
+            .ok_or_else(|| TypeError::new(name, &text, "a real number"))
+    }
+
+    /// `name` as a boolean: `true`/`false` (any case), `T`/`F`, `yes`/`no`,
+    /// or an expression that evaluates to a boolean or number. `Ok(None)`
+    /// when undefined or empty.
+    pub fn bool(&self, name: &str) -> Result<Option<bool>, TypeError> {
+        let Some(text) = self.get_text(name)? else {
+            return Ok(None);
+        };
+        parse_bool(&text, self.now)
+            .map(Some)
+            .ok_or_else(|| TypeError::new(name, &text, "a boolean"))
+    }
+
+    /// `name` parsed as a ClassAd expression (a policy knob such as START).
+    /// `Ok(None)` when undefined or empty.
+    pub fn expr(&self, name: &str) -> Result<Option<Expr>, TypeError> {
+        let Some(text) = self.get_text(name)? else {
+            return Ok(None);
+        };
+        classad::parse_expr(&text).map(Some).map_err(|e| TypeError {
+            name: name.to_string(),
+            message: format!("is not a ClassAd expression: {e} (value: {text})"),
+        })
+    }
+
+    fn get_text(&self, name: &str) -> Result<Option<String>, TypeError> {
+        match self.get(name) {
+            Ok(Some(t)) if !t.trim().is_empty() => Ok(Some(t.trim().to_string())),
+            Ok(_) => Ok(None),
+            Err(e) => Err(TypeError {
+                name: name.to_string(),
+                message: e.to_string(),
+            }),
+        }
+    }
+
+    /// Every name the configuration defines, sorted case-insensitively,
+    /// with its raw value and origin.
+    pub fn dump(&self) -> Vec<&Macro> {
+        let mut all: Vec<&Macro> = self.table.iter().collect();
+        all.sort_by(|a, b| {
+            a.name
+                .to_ascii_lowercase()
+                .cmp(&b.name.to_ascii_lowercase())
+        });
+        all
+    }
+
+    /// The name of a source index.
+    pub fn source_name(&self, source: usize) -> &str {
+        self.table
+            .sources()
+            .get(source)
+            .map_or("<unknown>", String::as_str)
+    }
+}
+
+/// A knob whose value does not have the type asked for.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{name} {message}")]
+pub struct TypeError {
+    /// The knob.
+    pub name: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+impl TypeError {
+    fn new(name: &str, text: &str, what: &str) -> TypeError {
+        TypeError {
+            name: name.to_string(),
+            message: format!("is not {what}: {text}"),
+        }
+    }
+}
+
+pub(crate) fn lookup<'a>(table: &'a MacroTable, scope: &Scope, name: &str) -> Option<Lookup<'a>> {
+    let defaults = Table::builtin();
+    for prefix in [scope.localname.as_deref(), scope.subsys.as_deref()]
+        .into_iter()
+        .flatten()
+    {
+        let full = format!("{prefix}.{name}");
+        if let Some(m) = table.get(&full) {
+            return Some(Lookup {
+                raw: &m.value,
+                name: &m.name,
+                origin: Some(&m.origin),
+            });
+        }
+        if let Some(d) = defaults.get(&full) {
+            return Some(Lookup {
+                raw: &d.value,
+                name: &d.name,
+                origin: None,
+            });
+        }
+    }
+    if let Some(m) = table.get(name) {
+        return Some(Lookup {
+            raw: &m.value,
+            name: &m.name,
+            origin: Some(&m.origin),
+        });
+    }
+    match defaults.get(name) {
+        Some(d) if !d.value.is_empty() => Some(Lookup {
+            raw: &d.value,
+            name: &d.name,
+            origin: None,
+        }),
+        _ => None,
+    }
+}
+
+/// Evaluates `text` as a ClassAd expression in an empty ad.
+fn eval_text(text: &str, now: i64) -> Option<Value> {
+    let expr = classad::parse_expr(text).ok()?;
+    let env = FixedEnv::new(now);
+    Some(classad::eval_expr_in(&expr, None, None, &env))
+}
+
+/// An integer as HTCondor's `string_is_long_param` reads one: a decimal
+/// literal (surrounding space allowed), else an expression that evaluates
+/// to an integer, real (truncated) or boolean.
+pub(crate) fn parse_int(text: &str, now: i64) -> Option<i64> {
+    let t = text.trim_end();
+    if let Some(v) = strtoll_whole(t) {
+        return Some(v);
+    }
+    match eval_text(text, now)? {
+        Value::Int(i) => Some(i),
+        // Truncation toward zero is HTCondor's rule for a real knob read
+        // as an integer.
+        #[allow(clippy::cast_possible_truncation)]
+        Value::Real(r) if r.is_finite() => Some(r as i64),
+        Value::Bool(b) => Some(i64::from(b)),
+        _ => None,
+    }
+}
+
+/// A real as HTCondor's `string_is_double_param` reads one.
+pub(crate) fn parse_real(text: &str, now: i64) -> Option<f64> {
+    let t = text.trim();
+    if !t.is_empty()
+        && t.trim_start_matches(['+', '-'])
+            .starts_with(|c: char| c.is_ascii_digit() || c == '.')
+        && let Ok(v) = t.parse::<f64>() {
+            return Some(v);
+        }
+    match eval_text(text, now)? {
+        Value::Int(i) => Some(i as f64),
+        Value::Real(r) => Some(r),
+        Value::Bool(b) => Some(if b { 1.0 } else { 0.0 }),
+        _ => None,
+    }
+}
+
+/// A boolean as HTCondor's `string_is_boolean_param` reads one.
+pub(crate) fn parse_bool(text: &str, now: i64) -> Option<bool> {
+    let t = text.trim();
+    let lower = t.to_ascii_lowercase();
+    match lower.as_str() {
+        "true" | "t" | "yes" => return Some(true),
+        "false" | "f" | "no" => return Some(false),
+        _ => {}
+    }
+    match eval_text(text, now)? {
+        Value::Bool(b) => Some(b),
+        Value::Int(i) => Some(i != 0),
+        Value::Real(r) => Some(r != 0.0),
+        _ => None,
+    }
+}
+
+/// C's `strtoll(s, &end, 10)` that must consume everything but trailing
+/// space; `None` otherwise. Leading space and a sign are allowed.
+pub(crate) fn strtoll_whole(s: &str) -> Option<i64> {
+    let (v, rest) = strtoll_prefix(s)?;
+    rest.trim_start().is_empty().then_some(v)
+}
+
+/// C's `strtoll(s, &end, 10)`: the value and the rest, or `None` when no
+/// digits were read. Saturates like C.
+pub(crate) fn strtoll_prefix(s: &str) -> Option<(i64, &str)> {
+    let t = s.trim_start();
+    let b = t.as_bytes();
+    let mut i = 0;
+    let neg = match b.first() {
+        Some(b'-') => {
+            i = 1;
+            true
+        }
+        Some(b'+') => {
+            i = 1;
+            false
+        }
+        _ => false,
+    };
+    let start = i;
+    let mut v: i128 = 0;
+    while i < b.len() && b[i].is_ascii_digit() {
+        v = (v * 10 + i128::from(b[i] - b'0')).min(i128::from(i64::MAX) + 1);
+        i += 1;
+    }
+    if i == start {
+        return None;
+    }
+    let v = if neg { -v } else { v };
+    let v = v.clamp(i128::from(i64::MIN), i128::from(i64::MAX));
+    Some((i64::try_from(v).unwrap_or(0), &t[i..]))
+}

@@ -1,0 +1,1286 @@
+//! Phase one: reading configuration sources into the macro table, in
+//! HTCondor's order and with its line rules, conditionals, includes and
+//! templates.
+
+use std::cell::Cell;
+use std::collections::HashMap;
+
+use super::expand::{self, Expander, is_id_char};
+use super::table::Table;
+use super::{
+    Config, ConfigError, MacroTable, Origin, SOURCE_DETECTED, SOURCE_ENVIRONMENT, Scope, Warning,
+};
+
+/// The HTCondor version Roost's configuration reader behaves as, for
+/// `if version …` lines: the version of the reference node.
+pub const CONDOR_VERSION: (i64, i64, i64) = (23, 9, 6);
+
+/// How deep `include` and `use` may nest.
+const MAX_NESTING: usize = 20;
+/// How deep `if` may nest.
+const MAX_IF_DEPTH: usize = 63;
+
+/// Access to configuration sources: the only I/O phase one needs.
+pub trait Files {
+    /// The bytes of the file at `path`.
+    fn read(&self, path: &str) -> Result<Vec<u8>, String>;
+    /// The standard output of `command` (a shell command line), for
+    /// `include : command |` and a piped `LOCAL_CONFIG_FILE`.
+    fn run(&self, command: &str) -> Result<Vec<u8>, String>;
+    /// The full paths of the entries of directory `path` that are not
+    /// directories, in any order.
+    fn list_dir(&self, path: &str) -> Result<Vec<String>, String>;
+}
+
+/// The root configuration source.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Root {
+    /// A file (or a `command |`).
+    File(String),
+    /// `CONDOR_CONFIG=ONLY_ENV`: no files at all, only the environment.
+    OnlyEnv,
+}
+
+/// Everything phase one needs besides the files.
+#[derive(Clone, Debug)]
+pub struct LoadInput {
+    /// The root source.
+    pub root: Root,
+    /// The subsystem and local name lookups are done for.
+    pub scope: Scope,
+    /// Machine facts HTCondor defines before reading and lets
+    /// configuration override (`ARCH`, `OPSYS`, `OPSYSANDVER`, …).
+    pub attributes: Vec<(String, String)>,
+    /// Facts HTCondor defines again after every file, so configuration
+    /// cannot change them (`HOSTNAME`, `FULL_HOSTNAME`, `TILDE`,
+    /// `USERNAME`, `PID`, `DETECTED_CPUS`, …).
+    pub specials: Vec<(String, String)>,
+    /// The process environment: `$ENV()` reads it and `_CONDOR_<NAME>`
+    /// variables override knobs.
+    pub env: Vec<(String, String)>,
+    /// The current time (for `$EVAL(time())` and the random seed).
+    pub now: i64,
+}
+
+/// Reads every configuration source in HTCondor's order and returns the
+/// loaded configuration, or the first error (file, line, cause).
+pub fn load(input: &LoadInput, files: &dyn Files) -> Result<Config, ConfigError> {
+    let mut r = Reader {
+        table: MacroTable::default(),
+        scope: input.scope.clone(),
+        env: input.env.iter().cloned().collect(),
+        now: input.now,
+        seed: Cell::new(0x5eed),
+        files,
+        warnings: Vec::new(),
+        read: Vec::new(),
+    };
+    let detected_origin = || Origin {
+        source: SOURCE_DETECTED,
+        line: 0,
+        template: None,
+    };
+    for (name, value) in &input.attributes {
+        r.define(name, value.clone(), detected_origin());
+    }
+    let detected = |r: &mut Reader<'_>| {
+        for (name, value) in &input.specials {
+            r.define(
+                name,
+                value.clone(),
+                Origin {
+                    source: SOURCE_DETECTED,
+                    line: 0,
+                    template: None,
+                },
+            );
+        }
+        if let Some(sub) = &input.scope.subsys {
+            r.define(
+                "SUBSYSTEM",
+                sub.clone(),
+                Origin {
+                    source: SOURCE_DETECTED,
+                    line: 0,
+                    template: None,
+                },
+            );
+            let local = input.scope.localname.clone().unwrap_or_else(|| sub.clone());
+            r.define(
+                "LOCALNAME",
+                local,
+                Origin {
+                    source: SOURCE_DETECTED,
+                    line: 0,
+                    template: None,
+                },
+            );
+        }
+    };
+    detected(&mut r);
+
+    if let Root::File(path) = &input.root {
+        if !path.is_empty() && path != "/dev/null" {
+            let root_dir = dirname(path);
+            r.define(
+                "CONFIG_ROOT",
+                root_dir,
+                Origin {
+                    source: SOURCE_DETECTED,
+                    line: 0,
+                    template: None,
+                },
+            );
+            r.include_source(path, 0, true)?;
+        }
+        detected(&mut r);
+
+        let dirs = r.param("LOCAL_CONFIG_DIR")?;
+        if let Some(d) = &dirs {
+            r.process_directories(d)?;
+        }
+        r.process_locals()?;
+        let new_dirs = r.param("LOCAL_CONFIG_DIR")?;
+        if let Some(nd) = &new_dirs
+            && dirs.as_deref() != Some(nd.as_str()) {
+                r.process_directories(nd)?;
+            }
+    }
+
+    // _CONDOR_<NAME> environment overrides, in environment order.
+    for (var, value) in &input.env {
+        let Some(prefix) = var.get(..8) else { continue };
+        if !prefix.eq_ignore_ascii_case("_condor_") {
+            continue;
+        }
+        let name = var[8..].trim_end();
+        if name.is_empty() {
+            continue;
+        }
+        let value = value.trim_start().to_string();
+        let origin = Origin {
+            source: SOURCE_ENVIRONMENT,
+            line: 0,
+            template: None,
+        };
+        let value = r.expand_self(&value, name).map_err(|e| ConfigError {
+            file: format!("environment variable {var}"),
+            line: 0,
+            message: e.to_string(),
+        })?;
+        r.define(name, value, origin);
+    }
+    detected(&mut r);
+    r.auto_use()?;
+
+    Ok(Config::new(
+        r.table, r.scope, r.env, r.now, r.warnings, r.read,
+    ))
+}
+
+fn dirname(path: &str) -> String {
+    match path.rfind('/') {
+        Some(0) => "/".to_string(),
+        Some(i) => path[..i].to_string(),
+        None => ".".to_string(),
+    }
+}
+
+struct Reader<'a> {
+    table: MacroTable,
+    scope: Scope,
+    env: HashMap<String, String>,
+    now: i64,
+    seed: Cell<u64>,
+    files: &'a dyn Files,
+    warnings: Vec<Warning>,
+    read: Vec<String>,
+}
+
+/// One `if` level.
+struct IfFrame {
+    enabled: bool,
+    taken: bool,
+    in_else: bool,
+}
+
+/// The state of the source being read.
+struct Src {
+    name: String,
+    id: usize,
+    line: u32,
+    template: Option<String>,
+    depth: usize,
+    ifs: Vec<IfFrame>,
+    here: Option<(String, String, Vec<String>)>,
+}
+
+impl Src {
+    fn enabled(&self) -> bool {
+        self.ifs.iter().all(|f| f.enabled)
+    }
+
+    fn err(&self, message: impl Into<String>) -> ConfigError {
+        ConfigError {
+            file: self.name.clone(),
+            line: self.line,
+            message: message.into(),
+        }
+    }
+
+    fn origin(&self) -> Origin {
+        Origin {
+            source: self.id,
+            line: self.line,
+            template: self.template.clone(),
+        }
+    }
+}
+
+/// Physical lines joined into logical lines as HTCondor's `getline` does:
+/// whitespace trimmed at both ends of every physical line, a trailing
+/// backslash continues, a comment line inside a continuation is dropped
+/// except for its last character, and a comment line never continues.
+struct Lines<'t> {
+    rest: &'t str,
+    line: u32,
+}
+
+impl<'t> Lines<'t> {
+    fn new(text: &'t str) -> Lines<'t> {
+        Lines {
+            rest: text,
+            line: 0,
+        }
+    }
+
+    fn physical(&mut self) -> Option<&'t str> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let (l, rest) = match self.rest.find('\n') {
+            Some(i) => (&self.rest[..i], &self.rest[i + 1..]),
+            None => (self.rest, ""),
+        };
+        self.rest = rest;
+        self.line += 1;
+        Some(l)
+    }
+
+    fn next_logical(&mut self) -> Option<String> {
+        let mut buf = String::new();
+        let mut first = true;
+        loop {
+            let Some(raw) = self.physical() else {
+                return if first { None } else { Some(buf) };
+            };
+            let mut l = raw.trim_matches(|c: char| c.is_ascii_whitespace());
+            let in_comment = l.starts_with('#');
+            if in_comment && !first {
+                // Treated as blank, but HTCondor keeps its last character.
+                l = &l[l.len() - 1..];
+            }
+            buf.push_str(l);
+            if buf.ends_with('\\') {
+                buf.pop();
+                if first && in_comment {
+                    return Some(buf);
+                }
+                first = false;
+                continue;
+            }
+            return Some(buf);
+        }
+    }
+}
+
+/// The `if` expression kinds HTCondor's reader tells apart.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Cift {
+    Empty,
+    Number,
+    Bool,
+    Identifier,
+    Version,
+    IfDef,
+    Complex,
+}
+
+fn lit(s: &str, word: &str, alone: bool) -> bool {
+    let s = s.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    let b = s.as_bytes();
+    if b.len() < word.len() {
+        return false;
+    }
+    if !b.iter().zip(word.bytes()).all(|(&c, w)| c | 0x20 == w) {
+        return false;
+    }
+    let rest = &s[word.len()..];
+    if alone {
+        rest.trim_start_matches(|c: char| c.is_ascii_whitespace())
+            .is_empty()
+    } else {
+        !rest.starts_with(|c: char| c.is_ascii_alphanumeric())
+    }
+}
+
+fn characterize(expr: &str, keywords: bool) -> Cift {
+    const SPACE: u32 = 0x01;
+    const DIGIT: u32 = 0x02;
+    const ALPHA: u32 = 0x04;
+    const IDENT: u32 = 0x08;
+    const CMP: u32 = 0x10;
+    const SUM: u32 = 0x20;
+    const LOGIC: u32 = 0x40;
+    const GROUP: u32 = 0x80;
+    const MONEY: u32 = 0x100;
+    const COLON: u32 = 0x200;
+    const OTHER: u32 = 0x400;
+    const FLOAT: u32 = 0x1000;
+    const MACRO: u32 = 0x2000;
+    let t = expr.trim_start_matches(|c: char| c.is_ascii_whitespace());
+    if t.is_empty() {
+        return Cift::Empty;
+    }
+    let begin = t;
+    let b = t.as_bytes();
+    let mut i = usize::from(b[0] == b'-');
+    let mut set = 0u32;
+    while i < b.len() {
+        let ch = b[i];
+        let next = b.get(i + 1).copied();
+        i += 1;
+        match ch {
+            b'0'..=b'9' => set |= DIGIT,
+            b'.' => {
+                if set == DIGIT || next.is_none_or(|n| n.is_ascii_digit()) {
+                    set |= FLOAT;
+                } else {
+                    set |= IDENT;
+                }
+            }
+            b'e' | b'E' => {
+                if set & !FLOAT == DIGIT {
+                    set |= FLOAT;
+                } else {
+                    set |= ALPHA;
+                }
+            }
+            b'-' | b'+' => {
+                if set != DIGIT | FLOAT {
+                    set |= SUM;
+                }
+            }
+            b'a'..=b'z' | b'A'..=b'Z' => set |= ALPHA,
+            b'_' | b'/' => set |= IDENT,
+            b'<'..=b'>' => set |= CMP,
+            b'!' if next == Some(b'=') => set |= CMP,
+            b'$' => {
+                set |= MONEY;
+                if next == Some(b'(') {
+                    set |= MACRO;
+                }
+            }
+            c if c.is_ascii_whitespace() => {
+                if next.is_some_and(|n| !n.is_ascii_whitespace()) {
+                    set |= SPACE;
+                }
+            }
+            b'&' | b'|' => set |= LOGIC,
+            b'{' | b'}' | b'(' | b')' | b'[' | b']' => set |= GROUP,
+            b':' => set |= COLON,
+            _ => set |= OTHER,
+        }
+    }
+    match set {
+        0 => return Cift::Empty,
+        x if x == DIGIT || x == DIGIT | FLOAT => return Cift::Number,
+        x if x == ALPHA => {
+            if lit(expr, "false", true) || lit(expr, "true", true) {
+                return Cift::Bool;
+            }
+            if keywords && lit(begin, "version", true) {
+                return Cift::Version;
+            }
+            if keywords && lit(begin, "defined", true) {
+                return Cift::IfDef;
+            }
+            return Cift::Identifier;
+        }
+        x if [
+            ALPHA | DIGIT,
+            ALPHA | DIGIT | FLOAT,
+            ALPHA | IDENT,
+            ALPHA | IDENT | DIGIT,
+            ALPHA | IDENT | DIGIT | FLOAT,
+        ]
+        .contains(&x) =>
+        {
+            return Cift::Identifier;
+        }
+        x if x == ALPHA | SPACE | CMP | DIGIT || x == ALPHA | SPACE | CMP | DIGIT | FLOAT => {
+            if keywords && lit(begin, "version", false) {
+                return Cift::Version;
+            }
+            return Cift::Complex;
+        }
+        x if [
+            ALPHA | SPACE,
+            ALPHA | SPACE | COLON,
+            ALPHA | SPACE | IDENT,
+            ALPHA | SPACE | IDENT | COLON,
+            ALPHA | SPACE | DIGIT,
+            ALPHA | SPACE | DIGIT | IDENT,
+            ALPHA | SPACE | DIGIT | FLOAT,
+            ALPHA | SPACE | DIGIT | IDENT | FLOAT,
+        ]
+        .contains(&x) =>
+        {
+            if keywords && lit(begin, "defined", false) {
+                return Cift::IfDef;
+            }
+            return Cift::Complex;
+        }
+        _ => {}
+    }
+    let _ = (MONEY, MACRO, LOGIC, GROUP, OTHER, SUM);
+    Cift::Complex
+}
+
+fn crufty_bool(s: &str) -> Option<bool> {
+    if lit(s, "yes", true) || lit(s, "t", true) {
+        Some(true)
+    } else if lit(s, "no", true) || lit(s, "f", true) {
+        Some(false)
+    } else {
+        None
+    }
+}
+
+/// `sscanf("%d.%d.%d")`: the fields read (at least one).
+fn scan_version(s: &str) -> Vec<i64> {
+    let mut out = Vec::new();
+    let mut rest = s;
+    while let Some((v, r)) = super::strtoll_prefix(rest) {
+        out.push(v);
+        if out.len() == 3 {
+            break;
+        }
+        match r.strip_prefix('.') {
+            Some(r) => rest = r,
+            None => break,
+        }
+    }
+    out
+}
+
+impl Reader<'_> {
+    fn expander(&self) -> Expander<'_> {
+        Expander {
+            table: &self.table,
+            scope: &self.scope,
+            env: &self.env,
+            now: self.now,
+            seed: &self.seed,
+        }
+    }
+
+    fn define(&mut self, name: &str, value: String, origin: Origin) {
+        self.table.insert(name, value, origin);
+    }
+
+    /// Fully expanded value of a knob during loading.
+    fn param(&self, name: &str) -> Result<Option<String>, ConfigError> {
+        let Some(l) = super::lookup(&self.table, &self.scope, name) else {
+            return Ok(None);
+        };
+        let raw = l.raw.to_string();
+        self.expander()
+            .expand_top(&raw, Some(name))
+            .map(Some)
+            .map_err(|e| ConfigError {
+                file: "<configuration>".into(),
+                line: 0,
+                message: format!("{name}: {e}"),
+            })
+    }
+
+    fn expand_full(&self, text: &str) -> Result<String, super::ExpandError> {
+        self.expander().expand_top(text, None)
+    }
+
+    fn expand_self(&self, value: &str, name: &str) -> Result<String, super::ExpandError> {
+        let mut selfless = None;
+        for prefix in [
+            self.scope.localname.as_deref(),
+            self.scope.subsys.as_deref(),
+        ]
+        .into_iter()
+        .flatten()
+        {
+            if name.len() > prefix.len() + 1
+                && name.as_bytes()[..prefix.len()].eq_ignore_ascii_case(prefix.as_bytes())
+                && name.as_bytes()[prefix.len()] == b'.'
+            {
+                selfless = Some(&name[prefix.len() + 1..]);
+                break;
+            }
+        }
+        expand::expand_self(value, name, selfless, &self.expander())
+    }
+
+    /// Reads one file (or `command |`) as a configuration source. A source
+    /// that cannot be read is an error when `required`, else skipped.
+    fn include_source(
+        &mut self,
+        path: &str,
+        depth: usize,
+        required: bool,
+    ) -> Result<(), ConfigError> {
+        match self.fetch(path) {
+            Ok(text) => self.parse_text(path, &text, depth),
+            Err(e) if required => Err(ConfigError {
+                file: path.to_string(),
+                line: 0,
+                message: e,
+            }),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// The text of a file, or of a command's output when `path` ends in `|`.
+    fn fetch(&self, path: &str) -> Result<String, String> {
+        let trimmed = path.trim_end();
+        let bytes = match trimmed.strip_suffix('|') {
+            Some(cmd) => self
+                .files
+                .run(cmd.trim_end())
+                .map_err(|e| format!("cannot run command: {e}"))?,
+            None => self
+                .files
+                .read(trimmed)
+                .map_err(|e| format!("cannot read file: {e}"))?,
+        };
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
+
+    fn parse_text(&mut self, path: &str, text: &str, depth: usize) -> Result<(), ConfigError> {
+        self.read.push(path.to_string());
+        let id = self.table.add_source(path);
+        let mut src = Src {
+            name: path.to_string(),
+            id,
+            line: 0,
+            template: None,
+            depth,
+            ifs: Vec::new(),
+            here: None,
+        };
+        let mut lines = Lines::new(text);
+        while let Some(line) = lines.next_logical() {
+            src.line = lines.line;
+            self.statement(&line, &mut src, false)?;
+        }
+        if let Some((_, tag, _)) = &src.here {
+            return Err(src.err(format!(
+                "end of file while looking for the line '@{tag}' that ends a multi-line value"
+            )));
+        }
+        if !src.ifs.is_empty() {
+            return Err(src.err("endif(s) not found before end-of-file"));
+        }
+        Ok(())
+    }
+
+    fn process_directories(&mut self, dirs: &str) -> Result<(), ConfigError> {
+        let required = self.required_local()?;
+        let exclude = self.param("LOCAL_CONFIG_DIR_EXCLUDE_REGEXP")?;
+        let exclude = match exclude.as_deref().filter(|s| !s.is_empty()) {
+            Some(re) => Some(pcre2::bytes::Regex::new(re).map_err(|e| ConfigError {
+                file: "<configuration>".into(),
+                line: 0,
+                message: format!(
+                    "LOCAL_CONFIG_DIR_EXCLUDE_REGEXP is not a valid regular expression: {e}"
+                ),
+            })?),
+            None => None,
+        };
+        for dir in split_list(dirs) {
+            let Ok(mut entries) = self.files.list_dir(&dir) else {
+                continue;
+            };
+            entries.sort();
+            for path in entries {
+                let base = path.rsplit('/').next().unwrap_or(&path);
+                if exclude
+                    .as_ref()
+                    .is_some_and(|re| re.is_match(base.as_bytes()).unwrap_or(false))
+                {
+                    continue;
+                }
+                self.include_source(&path, 1, required)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn required_local(&self) -> Result<bool, ConfigError> {
+        let v = self.param("REQUIRE_LOCAL_CONFIG_FILE")?.unwrap_or_default();
+        Ok(crufty_bool(&v)
+            .or_else(|| super::parse_bool(&v, self.now))
+            .unwrap_or(true))
+    }
+
+    fn process_locals(&mut self) -> Result<(), ConfigError> {
+        let required = self.required_local()?;
+        let Some(mut value) = self.param("LOCAL_CONFIG_FILE")? else {
+            return Ok(());
+        };
+        let list = |v: &str| -> Vec<String> {
+            if v.contains('|') {
+                vec![v.to_string()]
+            } else {
+                split_list(v)
+            }
+        };
+        let mut todo = list(&value);
+        let mut done: Vec<String> = Vec::new();
+        let mut i = 0;
+        while i < todo.len() {
+            let source = todo[i].clone();
+            self.include_source(&source, 1, required)?;
+            done.push(source);
+            let new_value = self.param("LOCAL_CONFIG_FILE")?.unwrap_or_default();
+            if new_value != value {
+                todo = list(&new_value);
+                todo.retain(|s| !done.contains(s));
+                value = new_value;
+                i = 0;
+                continue;
+            }
+            i += 1;
+        }
+        Ok(())
+    }
+
+    /// `AUTO_USE_<CATEGORY>_<TEMPLATE> = <condition>`.
+    fn auto_use(&mut self) -> Result<(), ConfigError> {
+        let names: Vec<String> = self
+            .table
+            .iter()
+            .map(|m| m.name.clone())
+            .filter(|n| n.len() > 9 && n[..9].eq_ignore_ascii_case("AUTO_USE_"))
+            .collect();
+        for name in names {
+            let rest = &name[9..];
+            let Some(us) = rest.find('_') else { continue };
+            let (category, template) = (&rest[..us], &rest[us + 1..]);
+            if category.is_empty()
+                || !category.bytes().all(|c| c.is_ascii_alphabetic())
+                || template.is_empty()
+            {
+                continue;
+            }
+            let Some(trigger) = self.param(&name)? else {
+                continue;
+            };
+            if trigger.is_empty() {
+                continue;
+            }
+            let mut src = Src {
+                name: name.clone(),
+                id: 0,
+                line: 0,
+                template: None,
+                depth: 1,
+                ifs: Vec::new(),
+                here: None,
+            };
+            match self.test_if(&trigger, &src) {
+                Ok(true) => {}
+                Ok(false) => continue,
+                Err(reason) => {
+                    self.warnings.push(Warning {
+                        file: name.clone(),
+                        line: 0,
+                        message: format!("{trigger} is not a valid condition because {reason}"),
+                    });
+                    continue;
+                }
+            }
+            src.id = self.table.add_source(&name);
+            self.use_templates(category, template, &mut src)?;
+        }
+        Ok(())
+    }
+
+    /// One logical line.
+    fn statement(&mut self, line: &str, src: &mut Src, template: bool) -> Result<(), ConfigError> {
+        if line.starts_with('#') || line.trim().is_empty() {
+            return Ok(());
+        }
+        if let Some((name, tag, body)) = &mut src.here {
+            if line.strip_prefix('@') == Some(tag.as_str()) {
+                let name = name.clone();
+                let data = body.join("\n");
+                src.here = None;
+                let value = self
+                    .expand_self(&data, &name)
+                    .map_err(|e| src.err(e.to_string()))?;
+                let origin = src.origin();
+                self.define(&name, value, origin);
+            } else {
+                body.push(line.to_string());
+            }
+            return Ok(());
+        }
+        let mut line = line;
+        if !template && line.starts_with(':') {
+            let b = line.as_bytes();
+            if !src.ifs.is_empty()
+                || (b.get(1) == Some(&b'i')
+                    && b.get(2) == Some(&b'f')
+                    && b.get(3).is_none_or(|c| c.is_ascii_whitespace()))
+            {
+                line = &line[1..];
+            }
+        }
+        if self.if_line(line, src)? {
+            return Ok(());
+        }
+        if !src.enabled() {
+            return Ok(());
+        }
+
+        // The name: up to whitespace, '=' or ':'.
+        let b = line.as_bytes();
+        let name_end = b
+            .iter()
+            .position(|&c| c.is_ascii_whitespace() || c == b'=' || c == b':')
+            .unwrap_or(b.len());
+        if name_end == b.len() {
+            if line.starts_with('[') {
+                return Ok(());
+            }
+            return Err(src.err(format!("expected 'NAME = value', found: {line}")));
+        }
+        let mut op = b[name_end];
+        let mut op_at = name_end;
+        let mut p = name_end + 1;
+        if op != b'=' && op != b':' {
+            // Words between the name and the operator ("use ROLE : x",
+            // "include ifexist : f", "NAME @=tag").
+            while p < b.len() && b[p].is_ascii_whitespace() {
+                p += 1;
+            }
+            while p < b.len() && b[p] != b'=' && b[p] != b':' && b[p] != b'@' {
+                p += 1;
+            }
+            op_at = p;
+            op = b.get(p).copied().unwrap_or(0);
+            if op != 0 {
+                p += 1;
+                if op == b'@' {
+                    if b.get(p) == Some(&b'=') {
+                        p += 1;
+                    } else {
+                        op = 0;
+                    }
+                }
+            }
+        }
+        if op == 0 {
+            return Err(src.err(format!(
+                "expected '=', ':' or '@=' after the name, found: {line}"
+            )));
+        }
+        while p < b.len() && b[p].is_ascii_whitespace() {
+            p += 1;
+        }
+        let rhs = &line[p..];
+        let name_raw = &line[..name_end];
+        let keyword = name_raw.strip_prefix('@').unwrap_or(name_raw);
+        let between = line[name_end..op_at].trim();
+
+        if op == b':' && keyword.eq_ignore_ascii_case("use") {
+            let category = if template {
+                between.to_string()
+            } else {
+                self.expand_full(between)
+                    .map_err(|e| src.err(e.to_string()))?
+            };
+            if category.is_empty() {
+                return Err(src.err(format!(
+                    "use needs a category before ':' (use CATEGORY : Template), found: {line}"
+                )));
+            }
+            return self.use_templates(&category, rhs, src);
+        }
+        if op == b':'
+            && (keyword.eq_ignore_ascii_case("error") || keyword.eq_ignore_ascii_case("warning"))
+        {
+            let msg = self.expand_full(rhs).map_err(|e| src.err(e.to_string()))?;
+            if keyword.eq_ignore_ascii_case("error") {
+                return Err(src.err(format!("error: {msg}")));
+            }
+            self.warnings.push(Warning {
+                file: src.name.clone(),
+                line: src.line,
+                message: msg,
+            });
+            return Ok(());
+        }
+        if op == b':' && !template && keyword.eq_ignore_ascii_case("include") {
+            return self.include_line(between, rhs, src);
+        }
+        if op == b':' && !keyword.eq_ignore_ascii_case("RunBenchmarks") {
+            self.warnings.push(Warning {
+                file: src.name.clone(),
+                line: src.line,
+                message: format!(
+                    "obsolete use of ':' for parameter assignment at {name_raw} : {rhs}"
+                ),
+            });
+        }
+        if !between.is_empty() && op != b'@' {
+            // HTCondor ignores words between the name and the operator.
+            self.warnings.push(Warning {
+                file: src.name.clone(),
+                line: src.line,
+                message: format!("ignored '{between}' between the name and the operator: {line}"),
+            });
+        }
+        let name = if template {
+            name_raw.to_string()
+        } else {
+            self.expand_full(name_raw)
+                .map_err(|e| src.err(e.to_string()))?
+        };
+        if name.is_empty() || !name.bytes().all(is_id_char) {
+            return Err(src.err(format!(
+                "illegal knob name <{name}>: names are letters, digits and _ . /"
+            )));
+        }
+        if op == b'@' {
+            src.here = Some((name, rhs.to_string(), Vec::new()));
+            return Ok(());
+        }
+        let value = self
+            .expand_self(rhs, &name)
+            .map_err(|e| src.err(e.to_string()))?;
+        let origin = src.origin();
+        self.define(&name, value, origin);
+        Ok(())
+    }
+
+    fn include_line(
+        &mut self,
+        options: &str,
+        target: &str,
+        src: &mut Src,
+    ) -> Result<(), ConfigError> {
+        let mut words = options.split_ascii_whitespace().peekable();
+        let mut if_exists = false;
+        let mut command = false;
+        if let Some(w) = words.peek()
+            && (*w == "ifexist" || *w == "ifexists") {
+                if_exists = true;
+                words.next();
+            }
+        if let Some(w) = words.next() {
+            if w == "output" || w == "command" {
+                command = true;
+                if words.next().is_some() {
+                    return Err(src.err(format!(
+                        "'include {options}' (include … into a cache file) is not supported by Roost"
+                    )));
+                }
+            } else {
+                return Err(src.err(format!("unexpected keyword(s) '{options}' after include")));
+            }
+        }
+        if src.depth + 1 >= MAX_NESTING {
+            return Err(src.err("includes nested too deep"));
+        }
+        let target = self
+            .expand_full(target)
+            .map_err(|e| src.err(e.to_string()))?;
+        let mut target = target.trim().to_string();
+        if command && !target.ends_with('|') {
+            target.push_str(" |");
+        }
+        match self.fetch(&target) {
+            Ok(text) => self.parse_text(&target, &text, src.depth + 1),
+            Err(_) if if_exists => Ok(()),
+            Err(e) => Err(src.err(format!("cannot include {target}: {e}"))),
+        }
+    }
+
+    /// `use CATEGORY : Name(args), Name2 …`.
+    fn use_templates(
+        &mut self,
+        category: &str,
+        rhs: &str,
+        src: &mut Src,
+    ) -> Result<(), ConfigError> {
+        let table = Table::builtin();
+        if !table.has_category(category) {
+            return Err(src.err(format!(
+                "use {category}: unknown template category '{category}'"
+            )));
+        }
+        if src.depth + 1 >= MAX_NESTING {
+            return Err(src.err(format!("use {category}: {rhs} nesting too deep")));
+        }
+        for (knob, args) in split_uses(rhs) {
+            let Some(body) = table.template(category, &knob) else {
+                return Err(src.err(format!(
+                    "use {category}: does not recognise {knob} (known: {})",
+                    table.template_names(category).join(", ")
+                )));
+            };
+            let body = if args.is_some() || has_meta_args(body) {
+                expand::expand_meta_args(body, args.as_deref().unwrap_or(""))
+            } else {
+                body.to_string()
+            };
+            let mut inner = Src {
+                name: src.name.clone(),
+                id: src.id,
+                line: src.line,
+                template: Some(format!("{}:{}", category.to_ascii_uppercase(), knob)),
+                depth: src.depth + 1,
+                ifs: Vec::new(),
+                here: None,
+            };
+            for l in body.split('\n') {
+                let l = l.trim();
+                if l.is_empty() {
+                    continue;
+                }
+                self.statement(l, &mut inner, true)?;
+            }
+            if let Some((_, tag, _)) = &inner.here {
+                return Err(src.err(format!("use {category}:{knob}: unterminated '@{tag}'")));
+            }
+        }
+        Ok(())
+    }
+
+    /// Handles `if`, `elif`, `else`, `endif`; returns whether the line was one.
+    fn if_line(&mut self, line: &str, src: &mut Src) -> Result<bool, ConfigError> {
+        let word = |w: &str| {
+            line.len() >= w.len()
+                && line.as_bytes()[..w.len()].eq_ignore_ascii_case(w.as_bytes())
+                && line
+                    .as_bytes()
+                    .get(w.len())
+                    .is_none_or(|c| c.is_ascii_whitespace())
+        };
+        if word("if") {
+            let expr = line[2..].trim_start();
+            let enabled = src.enabled();
+            let value = if enabled {
+                self.test_if(expr, src).map_err(|why| {
+                    src.err(format!("{expr} is not a valid if condition because {why}"))
+                })?
+            } else {
+                false
+            };
+            if src.ifs.len() >= MAX_IF_DEPTH {
+                return Err(src.err("if nesting too deep"));
+            }
+            src.ifs.push(IfFrame {
+                enabled: value,
+                taken: value,
+                in_else: false,
+            });
+            return Ok(true);
+        }
+        if word("else") {
+            let Some(f) = src.ifs.last_mut() else {
+                return Err(src.err("else without matching if"));
+            };
+            if f.in_else {
+                return Err(src.err("else is not allowed after else"));
+            }
+            f.in_else = true;
+            f.enabled = !f.taken;
+            return Ok(true);
+        }
+        if word("elif") {
+            let expr = line[4..].trim_start();
+            let n = src.ifs.len();
+            let Some(f) = src.ifs.last() else {
+                return Err(src.err("elif without matching if"));
+            };
+            if f.in_else {
+                return Err(src.err("elif is not allowed after else"));
+            }
+            let outer = src.ifs[..n - 1].iter().all(|f| f.enabled);
+            let value = if !f.taken && outer {
+                self.test_if(expr, src).map_err(|why| {
+                    src.err(format!(
+                        "{expr} is not a valid elif condition because {why}"
+                    ))
+                })?
+            } else {
+                false
+            };
+            let f = src.ifs.last_mut().expect("checked above");
+            if f.taken {
+                f.enabled = false;
+            } else {
+                f.enabled = value;
+                f.taken = value;
+            }
+            return Ok(true);
+        }
+        if word("endif") {
+            if src.ifs.pop().is_none() {
+                return Err(src.err("endif without matching if"));
+            }
+            return Ok(true);
+        }
+        Ok(false)
+    }
+
+    /// An `if` condition: `defined NAME`, `defined use CAT:Name`,
+    /// `version >= 8.1`, a boolean or a number, optionally negated by `!`,
+    /// after macro expansion.
+    fn test_if(&self, expr: &str, src: &Src) -> Result<bool, String> {
+        let _ = src;
+        let mut text = expr.to_string();
+        let expanded = expr.contains('$');
+        if expanded {
+            text = self.expand_full(expr).map_err(|e| e.to_string())?;
+            text.truncate(text.trim_end().len());
+        }
+        let mut t = text.trim_start();
+        let mut inverted = false;
+        if let Some(rest) = t.strip_prefix('!') {
+            inverted = true;
+            t = rest.trim_start();
+        }
+        let value = if expanded && t.is_empty() {
+            false
+        } else {
+            self.eval_if(t)?
+        };
+        Ok(value != inverted)
+    }
+
+    fn eval_if(&self, expr: &str) -> Result<bool, String> {
+        let kind = characterize(expr, true);
+        match kind {
+            Cift::Number => {
+                let v = expr
+                    .trim()
+                    .parse::<f64>()
+                    .unwrap_or_else(|_| super::strtoll_prefix(expr).map_or(0.0, |(v, _)| v as f64));
+                return Ok(v != 0.0);
+            }
+            Cift::Bool => return Ok(lit(expr, "true", true)),
+            Cift::Identifier => {
+                if let Some(b) = crufty_bool(expr) {
+                    return Ok(b);
+                }
+            }
+            Cift::Version => return self.version_test(expr),
+            Cift::IfDef => return self.defined_test(expr),
+            _ => {}
+        }
+        if kind == Cift::Complex {
+            Err("complex conditionals are not supported".into())
+        } else {
+            Err("expression is not a conditional".into())
+        }
+    }
+
+    fn version_test(&self, expr: &str) -> Result<bool, String> {
+        let t = expr.trim_start();
+        let mut p = t[7..].trim_start();
+        let negated = p.starts_with('!');
+        if negated {
+            p = &p[1..];
+        }
+        let mut op = 0i64;
+        if let Some(c) = p.bytes().next().filter(|c| (b'<'..=b'>').contains(c)) {
+            op = i64::from(c) - i64::from(b'=');
+            p = &p[1..];
+        }
+        let or_equal = p.starts_with('=');
+        if or_equal {
+            p = &p[1..];
+        }
+        let p = p.trim_start();
+        let p = p.strip_prefix(['v', 'V']).unwrap_or(p);
+        let fields = scan_version(p);
+        if fields.len() < 2 || fields[0] < 6 {
+            return Err("the version literal is invalid".into());
+        }
+        let given = (
+            fields[0],
+            fields[1],
+            fields.get(2).copied().unwrap_or(CONDOR_VERSION.2),
+        );
+        let diff = match CONDOR_VERSION.cmp(&given) {
+            std::cmp::Ordering::Less => -1,
+            std::cmp::Ordering::Equal => 0,
+            std::cmp::Ordering::Greater => 1,
+        };
+        let result = diff == op || (or_equal && diff == 0);
+        Ok(result != negated)
+    }
+
+    fn defined_test(&self, expr: &str) -> Result<bool, String> {
+        let t = expr.trim_start();
+        let rest = t[7..].trim_start();
+        if rest.is_empty() {
+            return Ok(false);
+        }
+        match characterize(rest, false) {
+            Cift::Identifier => {
+                let v = super::lookup(&self.table, &self.scope, rest).map(|l| l.raw);
+                match v {
+                    Some(v) => Ok(!v.is_empty()),
+                    None => Ok(crufty_bool(rest).is_some()),
+                }
+            }
+            Cift::Number | Cift::Bool => Ok(true),
+            _ => {
+                let lower = rest.get(..4).map(str::to_ascii_lowercase);
+                if lower.as_deref() == Some("use ") {
+                    let what = rest[4..].trim_start();
+                    if what.contains([' ', '\t', '\r']) {
+                        return Err(
+                            "defined use meta argument with internal spaces will never match"
+                                .into(),
+                        );
+                    }
+                    let table = Table::builtin();
+                    let (cat, name) = match what.split_once(':') {
+                        Some((c, n)) => (c, Some(n)),
+                        None => (what, None),
+                    };
+                    if !table.has_category(cat) {
+                        return Ok(false);
+                    }
+                    return Ok(match name {
+                        None | Some("") => true,
+                        Some(n) => table.template(cat, n).is_some(),
+                    });
+                }
+                Err("defined argument must be param name, boolean, or number".into())
+            }
+        }
+    }
+}
+
+fn has_meta_args(value: &str) -> bool {
+    value
+        .match_indices("$(")
+        .any(|(i, _)| value.as_bytes().get(i + 2).is_some_and(u8::is_ascii_digit))
+}
+
+/// Splits `Name(args), Name2 Name3(x, y)` into names and argument texts.
+fn split_uses(rhs: &str) -> Vec<(String, Option<String>)> {
+    let b = rhs.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        while i < b.len() && (b[i].is_ascii_whitespace() || b[i] == b',') {
+            i += 1;
+        }
+        let start = i;
+        while i < b.len() && !b[i].is_ascii_whitespace() && b[i] != b',' && b[i] != b'(' {
+            i += 1;
+        }
+        if i == start {
+            break;
+        }
+        let name = rhs[start..i].to_string();
+        while i < b.len() && b[i].is_ascii_whitespace() {
+            i += 1;
+        }
+        let mut args = None;
+        if b.get(i) == Some(&b'(') {
+            if let Some(close) = find_close(b, i, 25) {
+                args = Some(rhs[i + 1..close].to_string());
+                i = close;
+            }
+            i += 1;
+        }
+        out.push((name, args));
+    }
+    out
+}
+
+/// The matching close of the bracket at `open`, recursing into `(` and `[`.
+fn find_close(b: &[u8], open: usize, depth: usize) -> Option<usize> {
+    let close = match b[open] {
+        b'(' => b')',
+        b'[' => b']',
+        b'{' => b'}',
+        b'<' => b'>',
+        c => c,
+    };
+    let mut i = open + 1;
+    while i < b.len() {
+        if b[i] == close {
+            return Some(i);
+        }
+        if (b[i] == b'(' || b[i] == b'[') && depth > 0 {
+            i = find_close(b, i, depth - 1)?;
+        }
+        i += 1;
+    }
+    None
+}
+
+/// A list separated by commas and/or whitespace.
+fn split_list(s: &str) -> Vec<String> {
+    s.split(|c: char| c == ',' || c.is_ascii_whitespace())
+        .filter(|w| !w.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn logical(text: &str) -> Vec<String> {
+        let mut l = Lines::new(text);
+        std::iter::from_fn(|| l.next_logical()).collect()
+    }
+
+    #[test]
+    fn continuation_rules() {
+        assert_eq!(logical("A = x \\\n# c \\\n  y\n"), ["A = x y"]);
+        assert_eq!(logical("B = x \\\n# comment\n"), ["B = x t"]);
+        assert_eq!(logical("D = a \\\n\nE = 2\n"), ["D = a ", "E = 2"]);
+        assert_eq!(logical("# c \\\nF = 3\n"), ["# c ", "F = 3"]);
+    }
+
+    #[test]
+    fn characterizes_conditions() {
+        assert_eq!(characterize("defined FOO", true), Cift::IfDef);
+        assert_eq!(characterize("version >= 8.1.2", true), Cift::Version);
+        assert_eq!(characterize("1.5", true), Cift::Number);
+        assert_eq!(characterize("TRUE", true), Cift::Bool);
+        assert_eq!(characterize("a && b", true), Cift::Complex);
+    }
+
+    #[test]
+    fn splits_use_lines() {
+        assert_eq!(
+            split_uses("Limit_Job_Runtimes(60), Desktop Preempt_If(x(1), y)"),
+            vec![
+                ("Limit_Job_Runtimes".to_string(), Some("60".to_string())),
+                ("Desktop".to_string(), None),
+                ("Preempt_If".to_string(), Some("x(1), y".to_string())),
+            ]
+        );
+    }
+}

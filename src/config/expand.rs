@@ -236,22 +236,67 @@ impl Expander<'_> {
     }
 
     /// Expands every reference in `text` except `$(DOLLAR)` and `$$(…)`.
+    ///
+    /// As HTCondor does, a reference is replaced by its unexpanded value
+    /// and scanning goes on at the same place, so the value's own
+    /// references (and a reference completed by the text after it) are
+    /// expanded next. Each replaced value is remembered as a region tagged
+    /// with the name it came from; a reference to a name whose region
+    /// encloses it is a cycle.
     pub fn expand(&self, text: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
-        let mut out = String::with_capacity(text.len());
-        let mut from = 0;
-        while let Some(m) = next_macro(text, from, false, &is_dollar) {
-            out.push_str(&text[from..m.dollar]);
-            let piece = self.evaluate(text, &m, stack)?;
-            out.push_str(&piece);
-            if out.len() > MAX_EXPANDED_BYTES {
-                return Err(ExpandError::TooLong);
+        let base = stack.len();
+        let mut s = text.to_string();
+        // Ends of the regions of stack[base..], innermost last.
+        let mut regions: Vec<usize> = Vec::new();
+        let mut pos = 0;
+        let mut steps = 0usize;
+        let result = loop {
+            let Some(m) = next_macro(&s, pos, false, &is_dollar) else {
+                break Ok(());
+            };
+            let q = m.dollar;
+            while regions.last().is_some_and(|&e| e <= q) {
+                regions.pop();
+                stack.pop();
             }
-            from = m.end();
-        }
-        out.push_str(&text[from..]);
-        Ok(out)
+            steps += 1;
+            if steps > MAX_STEPS {
+                break Err(ExpandError::TooLong);
+            }
+            let (piece, from_name) = match self.evaluate(&s, &m, stack) {
+                Ok(r) => r,
+                Err(e) => break Err(e),
+            };
+            if let Some(name) = &from_name
+                && let Err(e) = check_chain(stack, name)
+            {
+                break Err(e);
+            }
+            let old_len = m.end() - q;
+            let new_len = piece.len();
+            s.replace_range(q..m.end(), &piece);
+            for e in &mut regions {
+                *e = if *e >= q + old_len {
+                    *e + new_len - old_len
+                } else {
+                    q + new_len
+                };
+            }
+            if let Some(name) = from_name {
+                regions.push(q + new_len);
+                stack.push(name);
+            }
+            if s.len() > MAX_EXPANDED_BYTES {
+                break Err(ExpandError::TooLong);
+            }
+            pos = q;
+        };
+        stack.truncate(base);
+        result.map(|()| s)
     }
 
+    /// Fully expands the value `raw` of knob `name` (a nested expansion,
+    /// for a function argument).
     fn expand_value_of(
         &self,
         name: &str,
@@ -259,14 +304,7 @@ impl Expander<'_> {
         stack: &mut Vec<String>,
     ) -> Result<String, ExpandError> {
         let key = name.to_ascii_lowercase();
-        if let Some(at) = stack.iter().position(|s| *s == key) {
-            let mut chain: Vec<&str> = stack[at..].iter().map(String::as_str).collect();
-            chain.push(&key);
-            return Err(ExpandError::Circular(chain.join(" -> ")));
-        }
-        if stack.len() >= MAX_EXPANSION_DEPTH {
-            return Err(ExpandError::TooDeep(name.to_string()));
-        }
+        check_chain(stack, &key)?;
         if !raw.contains('$') {
             return Ok(raw.to_string());
         }
@@ -276,48 +314,44 @@ impl Expander<'_> {
         r
     }
 
-    /// The value of one reference, fully expanded.
+    /// The replacement text of one reference (scanned again by the
+    /// caller), and the knob it is the value of, if any.
     fn evaluate(
         &self,
         text: &str,
         m: &MacroRef,
         stack: &mut Vec<String>,
-    ) -> Result<String, ExpandError> {
-        match m.func {
+    ) -> Result<(String, Option<String>), ExpandError> {
+        let piece = match m.func {
             Func::Normal => {
                 let name = m.name(text);
                 let raw = super::lookup(self.table, self.scope, name).map(|l| l.raw);
-                match raw {
-                    Some(v) if !v.is_empty() => self.expand_value_of(name, v, stack),
-                    _ => match m.default(text) {
-                        Some(d) => self.expand(d, stack),
-                        None => Ok(String::new()),
-                    },
-                }
+                return Ok(match raw {
+                    Some(v) if !v.is_empty() => (v.to_string(), Some(name.to_ascii_lowercase())),
+                    _ => (m.default(text).unwrap_or("").to_string(), None),
+                });
             }
             Func::Env => {
                 let name = m.name(text);
-                let value = self.env.get(name).map(String::as_str);
-                let value = match (value, m.default(text)) {
-                    (Some(v), _) if !v.is_empty() => v,
-                    (_, Some(d)) => d,
-                    (Some(v), None) => v,
-                    (None, None) => "UNDEFINED",
-                };
-                self.expand(value, stack)
+                match (self.env.get(name), m.default(text)) {
+                    (Some(v), _) => v.clone(),
+                    (None, Some(d)) => d.to_string(),
+                    (None, None) => "UNDEFINED".to_string(),
+                }
             }
-            Func::RandomChoice => self.random_choice(m.body(text), stack),
-            Func::RandomInteger => self.random_integer(m.body(text)),
-            Func::Choice => self.choice(m.body(text), stack),
-            Func::Substr => self.substr(m.body(text), stack),
-            Func::Int | Func::Real => self.number(m.func, m.body(text), stack),
-            Func::Str => self.string(m.body(text), stack),
-            Func::Eval => self.eval(m.body(text), stack),
+            Func::RandomChoice => self.random_choice(m.body(text), stack)?,
+            Func::RandomInteger => self.random_integer(m.body(text))?,
+            Func::Choice => self.choice(m.body(text), stack)?,
+            Func::Substr => self.substr(m.body(text), stack)?,
+            Func::Int | Func::Real => self.number(m.func, m.body(text), stack)?,
+            Func::Str => self.string(m.body(text), stack)?,
+            Func::Eval => self.eval(m.body(text), stack)?,
             Func::Basename | Func::Dirname | Func::Filename => {
                 let flags = &text[m.dollar + 1..m.body - 1];
-                self.filename(m.func, flags, m.body(text), stack)
+                self.filename(m.func, flags, m.body(text), stack)?
             }
-        }
+        };
+        Ok((piece, None))
     }
 
     /// The `index`th comma-separated argument, trimmed, looked up as a
@@ -360,8 +394,7 @@ impl Expander<'_> {
         };
         let n = count_items(&items);
         let pick = usize::try_from(self.random() % n as u64).unwrap_or(0);
-        let item = nth_item(&items, pick, true).unwrap_or("").to_string();
-        self.expand(&item, stack)
+        Ok(nth_item(&items, pick, true).unwrap_or("").to_string())
     }
 
     fn random_integer(&self, body: &str) -> Result<String, ExpandError> {
@@ -411,38 +444,46 @@ impl Expander<'_> {
         let i = usize::try_from(index).unwrap_or(usize::MAX);
         let item = nth_item(&list, i, true)
             .ok_or_else(|| fail(format!("$CHOICE() error: index {index} is out of range")))?;
-        self.expand(item, stack)
+        Ok(item.to_string())
     }
 
+    /// `$SUBSTR(name, start[, length])`: a negative start counts from the
+    /// end, a negative length leaves that many characters off the end; an
+    /// undefined name gives nothing.
     fn substr(&self, body: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
-        let value = self.arg(body, 0, stack)?.unwrap_or_default();
+        let name = nth_item(body, 0, true).unwrap_or("");
+        let Some(raw) = super::lookup(self.table, self.scope, name).map(|l| l.raw) else {
+            return Ok(String::new());
+        };
+        let value = self.expand_value_of(name, raw, stack)?;
         if value.is_empty() {
             return Ok(String::new());
         }
-        let (start_arg, len_arg) = match self.arg(body, 2, stack)? {
-            Some(len) => (self.arg(body, 1, stack)?, len),
-            None => (None, self.arg(body, 1, stack)?.unwrap_or_default()),
-        };
         let to_int = |s: &str, what: &str| {
             super::parse_int(s, self.now)
                 .filter(|&i| (i64::from(i32::MIN)..i64::from(i32::MAX)).contains(&i))
                 .ok_or_else(|| fail(format!("$SUBSTR() error: {s} is invalid {what}")))
         };
-        let len = to_int(&len_arg, "length")?;
-        let start = match start_arg {
+        let start = match self.arg(body, 1, stack)? {
             Some(s) => to_int(&s, "start")?,
             None => 0,
         };
+        let len = match self.arg(body, 2, stack)? {
+            Some(l) => Some(to_int(&l, "length")?),
+            None => None,
+        };
         let bytes = value.as_bytes();
         let total = i64::try_from(bytes.len()).unwrap_or(i64::MAX);
-        let mut start = if start < 0 { total + start } else { start };
-        start = start.clamp(0, total);
+        let start = if start < 0 { total + start } else { start }.clamp(0, total);
         let remain = total - start;
-        let len = if len < 0 { remain + len } else { len }.clamp(0, remain);
+        let len = match len {
+            Some(l) if l < 0 => (remain + l).clamp(0, remain),
+            Some(l) => l.clamp(0, remain),
+            None => remain,
+        };
         let s = usize::try_from(start).unwrap_or(0);
         let e = s + usize::try_from(len).unwrap_or(0);
-        let piece = String::from_utf8_lossy(&bytes[s..e]).into_owned();
-        self.expand(&piece, stack)
+        Ok(String::from_utf8_lossy(&bytes[s..e]).into_owned())
     }
 
     fn number(
@@ -502,11 +543,12 @@ impl Expander<'_> {
     fn string(&self, body: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
         let fmt = nth_rest(body, 1);
         if let Some(f) = fmt
-            && printf::conversion(f) != Some(printf::Kind::Str) {
-                return Err(fail(format!(
-                    "$STRING() error: '{f}' is not a valid format specifier"
-                )));
-            }
+            && printf::conversion(f) != Some(printf::Kind::Str)
+        {
+            return Err(fail(format!(
+                "$STRING() error: '{f}' is not a valid format specifier"
+            )));
+        }
         let value = self.arg(body, 0, stack)?.unwrap_or_default();
         let value = match self.eval_classad(&value) {
             Some(Value::Str(s)) => s.to_string_lossy(),
@@ -526,7 +568,7 @@ impl Expander<'_> {
         Ok(match self.eval_classad(&text) {
             Some(Value::Str(s)) => s.to_string_lossy(),
             Some(v) => classad::unparse::value_to_string(&v),
-            None => text,
+            None => String::new(),
         })
     }
 
@@ -543,12 +585,30 @@ impl Expander<'_> {
         body: &str,
         stack: &mut Vec<String>,
     ) -> Result<String, ExpandError> {
-        let Some(raw) = super::lookup(self.table, self.scope, body).map(|l| l.raw) else {
-            return Ok(String::new());
+        let value = match super::lookup(self.table, self.scope, body).map(|l| l.raw) {
+            Some(raw) => self.expand_value_of(body, raw, stack)?,
+            None => body.to_string(),
         };
-        let value = self.expand_value_of(body, raw, stack)?;
         Ok(path_parts(func, flags, &value))
     }
+}
+
+/// How many references one expansion may replace.
+const MAX_STEPS: usize = 1_000_000;
+
+/// An error if `name` is already being expanded (a cycle) or the chain is
+/// too deep.
+fn check_chain(stack: &[String], name: &str) -> Result<(), ExpandError> {
+    let key = name.to_ascii_lowercase();
+    if let Some(at) = stack.iter().position(|s| *s == key) {
+        let mut chain: Vec<&str> = stack[at..].iter().map(String::as_str).collect();
+        chain.push(&key);
+        return Err(ExpandError::Circular(chain.join(" -> ")));
+    }
+    if stack.len() >= MAX_EXPANSION_DEPTH {
+        return Err(ExpandError::TooDeep(name.to_string()));
+    }
+    Ok(())
 }
 
 fn fail(msg: impl Into<String>) -> ExpandError {

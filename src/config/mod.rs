@@ -477,9 +477,10 @@ pub(crate) fn parse_real(text: &str, now: i64) -> Option<f64> {
     if !t.is_empty()
         && t.trim_start_matches(['+', '-'])
             .starts_with(|c: char| c.is_ascii_digit() || c == '.')
-        && let Ok(v) = t.parse::<f64>() {
-            return Some(v);
-        }
+        && let Ok(v) = t.parse::<f64>()
+    {
+        return Some(v);
+    }
     match eval_text(text, now)? {
         Value::Int(i) => Some(i as f64),
         Value::Real(r) => Some(r),

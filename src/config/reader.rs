@@ -12,8 +12,8 @@ use super::{
 };
 
 /// The HTCondor version Roost's configuration reader behaves as, for
-/// `if version …` lines: the version of the reference node.
-pub const CONDOR_VERSION: (i64, i64, i64) = (23, 9, 6);
+/// `if version …` lines: the release whose reader is the test oracle.
+pub const CONDOR_VERSION: (i64, i64, i64) = (23, 10, 29);
 
 /// How deep `include` and `use` may nest.
 const MAX_NESTING: usize = 20;
@@ -142,9 +142,10 @@ pub fn load(input: &LoadInput, files: &dyn Files) -> Result<Config, ConfigError>
         r.process_locals()?;
         let new_dirs = r.param("LOCAL_CONFIG_DIR")?;
         if let Some(nd) = &new_dirs
-            && dirs.as_deref() != Some(nd.as_str()) {
-                r.process_directories(nd)?;
-            }
+            && dirs.as_deref() != Some(nd.as_str())
+        {
+            r.process_directories(nd)?;
+        }
     }
 
     // _CONDOR_<NAME> environment overrides, in environment order.
@@ -254,26 +255,33 @@ impl<'t> Lines<'t> {
         }
     }
 
-    fn physical(&mut self) -> Option<&'t str> {
+    /// The next physical line and whether a newline ended it.
+    fn physical(&mut self) -> Option<(&'t str, bool)> {
         if self.rest.is_empty() {
             return None;
         }
-        let (l, rest) = match self.rest.find('\n') {
-            Some(i) => (&self.rest[..i], &self.rest[i + 1..]),
-            None => (self.rest, ""),
+        let (l, rest, ended) = match self.rest.find('\n') {
+            Some(i) => (&self.rest[..i], &self.rest[i + 1..], true),
+            None => (self.rest, "", false),
         };
         self.rest = rest;
         self.line += 1;
-        Some(l)
+        Some((l, ended))
     }
 
     fn next_logical(&mut self) -> Option<String> {
         let mut buf = String::new();
         let mut first = true;
         loop {
-            let Some(raw) = self.physical() else {
+            let Some((raw, ended)) = self.physical() else {
                 return if first { None } else { Some(buf) };
             };
+            if !ended {
+                // A last line without a newline is taken as it is, as
+                // HTCondor's reader does: no trimming, no continuation.
+                buf.push_str(raw);
+                return Some(buf);
+            }
             let mut l = raw.trim_matches(|c: char| c.is_ascii_whitespace());
             let in_comment = l.starts_with('#');
             if in_comment && !first {
@@ -883,10 +891,11 @@ impl Reader<'_> {
         let mut if_exists = false;
         let mut command = false;
         if let Some(w) = words.peek()
-            && (*w == "ifexist" || *w == "ifexists") {
-                if_exists = true;
-                words.next();
-            }
+            && (*w == "ifexist" || *w == "ifexists")
+        {
+            if_exists = true;
+            words.next();
+        }
         if let Some(w) = words.next() {
             if w == "output" || w == "command" {
                 command = true;

@@ -4,4 +4,5 @@ mod classad_cli;
 mod classad_limits;
 mod classad_oracle;
 mod classad_props;
+mod config_oracle;
 mod tidy;

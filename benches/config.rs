@@ -88,6 +88,7 @@ fn bench_config(c: &mut Criterion) {
     };
     let config = load(&input, &FsFiles).expect("bench config loads");
     let names: Vec<String> = config.dump().iter().map(|m| m.name.clone()).collect();
+    std::fs::write(dir.join("condor_config_5000.names"), names.join("\n")).expect("write names");
     for n in &names {
         config.get(n).expect("every knob expands");
     }

@@ -4,5 +4,6 @@ mod classad_cli;
 mod classad_limits;
 mod classad_oracle;
 mod classad_props;
+mod config_cli;
 mod config_oracle;
 mod tidy;

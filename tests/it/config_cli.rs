@@ -1,7 +1,7 @@
 //! `roost config` driven as an administrator would: through the binary, on
 //! configuration files in a temporary directory.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 fn dir(name: &str) -> PathBuf {
@@ -13,7 +13,7 @@ fn dir(name: &str) -> PathBuf {
 
 /// Runs `roost config --config <dir>/condor_config ARGS` with a clean
 /// configuration environment.
-fn roost_config(d: &PathBuf, args: &[&str]) -> Output {
+fn roost_config(d: &Path, args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_roost"))
         .arg("config")
         .arg("--config")

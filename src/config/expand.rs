@@ -692,9 +692,8 @@ fn path_parts(func: Func, flags: &str, value: &str) -> String {
     let ixend = buf.len();
     let ixn = buf.rfind('/').map_or(0, |i| i + 1);
     let name = &buf[ixn..];
-    let ixx = name[1.min(name.len())..]
-        .rfind('.')
-        .map_or(ixend, |i| ixn + 1 + i);
+    let skip = name.chars().next().map_or(0, char::len_utf8);
+    let ixx = name[skip..].rfind('.').map_or(ixend, |i| ixn + skip + i);
     if ixn == 0 && parts & 3 != 0 {
         parts &= !(4 | 8);
     }

@@ -286,7 +286,8 @@ impl<'t> Lines<'t> {
             let in_comment = l.starts_with('#');
             if in_comment && !first {
                 // Treated as blank, but HTCondor keeps its last character.
-                l = &l[l.len() - 1..];
+                let last = l.char_indices().next_back().map_or(0, |(i, _)| i);
+                l = &l[last..];
             }
             buf.push_str(l);
             if buf.ends_with('\\') {
@@ -677,7 +678,11 @@ impl Reader<'_> {
             .table
             .iter()
             .map(|m| m.name.clone())
-            .filter(|n| n.len() > 9 && n[..9].eq_ignore_ascii_case("AUTO_USE_"))
+            .filter(|n| {
+                n.len() > 9
+                    && n.get(..9)
+                        .is_some_and(|p| p.eq_ignore_ascii_case("AUTO_USE_"))
+            })
             .collect();
         for name in names {
             let rest = &name[9..];

@@ -6,4 +6,5 @@ mod classad_oracle;
 mod classad_props;
 mod config_cli;
 mod config_oracle;
+mod config_props;
 mod tidy;

@@ -290,6 +290,26 @@ impl Config {
         }
     }
 
+    /// The expanded value of the first of `names` that is defined and not
+    /// empty (HTCondor's fallback chains, e.g. `SLOT1_JOB_HOOK_KEYWORD`
+    /// then `STARTD_JOB_HOOK_KEYWORD`).
+    pub fn get_first(&self, names: &[&str]) -> Result<Option<String>, ExpandError> {
+        for name in names {
+            match self.get(name)? {
+                Some(v) if !v.trim().is_empty() => return Ok(Some(v)),
+                _ => {}
+            }
+        }
+        Ok(None)
+    }
+
+    /// A per-slot knob as the startd looks it up: `<SLOT>_<NAME>` (the
+    /// slot's id string, `slot1` or `slot1_2`, so `SLOT1_START`), then
+    /// `<NAME>`.
+    pub fn get_for_slot(&self, slot: &str, name: &str) -> Result<Option<String>, ExpandError> {
+        self.get_first(&[&format!("{slot}_{name}"), name])
+    }
+
     /// Expands macro references in `text`.
     pub fn expand(&self, text: &str) -> Result<String, ExpandError> {
         self.expander().expand_top(text, None)
@@ -384,6 +404,115 @@ impl Config {
             .sources()
             .get(source)
             .map_or("<unknown>", String::as_str)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    struct Mem(HashMap<&'static str, &'static str>);
+
+    impl Files for Mem {
+        fn read(&self, path: &str) -> Result<Vec<u8>, String> {
+            self.0
+                .get(path)
+                .map(|s| s.as_bytes().to_vec())
+                .ok_or_else(|| "missing".to_string())
+        }
+        fn run(&self, _: &str) -> Result<Vec<u8>, String> {
+            Err("no commands".into())
+        }
+        fn list_dir(&self, _: &str) -> Result<Vec<String>, String> {
+            Ok(vec![])
+        }
+    }
+
+    fn config(text: &'static str, subsys: &str) -> Config {
+        let input = LoadInput {
+            root: Root::File("/etc/condor/condor_config".into()),
+            scope: Scope {
+                subsys: Some(subsys.into()),
+                localname: None,
+            },
+            attributes: vec![],
+            specials: vec![],
+            env: vec![],
+            now: 1_700_000_000,
+        };
+        load(
+            &input,
+            &Mem(HashMap::from([("/etc/condor/condor_config", text)])),
+        )
+        .expect("loads")
+    }
+
+    #[test]
+    fn typed_values_follow_htcondor() {
+        let c = config(
+            "A = 5 * $(MINUTE)\nB = 2.5\nC = yes\nD = 1 > 2\nE = foo\nF =\nG = (Cpus > 1) && (Memory > 100)\n",
+            "STARTD",
+        );
+        assert_eq!(c.int("A"), Ok(Some(300)));
+        assert_eq!(c.int("B"), Ok(Some(2)));
+        assert_eq!(c.real("B"), Ok(Some(2.5)));
+        assert_eq!(c.bool("C"), Ok(Some(true)));
+        assert_eq!(c.bool("D"), Ok(Some(false)));
+        assert_eq!(c.int("F"), Ok(None));
+        assert_eq!(c.int("NOPE"), Ok(None));
+        let err = c.int("E").expect_err("not an integer");
+        assert!(
+            err.to_string().contains("E is not an integer: foo"),
+            "{err}"
+        );
+        assert!(c.expr("G").expect("parses").is_some());
+        assert_eq!(c.int("UPDATE_INTERVAL"), Ok(Some(300)));
+        assert_eq!(c.int("POLLING_INTERVAL"), Ok(Some(5)));
+    }
+
+    #[test]
+    fn per_slot_knobs_fall_back() {
+        let c = config(
+            "SLOT2_JOB_HOOK_KEYWORD = TWO\nSTARTD_JOB_HOOK_KEYWORD = ALL\nSLOT1_START = False\nSTART = True\n",
+            "STARTD",
+        );
+        let kw = |slot: &str| {
+            c.get_first(&[
+                &format!("{slot}_JOB_HOOK_KEYWORD"),
+                "STARTD_JOB_HOOK_KEYWORD",
+            ])
+            .expect("expands")
+        };
+        assert_eq!(kw("slot2").as_deref(), Some("TWO"));
+        assert_eq!(kw("slot1").as_deref(), Some("ALL"));
+        assert_eq!(kw("slot2_1").as_deref(), Some("ALL"));
+        assert_eq!(
+            c.get_for_slot("slot1", "START").expect("ok").as_deref(),
+            Some("False")
+        );
+        assert_eq!(
+            c.get_for_slot("slot3", "START").expect("ok").as_deref(),
+            Some("True")
+        );
+    }
+
+    #[test]
+    fn subsystem_scope_and_origins() {
+        let c = config("X = plain\nSTARTD.X = startd\n", "STARTD");
+        assert_eq!(c.get("X").expect("ok").as_deref(), Some("startd"));
+        let tool = c.with_scope(Scope {
+            subsys: Some("TOOL".into()),
+            localname: None,
+        });
+        assert_eq!(tool.get("X").expect("ok").as_deref(), Some("plain"));
+        let l = c.lookup("X").expect("defined");
+        assert_eq!(l.name, "STARTD.X");
+        let o = l.origin.expect("from a file");
+        assert_eq!(
+            (c.source_name(o.source), o.line),
+            ("/etc/condor/condor_config", 2)
+        );
     }
 }
 

@@ -98,8 +98,10 @@ fn get(config: &Config, args: &GetArgs, out: &mut dyn Write) -> Result<ExitCode>
                     if let Some(l) = config.lookup(name) {
                         match l.origin {
                             Some(o) => {
-                                let mut at =
-                                    format!("{}, line {}", config.source_name(o.source), o.line);
+                                let mut at = config.source_name(o.source).to_string();
+                                if o.line > 0 {
+                                    at.push_str(&format!(", line {}", o.line));
+                                }
                                 if let Some(t) = &o.template {
                                     at.push_str(&format!(", use {t}"));
                                 }

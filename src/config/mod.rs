@@ -149,8 +149,7 @@ pub struct Scope {
 }
 
 /// A failure to load configuration: always names the file and line.
-#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("{file}, line {line}: {message}")]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ConfigError {
     /// The file (or command) being read.
     pub file: String,
@@ -159,6 +158,18 @@ pub struct ConfigError {
     /// What is wrong.
     pub message: String,
 }
+
+impl fmt::Display for ConfigError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.line > 0 {
+            write!(f, "{}, line {}: {}", self.file, self.line, self.message)
+        } else {
+            write!(f, "{}: {}", self.file, self.message)
+        }
+    }
+}
+
+impl std::error::Error for ConfigError {}
 
 /// A failure to expand one knob.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]

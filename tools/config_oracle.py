@@ -196,6 +196,8 @@ def cases():
     c.append(case("at-prefixed-keywords", "@use POLICY : Always_Run_Jobs\n", ["START", "SUSPEND"]))
     c.append(case("value-keeps-inner-spaces", "A =   a    b   c   \n", ["A"]))
     c.append(case("words-between-name-and-op", "FOO BAR = 1\n", ["FOO", "BAR"]))
+    c.append(case("plus-equals-is-not-append", "A = 1\nA += 2\nB = x\nB =+ y\n", ["A", "B"]))
+    c.append(case("append-idiom", "A = 1\nA = $(A) 2\nA = $(A), 3\n", ["A"]))
     # --- continuation lines
     c.append(case("cont-basic", "A = first \\\n   second\n", ["A"]))
     c.append(case("cont-no-space", "A = first\\\nsecond\n", ["A"]))

@@ -169,3 +169,17 @@ fn a_missing_root_file_fails() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn only_env_reads_no_files() {
+    let out = Command::new(env!("CARGO_BIN_EXE_roost"))
+        .args(["config", "get", "--json", "A", "MINUTE"])
+        .env("CONDOR_CONFIG", "ONLY_ENV")
+        .env("_CONDOR_A", "from the environment")
+        .output()
+        .expect("roost runs");
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(v["A"], "from the environment");
+    assert_eq!(v["MINUTE"], "60");
+}

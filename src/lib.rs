@@ -7,3 +7,4 @@
 pub mod classad;
 pub mod cli;
 pub mod config;
+pub mod policy;

@@ -28,6 +28,41 @@ use std::fmt;
 use crate::classad::{self, Expr, FixedEnv, Value};
 
 pub use reader::{Files, LoadInput, Root, load};
+
+/// Loads configuration given as text (a simulation scenario's, a test's):
+/// the text is the root file `name`; includes of other files fail.
+pub fn load_text(
+    name: &str,
+    text: &str,
+    scope: Scope,
+    specials: Vec<(String, String)>,
+) -> Result<Config, ConfigError> {
+    struct One<'a>(&'a str, &'a str);
+    impl Files for One<'_> {
+        fn read(&self, path: &str) -> Result<Vec<u8>, String> {
+            if path == self.0 {
+                Ok(self.1.as_bytes().to_vec())
+            } else {
+                Err("only the given configuration text can be read".into())
+            }
+        }
+        fn run(&self, _: &str) -> Result<Vec<u8>, String> {
+            Err("commands cannot be run here".into())
+        }
+        fn list_dir(&self, _: &str) -> Result<Vec<String>, String> {
+            Err("directories cannot be listed here".into())
+        }
+    }
+    let input = LoadInput {
+        root: Root::File(name.to_string()),
+        scope,
+        attributes: vec![],
+        specials,
+        env: vec![],
+        now: 0,
+    };
+    load(&input, &One(name, text))
+}
 pub use table::{ParamType, Table};
 
 /// Where a definition came from: an index into [`MacroTable::sources`] and

@@ -5,4 +5,6 @@
 //! No I/O, no clock reads, no actix: configuration and machine facts come
 //! in as values.
 
+pub mod engine;
 pub mod layout;
+pub mod slot;

@@ -7,4 +7,5 @@ mod classad_props;
 mod config_cli;
 mod config_oracle;
 mod config_props;
+mod policy_engine;
 mod tidy;

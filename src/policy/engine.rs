@@ -1,0 +1,910 @@
+//! `decide`: what a slot does next, given its state, the policy, the
+//! machine and an input (a timer, a hook's answer, a starter's exit, a
+//! command). Returns the events to append (then `apply`) and the effects
+//! for the shell to carry out. Follows HTCondor's `ResState::eval_policy`
+//! and the fetch-work rules (`../shared/reference/htcondor-facts.md` §1,
+//! §5); where HTCondor loses a fetched job, Roost keeps it.
+
+use crate::classad::unparse::ad_to_string;
+use crate::classad::{ClassAd, Evaluator, Expr, FixedEnv, Name, Value, parse_ad, parse_expr};
+use crate::config::Config;
+
+use super::layout::SlotSpec;
+use super::slot::{Activity, Claim, EndCause, Slot, SlotEvent, State, apply};
+
+/// The policy knobs inserted into every slot ad, as HTCondor's startd does.
+pub const POLICY_KNOBS: &[&str] = &[
+    "START",
+    "IS_OWNER",
+    "SUSPEND",
+    "CONTINUE",
+    "PREEMPT",
+    "KILL",
+    "WANT_SUSPEND",
+    "WANT_VACATE",
+    "SUSPEND_VANILLA",
+    "CONTINUE_VANILLA",
+    "PREEMPT_VANILLA",
+    "KILL_VANILLA",
+    "WANT_SUSPEND_VANILLA",
+    "WANT_VACATE_VANILLA",
+    "MaxJobRetirementTime",
+    "MachineMaxVacateTime",
+    "CLAIM_WORKLIFE",
+    "FetchWorkDelay",
+];
+
+/// HTCondor's value when a knob is not configured at all.
+fn builtin_default(knob: &str) -> Option<&'static str> {
+    Some(match knob {
+        "START" | "CONTINUE" | "WANT_VACATE" => "True",
+        "SUSPEND" | "PREEMPT" | "KILL" | "WANT_SUSPEND" | "IS_OWNER" => "False",
+        "CLAIM_WORKLIFE" => "1200",
+        "MachineMaxVacateTime" => "600",
+        _ => return None,
+    })
+}
+
+/// A policy that cannot be used: names the knob.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{knob}: {message}")]
+pub struct PolicyError {
+    /// The knob.
+    pub knob: String,
+    /// What is wrong.
+    pub message: String,
+}
+
+/// The compiled policy: the knobs as ClassAd expressions plus the timers.
+#[derive(Clone, Debug)]
+pub struct Policy {
+    exprs: Vec<(String, Expr)>,
+    /// Job hook keyword for this slot, if any.
+    pub keyword: Option<String>,
+    /// `POLLING_INTERVAL`.
+    pub polling_interval: i64,
+    /// `UPDATE_INTERVAL`.
+    pub update_interval: i64,
+    /// `KILLING_TIMEOUT`.
+    pub killing_timeout: i64,
+    /// The RANK expression (`Rank` in the slot ad).
+    pub rank: Option<Expr>,
+}
+
+impl Policy {
+    /// Reads the policy for slot `slot_id` (`slot1`) from configuration.
+    pub fn from_config(config: &Config, slot_id: &str) -> Result<Policy, PolicyError> {
+        let err = |knob: &str, message: String| PolicyError {
+            knob: knob.to_string(),
+            message,
+        };
+        let mut exprs = Vec::new();
+        for knob in POLICY_KNOBS {
+            let text = config
+                .get(knob)
+                .map_err(|e| err(knob, e.to_string()))?
+                .filter(|t| !t.trim().is_empty())
+                .or_else(|| builtin_default(knob).map(str::to_string));
+            if let Some(text) = text {
+                let e = parse_expr(&text)
+                    .map_err(|e| err(knob, format!("is not a ClassAd expression: {e}")))?;
+                exprs.push(((*knob).to_string(), e));
+            }
+        }
+        let rank = match config.get("RANK").map_err(|e| err("RANK", e.to_string()))? {
+            Some(t) if !t.trim().is_empty() => Some(
+                parse_expr(&t)
+                    .map_err(|e| err("RANK", format!("is not a ClassAd expression: {e}")))?,
+            ),
+            _ => None,
+        };
+        let keyword = config
+            .get_first(&[
+                &format!("{slot_id}_JOB_HOOK_KEYWORD"),
+                "STARTD_JOB_HOOK_KEYWORD",
+            ])
+            .map_err(|e| err("STARTD_JOB_HOOK_KEYWORD", e.to_string()))?
+            .map(|k| k.trim().to_string());
+        let int = |knob: &str, default: i64| -> Result<i64, PolicyError> {
+            Ok(config
+                .int(knob)
+                .map_err(|e| err(knob, e.message))?
+                .unwrap_or(default))
+        };
+        Ok(Policy {
+            exprs,
+            keyword,
+            polling_interval: int("POLLING_INTERVAL", 5)?.max(1),
+            update_interval: int("UPDATE_INTERVAL", 300)?.max(1),
+            killing_timeout: int("KILLING_TIMEOUT", 30)?,
+            rank,
+        })
+    }
+}
+
+/// What the slot is asked to react to.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Input {
+    /// The periodic policy evaluation.
+    Evaluate,
+    /// The fetch timer fired.
+    FetchTimer,
+    /// FETCH_WORK printed nothing: no work.
+    FetchedNothing,
+    /// FETCH_WORK printed a job ad (already parsed; canonical new syntax).
+    FetchedJob(String),
+    /// FETCH_WORK failed (malformed output, timeout): no state change.
+    FetchFailed,
+    /// The starter exited.
+    StarterExited,
+    /// `condor_vacate` for this slot.
+    Vacate,
+}
+
+/// What the shell must do. Carried out only after the events are durable.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Effect {
+    /// Run FETCH_WORK with the slot ad.
+    FetchWork,
+    /// Run REPLY_FETCH.
+    ReplyFetch {
+        /// `accept` or `reject`.
+        accept: bool,
+        /// The job ad.
+        job: String,
+    },
+    /// Start a starter for the job.
+    SpawnStarter {
+        /// The job ad.
+        job: String,
+    },
+    /// Suspend the job (SIGSTOP).
+    Suspend,
+    /// Continue it (SIGCONT).
+    Continue,
+    /// Ask it to leave (the soft-kill signal).
+    SoftKill,
+    /// Kill it (SIGKILL to the job).
+    HardKill,
+    /// The starter did not go after KILLING_TIMEOUT: kill it and its children.
+    KillStarter,
+    /// Run EVICT_CLAIM for a fetch claim that ended.
+    EvictClaim {
+        /// The job ad.
+        job: String,
+    },
+}
+
+/// The outcome of `decide`.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Decision {
+    /// Events to append, in order.
+    pub events: Vec<SlotEvent>,
+    /// Effects to carry out after the events are durable.
+    pub effects: Vec<Effect>,
+}
+
+/// Everything outside the slot that a decision may look at.
+pub struct Ctx<'a> {
+    /// The policy.
+    pub policy: &'a Policy,
+    /// The slot's resources.
+    pub spec: &'a SlotSpec,
+    /// Machine attributes (KeyboardIdle, LoadAvg, …) and anything else the
+    /// slot ad publishes.
+    pub machine: &'a ClassAd,
+    /// Now.
+    pub now: i64,
+}
+
+/// The slot ad a policy is evaluated in: machine attributes, resources,
+/// state, and the policy knobs.
+pub fn slot_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
+    let mut ad = ctx.machine.clone();
+    for (name, e) in &ctx.policy.exprs {
+        ad.insert(name.as_str(), e.clone());
+    }
+    if let Some(r) = &ctx.policy.rank {
+        ad.insert("Rank", r.clone());
+    } else {
+        ad.insert_value("Rank", Value::Real(0.0));
+    }
+    ad.insert_value("Name", slot.name.as_str());
+    ad.insert_value("State", slot.state.to_string().as_str());
+    ad.insert_value("Activity", slot.activity.to_string().as_str());
+    ad.insert_value("EnteredCurrentState", slot.entered_state);
+    ad.insert_value("EnteredCurrentActivity", slot.entered_activity);
+    ad.insert_value("MyCurrentTime", ctx.now);
+    #[allow(clippy::cast_possible_truncation)]
+    ad.insert_value("Cpus", ctx.spec.cpus.round() as i64);
+    ad.insert_value("Memory", ctx.spec.memory_mb);
+    ad.insert_value("SlotID", i64::from(ctx.spec.id));
+    ad.insert_value("SlotTypeID", i64::from(ctx.spec.type_id));
+    for (k, v) in &ctx.spec.custom {
+        ad.insert_value(k.as_str(), *v);
+    }
+    if let Some(c) = &slot.claim {
+        ad.insert_value("CurrentRank", c.rank);
+        if let Some(js) = c.job_start {
+            ad.insert_value("JobStart", js);
+        }
+    }
+    if let Ok(e) = parse_expr(
+        "MY.Cpus > 0 && TARGET.RequestCpus <= MY.Cpus && MY.Memory > 0 && TARGET.RequestMemory <= MY.Memory",
+    ) {
+        ad.insert("WithinResourceLimits", e);
+    }
+    let req = if matches!(slot.state, State::Matched | State::Preempting) {
+        "False"
+    } else {
+        "START && WithinResourceLimits"
+    };
+    if let Ok(e) = parse_expr(req) {
+        ad.insert("Requirements", e);
+    }
+    ad
+}
+
+/// A working copy: events are applied as they are produced, so later
+/// steps of the same decision see their effect.
+struct Work<'c, 'a> {
+    s: Slot,
+    ctx: &'c Ctx<'a>,
+    out: Decision,
+}
+
+fn truth(v: &Value) -> Option<bool> {
+    match v {
+        Value::Bool(b) => Some(*b),
+        Value::Int(i) => Some(*i != 0),
+        Value::Real(r) => Some(*r != 0.0),
+        _ => None,
+    }
+}
+
+fn int_of(v: &Value) -> Option<i64> {
+    match v {
+        Value::Int(i) => Some(*i),
+        #[allow(clippy::cast_possible_truncation)]
+        Value::Real(r) if r.is_finite() => Some(*r as i64),
+        Value::Bool(b) => Some(i64::from(*b)),
+        _ => None,
+    }
+}
+
+fn is_vanilla(job: &ClassAd, env: &FixedEnv) -> bool {
+    match job.eval_attr("JobUniverse", env) {
+        Value::Int(u) => u == 5,
+        _ => true,
+    }
+}
+
+impl Work<'_, '_> {
+    fn emit(&mut self, e: SlotEvent) {
+        apply(&mut self.s, &e);
+        self.out.events.push(e);
+    }
+
+    fn effect(&mut self, e: Effect) {
+        self.out.effects.push(e);
+    }
+
+    fn job(&self) -> Option<ClassAd> {
+        self.s.claim.as_ref().and_then(|c| parse_ad(&c.job).ok())
+    }
+
+    /// Evaluates a slot-ad attribute with the current job as TARGET.
+    fn eval(&self, name: &str, job: Option<&ClassAd>) -> Value {
+        let ad = slot_ad(&self.s, self.ctx);
+        let env = FixedEnv::new(self.ctx.now);
+        Evaluator::new(Some(&ad), job, &env).eval_attr(&Name::new(name))
+    }
+
+    /// A boolean knob, trying `<NAME>_VANILLA` first for vanilla jobs;
+    /// `None` when neither evaluates to a boolean.
+    fn knob(&self, name: &str, with_vanilla: bool) -> Option<bool> {
+        let job = self.job();
+        let env = FixedEnv::new(self.ctx.now);
+        if with_vanilla
+            && job.as_ref().is_some_and(|j| is_vanilla(j, &env))
+            && let Some(b) = truth(&self.eval(&format!("{name}_VANILLA"), job.as_ref()))
+        {
+            return Some(b);
+        }
+        truth(&self.eval(name, job.as_ref()))
+    }
+
+    fn change(&mut self, state: State, activity: Activity, transition: u8, why: &str) {
+        let was = (self.s.state, self.s.activity);
+        self.emit(SlotEvent::ActivityChanged {
+            at: self.ctx.now,
+            state,
+            activity,
+            transition,
+            why: why.to_string(),
+        });
+        if was.1 == Activity::Suspended
+            && activity != Activity::Suspended
+            && state == State::Claimed
+        {
+            self.emit(SlotEvent::JobContinued { at: self.ctx.now });
+            self.effect(Effect::Continue);
+        }
+        self.enter(was.0 != state, was);
+    }
+
+    /// What entering the new state and activity sets off.
+    fn enter(&mut self, state_changed: bool, was: (State, Activity)) {
+        match (self.s.state, self.s.activity) {
+            (State::Claimed, Activity::Idle) => {
+                let fetched = self
+                    .s
+                    .claim
+                    .as_ref()
+                    .is_some_and(|c| c.fetched && c.ending.is_none());
+                if fetched
+                    && (state_changed
+                        || was.0 == State::Claimed && !self.s.starter && was.1 == Activity::Idle)
+                {
+                    self.spawn();
+                }
+            }
+            (State::Claimed, Activity::Busy) if self.in_retirement() => {
+                self.change(
+                    State::Claimed,
+                    Activity::Retiring,
+                    13,
+                    "better claim waiting",
+                );
+            }
+            (State::Claimed, Activity::Suspended) => {
+                self.emit(SlotEvent::JobSuspended { at: self.ctx.now });
+                self.effect(Effect::Suspend);
+            }
+            (State::Preempting, Activity::Vacating) => {
+                if self.s.starter {
+                    self.effect(Effect::SoftKill);
+                } else {
+                    self.leave_preempting();
+                }
+            }
+            (State::Preempting, Activity::Killing) => {
+                if self.s.starter {
+                    self.effect(Effect::HardKill);
+                } else {
+                    self.leave_preempting();
+                }
+            }
+            (State::Owner, _) => {
+                if self.s.preempting.is_some() {
+                    // Never drop a waiting claim silently: evict it.
+                    if let Some(c) = self.s.preempting.clone() {
+                        self.effect(Effect::EvictClaim { job: c.job });
+                    }
+                }
+                if self.knob("IS_OWNER", false) != Some(true) {
+                    self.change(State::Unclaimed, Activity::Idle, 1, "IS_OWNER");
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn spawn(&mut self) {
+        let Some(c) = self.s.claim.clone() else {
+            return;
+        };
+        let pledged = self.eval("MachineMaxVacateTime", self.job().as_ref());
+        self.emit(SlotEvent::JobStarted {
+            at: self.ctx.now,
+            pledged_vacate: int_of(&pledged).unwrap_or(600).max(0),
+        });
+        self.effect(Effect::SpawnStarter { job: c.job });
+        self.change(State::Claimed, Activity::Busy, 11, "starter spawned");
+    }
+
+    fn begin_preempting(&mut self, transition: u8, why: &str) {
+        let vacate = self.knob("WANT_VACATE", true).unwrap_or(true);
+        let act = if vacate {
+            Activity::Vacating
+        } else {
+            Activity::Killing
+        };
+        self.change(State::Preempting, act, transition, why);
+    }
+
+    /// The claim is gone (its starter, if any, has exited): end it, run
+    /// EVICT_CLAIM for a fetch claim, and go to Owner, or to Claimed/Idle
+    /// when a better claim waits.
+    fn leave_preempting(&mut self) {
+        let from = self.s.activity;
+        let cause = self
+            .s
+            .claim
+            .as_ref()
+            .and_then(|c| c.ending)
+            .unwrap_or(EndCause::Policy);
+        if let Some(c) = self.s.claim.clone()
+            && c.fetched
+        {
+            self.effect(Effect::EvictClaim { job: c.job });
+        }
+        self.emit(SlotEvent::ClaimEnded {
+            at: self.ctx.now,
+            cause,
+        });
+        if self.s.claim.is_some() {
+            let t = if from == Activity::Killing { 24 } else { 23 };
+            self.change(
+                State::Claimed,
+                Activity::Idle,
+                t,
+                "waiting claim takes over",
+            );
+        } else {
+            let t = if from == Activity::Killing { 25 } else { 22 };
+            self.change(State::Owner, Activity::Idle, t, "claim ended");
+        }
+    }
+
+    fn in_retirement(&self) -> bool {
+        self.s.preempting.is_some() || self.s.claim.as_ref().is_some_and(|c| c.ending.is_some())
+    }
+
+    fn preempt_was_true(&self) -> bool {
+        self.s.claim.as_ref().is_some_and(|c| {
+            matches!(
+                c.ending,
+                Some(EndCause::Preempt | EndCause::Vacate | EndCause::Shutdown)
+            )
+        })
+    }
+
+    /// Seconds of retirement left for the running job (0 without one).
+    fn retirement_remaining(&self) -> i64 {
+        let Some(c) = &self.s.claim else { return 0 };
+        let Some(start) = c.job_start else { return 0 };
+        let job = self.job();
+        let env = FixedEnv::new(self.ctx.now);
+        let mut mjrt = int_of(&self.eval("MaxJobRetirementTime", job.as_ref())).unwrap_or(0);
+        if let Some(j) = &job
+            && j.contains("MaxJobRetirementTime")
+        {
+            let ad = slot_ad(&self.s, self.ctx);
+            let v = Evaluator::new(Some(j), Some(&ad), &env)
+                .eval_attr(&Name::new("MaxJobRetirementTime"));
+            if let Some(jv) = int_of(&v) {
+                mjrt = mjrt.min(jv);
+            }
+        }
+        let suspended = c.suspended_total + c.suspended_since.map_or(0, |s| self.ctx.now - s);
+        let age = self.ctx.now - start - suspended;
+        (mjrt - age).max(0)
+    }
+
+    /// MachineMaxVacateTime as pledged, lowered by the job's
+    /// JobMaxVacateTime or raised by borrowing retirement time.
+    fn max_vacate(&self) -> i64 {
+        let Some(c) = &self.s.claim else { return 0 };
+        let machine = c.pledged_vacate;
+        let Some(job) = self.job() else {
+            return machine;
+        };
+        let env = FixedEnv::new(self.ctx.now);
+        let ad = slot_ad(&self.s, self.ctx);
+        let name = if job.contains("JobMaxVacateTime") {
+            "JobMaxVacateTime"
+        } else if job.contains("KillSigTimeout") {
+            "KillSigTimeout"
+        } else {
+            return machine;
+        };
+        let wanted =
+            int_of(&Evaluator::new(Some(&job), Some(&ad), &env).eval_attr(&Name::new(name)))
+                .unwrap_or(0);
+        if wanted <= machine {
+            return wanted;
+        }
+        let remaining = self.retirement_remaining();
+        if remaining >= wanted {
+            wanted
+        } else if remaining > machine {
+            remaining
+        } else {
+            machine
+        }
+    }
+
+    fn retirement_expired(&self) -> bool {
+        let remaining = self.retirement_remaining();
+        remaining <= 0 || self.max_vacate() >= remaining
+    }
+
+    fn end_claim(&mut self, cause: EndCause) {
+        self.emit(SlotEvent::ClaimEnding {
+            at: self.ctx.now,
+            cause,
+        });
+    }
+
+    /// One step of HTCondor's `eval_policy`; true if something changed.
+    fn step(&mut self) -> bool {
+        let (state, act) = (self.s.state, self.s.activity);
+        match state {
+            State::Owner
+                if (self.knob("IS_OWNER", false) == Some(false)
+                    || self.knob("IS_OWNER", false).is_none()) =>
+            {
+                self.change(State::Unclaimed, Activity::Idle, 1, "IS_OWNER");
+                return true;
+            }
+            State::Unclaimed if self.knob("IS_OWNER", false) == Some(true) => {
+                self.change(State::Owner, Activity::Idle, 2, "IS_OWNER");
+                return true;
+            }
+            State::Claimed => return self.step_claimed(act),
+            State::Preempting => {
+                if act == Activity::Vacating {
+                    if self.knob("KILL", true) == Some(true) {
+                        self.change(State::Preempting, Activity::Killing, 21, "KILL");
+                        return true;
+                    }
+                    if self.ctx.now - self.s.entered_activity >= self.max_vacate() {
+                        self.change(
+                            State::Preempting,
+                            Activity::Killing,
+                            21,
+                            "MachineMaxVacateTime",
+                        );
+                        return true;
+                    }
+                } else if act == Activity::Killing
+                    && self.s.starter
+                    && self.ctx.now - self.s.entered_activity >= self.ctx.policy.killing_timeout
+                {
+                    self.effect(Effect::KillStarter);
+                }
+            }
+            _ => {}
+        }
+        false
+    }
+
+    fn step_claimed(&mut self, act: Activity) -> bool {
+        if self.in_retirement() && self.s.starter && self.retirement_expired() {
+            let t = if act == Activity::Suspended { 17 } else { 18 };
+            self.begin_preempting(t, "retirement expired");
+            return true;
+        }
+        let want_suspend = self.knob("WANT_SUSPEND", true) == Some(true);
+        let preempted = self.preempt_was_true();
+        if ((act == Activity::Busy && !want_suspend)
+            || (act == Activity::Retiring && !preempted && !want_suspend)
+            || (act == Activity::Suspended && !preempted))
+            && self.knob("PREEMPT", true) == Some(true)
+        {
+            self.end_claim(EndCause::Preempt);
+            if act != Activity::Retiring {
+                let t = if act == Activity::Suspended { 16 } else { 13 };
+                self.change(State::Claimed, Activity::Retiring, t, "PREEMPT");
+            }
+            return true;
+        }
+        if act == Activity::Retiring {
+            let may_unretire = self.s.preempting.is_none()
+                && self
+                    .s
+                    .claim
+                    .as_ref()
+                    .is_some_and(|c| c.ending == Some(EndCause::BetterClaim));
+            if may_unretire {
+                self.emit(SlotEvent::ClaimEndingCancelled { at: self.ctx.now });
+                self.change(State::Claimed, Activity::Busy, 19, "better claim went away");
+                return true;
+            }
+        }
+        if matches!(act, Activity::Busy | Activity::Retiring)
+            && want_suspend
+            && self.knob("SUSPEND", true) == Some(true)
+        {
+            let t = if act == Activity::Busy { 14 } else { 20 };
+            self.change(State::Claimed, Activity::Suspended, t, "SUSPEND");
+            return true;
+        }
+        if act == Activity::Suspended && self.knob("CONTINUE", true) == Some(true) {
+            if self.in_retirement() {
+                self.change(State::Claimed, Activity::Retiring, 16, "CONTINUE");
+            } else {
+                self.change(State::Claimed, Activity::Busy, 15, "CONTINUE");
+            }
+            return true;
+        }
+        if act == Activity::Busy && self.s.preempting.is_some() {
+            if self.s.claim.as_ref().is_some_and(|c| c.ending.is_none()) {
+                self.end_claim(EndCause::BetterClaim);
+            }
+            self.change(
+                State::Claimed,
+                Activity::Retiring,
+                13,
+                "better claim waiting",
+            );
+            return true;
+        }
+        if act == Activity::Idle && !self.s.starter {
+            if self.s.preempting.is_some() {
+                self.end_claim(EndCause::BetterClaim);
+                self.begin_preempting(10, "better claim waiting");
+                return true;
+            }
+            if let Some(cause) = self.s.claim.as_ref().and_then(|c| c.ending) {
+                self.begin_preempting(
+                    10,
+                    match cause {
+                        EndCause::NoMoreWork => "no more work",
+                        EndCause::Vacate => "vacate",
+                        _ => "claim ending",
+                    },
+                );
+                return true;
+            }
+            if self.knob("START", false) == Some(false) {
+                self.end_claim(EndCause::Policy);
+                self.begin_preempting(10, "START");
+                return true;
+            }
+            let worklife = int_of(&self.eval("CLAIM_WORKLIFE", None)).unwrap_or(-1);
+            if let Some(c) = &self.s.claim
+                && c.activations > 0
+                && worklife >= 0
+                && self.ctx.now - c.created > worklife
+            {
+                self.end_claim(EndCause::Policy);
+                self.begin_preempting(10, "CLAIM_WORKLIFE");
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Runs policy steps until nothing changes.
+    fn settle(&mut self) {
+        for _ in 0..16 {
+            if !self.step() {
+                break;
+            }
+        }
+    }
+
+    /// FetchWorkDelay with the current job as TARGET (300 when not an
+    /// integer).
+    fn fetch_delay(&self) -> i64 {
+        int_of(&self.eval("FetchWorkDelay", self.job().as_ref())).unwrap_or(300)
+    }
+
+    fn try_fetch(&mut self) {
+        if self.ctx.policy.keyword.as_deref().is_none_or(str::is_empty) || self.s.fetching {
+            return;
+        }
+        let ok_state = match self.s.state {
+            State::Owner | State::Unclaimed => true,
+            State::Claimed => self.s.activity != Activity::Suspended,
+            State::Backfill => self.s.activity != Activity::Killing,
+            _ => false,
+        };
+        if !ok_state {
+            return;
+        }
+        let delay = self.fetch_delay();
+        if delay > 0 && self.ctx.now - self.s.last_fetch_completed < delay {
+            return;
+        }
+        if self.knob("START", false) == Some(false) {
+            return;
+        }
+        self.emit(SlotEvent::FetchStarted { at: self.ctx.now });
+        self.effect(Effect::FetchWork);
+    }
+
+    fn fetched_job(&mut self, text: &str) {
+        let Ok(mut job) = parse_ad(text) else {
+            return;
+        };
+        if !self.ctx.spec.partitionable {
+            for attr in ["RequestCpus", "RequestMemory", "RequestDisk"] {
+                if !job.contains(attr) {
+                    job.insert_value(attr, 1i64);
+                }
+            }
+        }
+        if let Some(kw) = &self.ctx.policy.keyword {
+            let env = FixedEnv::new(self.ctx.now);
+            if !matches!(job.eval_attr("HookKeyword", &env), Value::Str(_)) {
+                job.insert_value("HookKeyword", kw.as_str());
+            }
+        }
+        let text = ad_to_string(&job);
+        let reject = |w: &mut Self, text: String| {
+            w.effect(Effect::ReplyFetch {
+                accept: false,
+                job: text,
+            })
+        };
+        if self.s.state == State::Preempting {
+            return reject(self, text);
+        }
+        let ad = slot_ad(&self.s, self.ctx);
+        let env = FixedEnv::new(self.ctx.now);
+        let willing = truth(
+            &Evaluator::new(Some(&ad), Some(&job), &env).eval_attr(&Name::new("Requirements")),
+        );
+        if willing != Some(true) {
+            return reject(self, text);
+        }
+        let rank = match Evaluator::new(Some(&ad), Some(&job), &env).eval_attr(&Name::new("Rank")) {
+            #[allow(clippy::cast_precision_loss)]
+            Value::Int(i) => i as f64,
+            Value::Real(r) => r,
+            _ => 0.0,
+        };
+        let idle_fetch_claim = self.s.state == State::Claimed
+            && self.s.activity == Activity::Idle
+            && !self.s.starter
+            && self
+                .s
+                .claim
+                .as_ref()
+                .is_some_and(|c| c.fetched && c.ending.is_none());
+        if self.s.state == State::Claimed && !idle_fetch_claim {
+            let current = self.s.claim.as_ref().map_or(0.0, |c| c.rank);
+            if rank <= current || self.s.preempting.is_some() {
+                return reject(self, text);
+            }
+        }
+        self.effect(Effect::ReplyFetch {
+            accept: true,
+            job: text.clone(),
+        });
+        let claim = Claim {
+            id: self.s.next_claim,
+            job: text,
+            rank,
+            fetched: true,
+            created: self.ctx.now,
+            activations: 0,
+            job_start: None,
+            suspended_since: None,
+            suspended_total: 0,
+            pledged_vacate: 0,
+            ending: None,
+        };
+        if idle_fetch_claim {
+            let mut claim = claim;
+            if let Some(old) = &self.s.claim {
+                claim.created = old.created;
+                claim.activations = old.activations;
+            }
+            self.emit(SlotEvent::ClaimCreated {
+                at: self.ctx.now,
+                claim,
+            });
+            self.spawn();
+        } else if self.s.state == State::Claimed {
+            self.emit(SlotEvent::PreemptingClaimQueued {
+                at: self.ctx.now,
+                claim,
+            });
+        } else {
+            let t = if self.s.state == State::Unclaimed {
+                5
+            } else {
+                0
+            };
+            self.emit(SlotEvent::ClaimCreated {
+                at: self.ctx.now,
+                claim,
+            });
+            self.change(State::Claimed, Activity::Idle, t, "fetched job accepted");
+        }
+    }
+}
+
+/// Decides what `slot` does on `input`. Pure: the same arguments always
+/// give the same decision.
+pub fn decide(slot: &Slot, ctx: &Ctx<'_>, input: &Input) -> Decision {
+    let mut w = Work {
+        s: slot.clone(),
+        ctx,
+        out: Decision::default(),
+    };
+    match input {
+        Input::Evaluate => {
+            w.settle();
+            w.try_fetch();
+        }
+        Input::FetchTimer => w.try_fetch(),
+        Input::FetchFailed => {
+            w.emit(SlotEvent::FetchCompleted { at: ctx.now });
+        }
+        Input::FetchedNothing => {
+            w.emit(SlotEvent::FetchCompleted { at: ctx.now });
+            let idle_fetch_claim = w.s.state == State::Claimed
+                && w.s.activity == Activity::Idle
+                && w.s
+                    .claim
+                    .as_ref()
+                    .is_some_and(|c| c.fetched && c.ending.is_none());
+            if idle_fetch_claim {
+                w.end_claim(EndCause::NoMoreWork);
+            }
+            w.settle();
+        }
+        Input::FetchedJob(text) => {
+            w.emit(SlotEvent::FetchCompleted { at: ctx.now });
+            w.fetched_job(text);
+            w.settle();
+        }
+        Input::StarterExited => {
+            if w.s.starter {
+                w.emit(SlotEvent::StarterExited { at: ctx.now });
+                match w.s.state {
+                    State::Claimed => {
+                        w.change(State::Claimed, Activity::Idle, 12, "starter exited");
+                    }
+                    State::Preempting => w.leave_preempting(),
+                    _ => {}
+                }
+                w.settle();
+                w.try_fetch();
+            }
+        }
+        Input::Vacate => {
+            if w.s.state == State::Claimed {
+                w.end_claim(EndCause::Vacate);
+                match w.s.activity {
+                    Activity::Busy | Activity::Suspended => {
+                        let t = if w.s.activity == Activity::Busy {
+                            13
+                        } else {
+                            16
+                        };
+                        w.change(State::Claimed, Activity::Retiring, t, "vacate");
+                    }
+                    _ => {}
+                }
+                w.settle();
+            } else if w.s.state == State::Matched {
+                w.change(State::Owner, Activity::Idle, 8, "vacate");
+            }
+        }
+    }
+    w.out
+}
+
+/// When the policy should next be evaluated without any other input:
+/// every POLLING_INTERVAL while Claimed or Preempting, else every
+/// UPDATE_INTERVAL.
+pub fn evaluation_interval(slot: &Slot, policy: &Policy) -> i64 {
+    match slot.state {
+        State::Claimed | State::Preempting | State::Backfill => policy.polling_interval,
+        _ => policy.update_interval,
+    }
+}
+
+/// When FETCH_WORK may next run, if the slot fetches at all.
+pub fn next_fetch_at(slot: &Slot, ctx: &Ctx<'_>) -> Option<i64> {
+    if ctx.policy.keyword.as_deref().is_none_or(str::is_empty) || slot.fetching {
+        return None;
+    }
+    let w = Work {
+        s: slot.clone(),
+        ctx,
+        out: Decision::default(),
+    };
+    let delay = w.fetch_delay();
+    Some(if delay > 0 {
+        slot.last_fetch_completed + delay
+    } else {
+        slot.last_fetch_completed + 1
+    })
+}

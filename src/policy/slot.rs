@@ -1,0 +1,343 @@
+//! A slot's state, the events that change it, and `apply`: the part of the
+//! state machine that holds no logic, so replaying events from the log
+//! gives exactly the state the live run had.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// HTCondor's slot states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum State {
+    /// In use by its owner (IS_OWNER true).
+    Owner,
+    /// Available.
+    Unclaimed,
+    /// Matched by a negotiator, not yet claimed.
+    Matched,
+    /// Claimed: running, or ready to run, a job.
+    Claimed,
+    /// Getting rid of a job.
+    Preempting,
+    /// Running backfill work.
+    Backfill,
+    /// Drained.
+    Drained,
+}
+
+/// HTCondor's activities.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub enum Activity {
+    /// Nothing running.
+    Idle,
+    /// A job runs.
+    Busy,
+    /// The job is suspended.
+    Suspended,
+    /// The job runs, but the claim is ending.
+    Retiring,
+    /// The job was asked to leave (soft kill).
+    Vacating,
+    /// The job is being hard-killed.
+    Killing,
+    /// Running benchmarks.
+    Benchmarking,
+}
+
+impl fmt::Display for State {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+impl fmt::Display for Activity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(self, f)
+    }
+}
+
+/// Why a claim is retiring or being preempted.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EndCause {
+    /// PREEMPT became true (irreversible; the slot goes to Owner).
+    Preempt,
+    /// A better claim is waiting (reversible while retiring).
+    BetterClaim,
+    /// `vacate` command (irreversible; the slot goes to Owner).
+    Vacate,
+    /// START became false, IS_OWNER became true, or CLAIM_WORKLIFE ended an
+    /// idle claim.
+    Policy,
+    /// A fetch claim got no more work.
+    NoMoreWork,
+    /// Shutdown or draining.
+    Shutdown,
+}
+
+/// A claim: the job a slot runs or will run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Claim {
+    /// Claim number, unique on this machine.
+    pub id: u64,
+    /// The job ad (canonical new syntax).
+    pub job: String,
+    /// The slot's RANK of the job when the claim was made.
+    pub rank: f64,
+    /// Whether the job came from FETCH_WORK.
+    pub fetched: bool,
+    /// When the claim was created.
+    pub created: i64,
+    /// How many times a job was started on it.
+    pub activations: u32,
+    /// When the current job started, if one runs.
+    pub job_start: Option<i64>,
+    /// When the current suspension began.
+    pub suspended_since: Option<i64>,
+    /// Seconds the current job has spent suspended.
+    pub suspended_total: i64,
+    /// MachineMaxVacateTime, pledged when the job started.
+    pub pledged_vacate: i64,
+    /// Why the claim is ending, once it is.
+    pub ending: Option<EndCause>,
+}
+
+/// One slot's state.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Slot {
+    /// `slot1`, `slot1_2`.
+    pub id: String,
+    /// `slot1@host`.
+    pub name: String,
+    /// The state.
+    pub state: State,
+    /// The activity.
+    pub activity: Activity,
+    /// When the state was entered.
+    pub entered_state: i64,
+    /// When the activity was entered.
+    pub entered_activity: i64,
+    /// The current claim.
+    pub claim: Option<Claim>,
+    /// A better claim waiting for the current one to end.
+    pub preempting: Option<Claim>,
+    /// Whether a starter (job) is running.
+    pub starter: bool,
+    /// Whether FETCH_WORK is running for this slot.
+    pub fetching: bool,
+    /// When FETCH_WORK was last started (0: never).
+    pub last_fetch_spawned: i64,
+    /// When FETCH_WORK last finished (0: never).
+    pub last_fetch_completed: i64,
+    /// Seconds spent in each state and activity (`ClaimedBusy` → s).
+    pub total_time: BTreeMap<String, i64>,
+    /// The next claim number.
+    pub next_claim: u64,
+}
+
+impl Slot {
+    /// A new slot, in Owner/Idle since `now`.
+    pub fn new(id: &str, host: &str, now: i64) -> Slot {
+        Slot {
+            id: id.to_string(),
+            name: format!("{id}@{host}"),
+            state: State::Owner,
+            activity: Activity::Idle,
+            entered_state: now,
+            entered_activity: now,
+            claim: None,
+            preempting: None,
+            starter: false,
+            fetching: false,
+            last_fetch_spawned: 0,
+            last_fetch_completed: 0,
+            total_time: BTreeMap::new(),
+            next_claim: 1,
+        }
+    }
+}
+
+/// Everything that happens to a slot, in the past tense. Each carries its
+/// time; `apply` is the only way state changes.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum SlotEvent {
+    /// State and/or activity changed. `transition` is the manual's number
+    /// (0 when it has none); `why` names the expression or cause.
+    ActivityChanged {
+        /// When.
+        at: i64,
+        /// New state.
+        state: State,
+        /// New activity.
+        activity: Activity,
+        /// The manual's transition number.
+        transition: u8,
+        /// What caused it.
+        why: String,
+    },
+    /// FETCH_WORK was started.
+    FetchStarted {
+        /// When.
+        at: i64,
+    },
+    /// FETCH_WORK finished (whatever it printed).
+    FetchCompleted {
+        /// When.
+        at: i64,
+    },
+    /// A claim was made for a job; it becomes the current claim.
+    ClaimCreated {
+        /// When.
+        at: i64,
+        /// The claim.
+        claim: Claim,
+    },
+    /// A better claim was accepted and waits for the current one to end.
+    PreemptingClaimQueued {
+        /// When.
+        at: i64,
+        /// The claim.
+        claim: Claim,
+    },
+    /// The current claim began to end.
+    ClaimEnding {
+        /// When.
+        at: i64,
+        /// Why.
+        cause: EndCause,
+    },
+    /// A reversible ending was taken back (the better claim went away).
+    ClaimEndingCancelled {
+        /// When.
+        at: i64,
+    },
+    /// The current claim ended; the waiting claim, if any, takes its place.
+    ClaimEnded {
+        /// When.
+        at: i64,
+        /// Why.
+        cause: EndCause,
+    },
+    /// A job was started on the current claim (a starter spawned).
+    JobStarted {
+        /// When.
+        at: i64,
+        /// MachineMaxVacateTime pledged to it.
+        pledged_vacate: i64,
+    },
+    /// The job was suspended.
+    JobSuspended {
+        /// When.
+        at: i64,
+    },
+    /// The job was continued.
+    JobContinued {
+        /// When.
+        at: i64,
+    },
+    /// The starter exited.
+    StarterExited {
+        /// When.
+        at: i64,
+    },
+}
+
+impl SlotEvent {
+    /// When it happened.
+    pub fn at(&self) -> i64 {
+        match self {
+            SlotEvent::ActivityChanged { at, .. }
+            | SlotEvent::FetchStarted { at }
+            | SlotEvent::FetchCompleted { at }
+            | SlotEvent::ClaimCreated { at, .. }
+            | SlotEvent::PreemptingClaimQueued { at, .. }
+            | SlotEvent::ClaimEnding { at, .. }
+            | SlotEvent::ClaimEndingCancelled { at }
+            | SlotEvent::ClaimEnded { at, .. }
+            | SlotEvent::JobStarted { at, .. }
+            | SlotEvent::JobSuspended { at }
+            | SlotEvent::JobContinued { at }
+            | SlotEvent::StarterExited { at } => *at,
+        }
+    }
+}
+
+/// Applies one event. Holds no policy: every decision was made by
+/// `decide` when the event was produced.
+pub fn apply(slot: &mut Slot, event: &SlotEvent) {
+    match event {
+        SlotEvent::ActivityChanged {
+            at,
+            state,
+            activity,
+            ..
+        } => {
+            let key = format!("{}{}", slot.state, slot.activity);
+            *slot.total_time.entry(key).or_insert(0) += (at - slot.entered_activity).max(0);
+            if *state != slot.state {
+                slot.entered_state = *at;
+            }
+            slot.state = *state;
+            slot.activity = *activity;
+            slot.entered_activity = *at;
+        }
+        SlotEvent::FetchStarted { at } => {
+            slot.fetching = true;
+            slot.last_fetch_spawned = *at;
+        }
+        SlotEvent::FetchCompleted { at } => {
+            slot.fetching = false;
+            slot.last_fetch_completed = *at;
+        }
+        SlotEvent::ClaimCreated { claim, .. } => {
+            slot.next_claim = slot.next_claim.max(claim.id + 1);
+            slot.claim = Some(claim.clone());
+        }
+        SlotEvent::PreemptingClaimQueued { claim, .. } => {
+            slot.next_claim = slot.next_claim.max(claim.id + 1);
+            slot.preempting = Some(claim.clone());
+        }
+        SlotEvent::ClaimEnding { cause, .. } => {
+            if let Some(c) = &mut slot.claim {
+                c.ending = Some(*cause);
+            }
+        }
+        SlotEvent::ClaimEndingCancelled { .. } => {
+            if let Some(c) = &mut slot.claim {
+                c.ending = None;
+            }
+        }
+        SlotEvent::ClaimEnded { .. } => {
+            slot.claim = slot.preempting.take();
+        }
+        SlotEvent::JobStarted { at, pledged_vacate } => {
+            slot.starter = true;
+            if let Some(c) = &mut slot.claim {
+                c.activations += 1;
+                c.job_start = Some(*at);
+                c.suspended_since = None;
+                c.suspended_total = 0;
+                c.pledged_vacate = *pledged_vacate;
+            }
+        }
+        SlotEvent::JobSuspended { at } => {
+            if let Some(c) = &mut slot.claim {
+                c.suspended_since = Some(*at);
+            }
+        }
+        SlotEvent::JobContinued { at } => {
+            if let Some(c) = &mut slot.claim
+                && let Some(since) = c.suspended_since.take()
+            {
+                c.suspended_total += (at - since).max(0);
+            }
+        }
+        SlotEvent::StarterExited { .. } => {
+            slot.starter = false;
+            if let Some(c) = &mut slot.claim {
+                c.job_start = None;
+                c.suspended_since = None;
+            }
+        }
+    }
+}

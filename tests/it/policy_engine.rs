@@ -1,0 +1,444 @@
+//! The slot state machine, given/when/then: given a policy and a slot, when
+//! an input arrives at a time, then these transitions (with the manual's
+//! numbers) and effects. Every test also checks that replaying the events
+//! onto the starting slot gives the state the decisions were made from.
+
+use roost::classad::{ClassAd, parse_ad};
+use roost::config::{Scope, load_text};
+use roost::policy::engine::{Ctx, Decision, Effect, Input, Policy, decide};
+use roost::policy::layout::{MachineInputs, layout, machine};
+use roost::policy::slot::{Activity, Slot, SlotEvent, State, apply};
+
+struct Node {
+    policy: Policy,
+    spec: roost::policy::layout::SlotSpec,
+    machine: ClassAd,
+    slot: Slot,
+    log: Vec<(i64, String)>,
+}
+
+impl Node {
+    fn new(config: &str) -> Node {
+        let scope = Scope {
+            subsys: Some("STARTD".into()),
+            localname: None,
+        };
+        let cfg = load_text(
+            "condor_config",
+            config,
+            scope,
+            vec![("DETECTED_CPUS".into(), "1".into())],
+        )
+        .expect("config loads");
+        let inputs = MachineInputs {
+            cpus: 1,
+            memory_mb: 1024,
+            disk_kb: 1_000_000,
+            swap_kb: 0,
+            gpus: 0,
+        };
+        let m = machine(&cfg, &inputs).expect("machine");
+        let spec = layout(&cfg, &m).expect("layout").remove(0);
+        Node {
+            policy: Policy::from_config(&cfg, "slot1").expect("policy"),
+            spec,
+            machine: parse_ad("[ KeyboardIdle = 1000; LoadAvg = 0.0; CondorLoadAvg = 0.0 ]")
+                .expect("ad"),
+            slot: Slot::new("slot1", "sim", 0),
+            log: Vec::new(),
+        }
+    }
+
+    fn set(&mut self, attr: &str, value: i64) {
+        self.machine.insert_value(attr, value);
+    }
+
+    /// Decides, checks the events replay, applies them, and returns the
+    /// effects; transitions are logged as "from -> to (n, why)".
+    fn at(&mut self, t: i64, input: Input) -> Vec<Effect> {
+        let ctx = Ctx {
+            policy: &self.policy,
+            spec: &self.spec,
+            machine: &self.machine,
+            now: t,
+        };
+        let Decision { events, effects } = decide(&self.slot, &ctx, &input);
+        let mut replayed = self.slot.clone();
+        for e in &events {
+            if let SlotEvent::ActivityChanged {
+                state,
+                activity,
+                transition,
+                why,
+                ..
+            } = e
+            {
+                self.log.push((
+                    t,
+                    format!(
+                        "{}/{} -> {state}/{activity} ({transition}, {why})",
+                        replayed.state, replayed.activity
+                    ),
+                ));
+            }
+            apply(&mut replayed, e);
+        }
+        self.slot = replayed;
+        effects
+    }
+
+    fn transitions(&mut self) -> Vec<String> {
+        std::mem::take(&mut self.log)
+            .into_iter()
+            .map(|(_, s)| s)
+            .collect()
+    }
+
+    fn is(&self, state: State, activity: Activity) {
+        assert_eq!(
+            (self.slot.state, self.slot.activity),
+            (state, activity),
+            "{:?}",
+            self.slot
+        );
+    }
+}
+
+const FETCH: &str =
+    "STARTD_JOB_HOOK_KEYWORD = ROOST\nFetchWorkDelay = 0\nSLOT_TYPE_0_PARTITIONABLE = False\n";
+const JOB: &str = "[ Owner = \"u\"; Cmd = \"/bin/true\"; JobUniverse = 5 ]";
+
+fn spawned(effects: &[Effect]) -> Option<String> {
+    effects.iter().find_map(|e| match e {
+        Effect::SpawnStarter { job } => Some(job.clone()),
+        _ => None,
+    })
+}
+
+#[test]
+fn a_dedicated_slot_leaves_owner_at_once() {
+    let mut n = Node::new("");
+    n.at(0, Input::Evaluate);
+    assert_eq!(
+        n.transitions(),
+        ["Owner/Idle -> Unclaimed/Idle (1, IS_OWNER)"]
+    );
+}
+
+#[test]
+fn a_desktop_slot_stays_owner_while_the_keyboard_is_busy() {
+    let mut n = Node::new("use POLICY : Desktop\n");
+    n.set("KeyboardIdle", 10);
+    n.at(0, Input::Evaluate);
+    n.is(State::Owner, Activity::Idle);
+    n.set("KeyboardIdle", 20 * 60);
+    n.at(300, Input::Evaluate);
+    n.is(State::Unclaimed, Activity::Idle);
+    n.set("KeyboardIdle", 1);
+    n.at(600, Input::Evaluate);
+    assert_eq!(
+        n.transitions(),
+        [
+            "Owner/Idle -> Unclaimed/Idle (1, IS_OWNER)",
+            "Unclaimed/Idle -> Owner/Idle (2, IS_OWNER)"
+        ]
+    );
+}
+
+#[test]
+fn a_fetched_job_runs_then_no_work_ends_the_claim() {
+    let mut n = Node::new(FETCH);
+    let fx = n.at(0, Input::Evaluate);
+    assert!(fx.contains(&Effect::FetchWork), "{fx:?}");
+    assert!(n.slot.fetching);
+    let fx = n.at(1, Input::FetchedJob(JOB.into()));
+    let reply = fx.iter().find_map(|e| match e {
+        Effect::ReplyFetch { accept, job } => Some((*accept, job.clone())),
+        _ => None,
+    });
+    let (accept, job) = reply.expect("REPLY_FETCH");
+    assert!(accept);
+    assert!(job.contains("HookKeyword = \"ROOST\""), "{job}");
+    assert!(
+        job.contains("RequestCpus = 1"),
+        "static slots get requests: {job}"
+    );
+    assert!(spawned(&fx).is_some());
+    n.is(State::Claimed, Activity::Busy);
+
+    let fx = n.at(5, Input::StarterExited);
+    assert!(
+        fx.contains(&Effect::FetchWork),
+        "the claim fetches again: {fx:?}"
+    );
+    n.is(State::Claimed, Activity::Idle);
+    let fx = n.at(6, Input::FetchedNothing);
+    assert!(
+        fx.iter().any(|e| matches!(e, Effect::EvictClaim { .. })),
+        "{fx:?}"
+    );
+    n.is(State::Unclaimed, Activity::Idle);
+    assert!(n.slot.claim.is_none());
+    assert_eq!(
+        n.transitions(),
+        [
+            "Owner/Idle -> Unclaimed/Idle (1, IS_OWNER)",
+            "Unclaimed/Idle -> Claimed/Idle (5, fetched job accepted)",
+            "Claimed/Idle -> Claimed/Busy (11, starter spawned)",
+            "Claimed/Busy -> Claimed/Idle (12, starter exited)",
+            "Claimed/Idle -> Preempting/Vacating (10, no more work)",
+            "Preempting/Vacating -> Owner/Idle (22, claim ended)",
+            "Owner/Idle -> Unclaimed/Idle (1, IS_OWNER)",
+        ]
+    );
+    assert_eq!(n.slot.total_time.get("ClaimedBusy"), Some(&4));
+}
+
+#[test]
+fn a_second_job_reuses_the_claim() {
+    let mut n = Node::new(FETCH);
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob(JOB.into()));
+    n.at(5, Input::StarterExited);
+    let fx = n.at(
+        6,
+        Input::FetchedJob("[ Owner = \"v\"; JobUniverse = 5 ]".into()),
+    );
+    let job = spawned(&fx).expect("spawned again");
+    assert!(job.contains("\"v\""));
+    n.is(State::Claimed, Activity::Busy);
+    assert_eq!(n.slot.claim.as_ref().map(|c| c.activations), Some(2));
+}
+
+#[test]
+fn fetch_waits_for_fetch_work_delay() {
+    let mut n = Node::new(
+        "STARTD_JOB_HOOK_KEYWORD = ROOST\nFetchWorkDelay = 60\nSLOT_TYPE_0_PARTITIONABLE = False\n",
+    );
+    let fx = n.at(100, Input::Evaluate);
+    assert!(fx.contains(&Effect::FetchWork));
+    n.at(101, Input::FetchedNothing);
+    assert!(
+        n.at(130, Input::FetchTimer).is_empty(),
+        "30 s after the last fetch"
+    );
+    assert!(n.at(161, Input::FetchTimer).contains(&Effect::FetchWork));
+}
+
+#[test]
+fn suspend_then_continue() {
+    let mut n = Node::new(&format!(
+        "{FETCH}WANT_SUSPEND = True\nSUSPEND = KeyboardIdle < 60\nCONTINUE = KeyboardIdle > 300\n"
+    ));
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob(JOB.into()));
+    n.set("KeyboardIdle", 5);
+    let fx = n.at(10, Input::Evaluate);
+    assert_eq!(fx, [Effect::Suspend]);
+    n.is(State::Claimed, Activity::Suspended);
+    n.set("KeyboardIdle", 400);
+    let fx = n.at(40, Input::Evaluate);
+    assert!(fx.contains(&Effect::Continue), "{fx:?}");
+    n.is(State::Claimed, Activity::Busy);
+    assert_eq!(n.slot.claim.as_ref().map(|c| c.suspended_total), Some(30));
+    let t = n.transitions();
+    assert!(
+        t.contains(&"Claimed/Busy -> Claimed/Suspended (14, SUSPEND)".to_string()),
+        "{t:?}"
+    );
+    assert!(
+        t.contains(&"Claimed/Suspended -> Claimed/Busy (15, CONTINUE)".to_string()),
+        "{t:?}"
+    );
+}
+
+#[test]
+fn preempt_retires_then_vacates_then_kills() {
+    let mut n = Node::new(&format!(
+        "{FETCH}PREEMPT = KeyboardIdle < 60\nMaxJobRetirementTime = 100\nMachineMaxVacateTime = 10\n\
+         FetchWorkDelay = ifThenElse(Activity == \"Idle\", 0, 1000)\n"
+    ));
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob(JOB.into()));
+    n.set("KeyboardIdle", 5);
+    assert!(n.at(20, Input::Evaluate).is_empty());
+    n.is(State::Claimed, Activity::Retiring);
+    assert!(
+        n.at(50, Input::Evaluate).is_empty(),
+        "80 s of retirement left"
+    );
+    // Retirement left (10 s at t=91) no longer exceeds the vacate time.
+    let fx = n.at(91, Input::Evaluate);
+    assert_eq!(fx, [Effect::SoftKill]);
+    n.is(State::Preempting, Activity::Vacating);
+    let fx = n.at(101, Input::Evaluate);
+    assert_eq!(fx, [Effect::HardKill]);
+    n.is(State::Preempting, Activity::Killing);
+    assert_eq!(
+        n.at(131, Input::Evaluate),
+        [Effect::KillStarter],
+        "KILLING_TIMEOUT"
+    );
+    let fx = n.at(132, Input::StarterExited);
+    assert!(fx.iter().any(|e| matches!(e, Effect::EvictClaim { .. })));
+    n.is(State::Unclaimed, Activity::Idle);
+    let t = n.transitions();
+    assert_eq!(
+        t[3..],
+        [
+            "Claimed/Busy -> Claimed/Retiring (13, PREEMPT)",
+            "Claimed/Retiring -> Preempting/Vacating (18, retirement expired)",
+            "Preempting/Vacating -> Preempting/Killing (21, MachineMaxVacateTime)",
+            "Preempting/Killing -> Owner/Idle (25, claim ended)",
+            "Owner/Idle -> Unclaimed/Idle (1, IS_OWNER)",
+        ]
+    );
+}
+
+#[test]
+fn the_job_may_only_lower_retirement_and_suspension_does_not_count() {
+    let mut n = Node::new(&format!(
+        "{FETCH}PREEMPT = KeyboardIdle < 60\nMaxJobRetirementTime = 1000\nMachineMaxVacateTime = 5\n"
+    ));
+    n.at(0, Input::Evaluate);
+    n.at(
+        1,
+        Input::FetchedJob("[ JobUniverse = 5; MaxJobRetirementTime = 50 ]".into()),
+    );
+    n.set("KeyboardIdle", 5);
+    n.at(10, Input::Evaluate);
+    n.is(State::Claimed, Activity::Retiring);
+    // 50 s of retirement (the job's), less 5 s of vacate time, from t=1.
+    n.at(45, Input::Evaluate);
+    n.is(State::Claimed, Activity::Retiring);
+    n.at(46, Input::Evaluate);
+    n.is(State::Preempting, Activity::Vacating);
+}
+
+#[test]
+fn suspension_does_not_count_against_retirement() {
+    let mut n = Node::new(&format!(
+        "{FETCH}PREEMPT = KeyboardIdle < 60\nMaxJobRetirementTime = 100\nMachineMaxVacateTime = 0\n\
+         WANT_SUSPEND = LoadAvg > 5\nSUSPEND = LoadAvg > 5\nCONTINUE = LoadAvg < 1\n"
+    ));
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob(JOB.into()));
+    n.set("LoadAvg", 10);
+    n.at(11, Input::Evaluate);
+    n.is(State::Claimed, Activity::Suspended);
+    n.set("LoadAvg", 0);
+    n.at(61, Input::Evaluate);
+    n.is(State::Claimed, Activity::Busy);
+    n.set("KeyboardIdle", 5);
+    n.at(62, Input::Evaluate);
+    n.is(State::Claimed, Activity::Retiring);
+    // Ran 10 s before and 1 s after 50 s suspended: 89 s of retirement left at t=62.
+    n.at(150, Input::Evaluate);
+    n.is(State::Claimed, Activity::Retiring);
+    n.at(151, Input::Evaluate);
+    n.is(State::Preempting, Activity::Killing);
+}
+
+#[test]
+fn vacate_retires_without_retirement_time_and_without_return() {
+    let mut n = Node::new(FETCH);
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob(JOB.into()));
+    let fx = n.at(3, Input::Vacate);
+    assert_eq!(fx, [Effect::SoftKill]);
+    n.is(State::Preempting, Activity::Vacating);
+    n.at(4, Input::StarterExited);
+    n.is(State::Unclaimed, Activity::Idle);
+    let t = n.transitions();
+    assert_eq!(
+        t[3..5],
+        [
+            "Claimed/Busy -> Claimed/Retiring (13, vacate)",
+            "Claimed/Retiring -> Preempting/Vacating (18, retirement expired)",
+        ]
+    );
+}
+
+#[test]
+fn a_better_ranked_fetched_job_runs_when_the_slot_frees_never_lost() {
+    let mut n = Node::new(&format!(
+        "{FETCH}RANK = TARGET.Prio\nMaxJobRetirementTime = 30\nMachineMaxVacateTime = 5\n"
+    ));
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob("[ Prio = 1; JobUniverse = 5 ]".into()));
+    // A worse job is refused.
+    let fx = n.at(2, Input::FetchedJob("[ Prio = 1; JobUniverse = 5 ]".into()));
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::ReplyFetch { accept: false, .. })),
+        "{fx:?}"
+    );
+    // A better one is accepted and waits.
+    let fx = n.at(3, Input::FetchedJob("[ Prio = 5; JobUniverse = 5 ]".into()));
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::ReplyFetch { accept: true, .. })),
+        "{fx:?}"
+    );
+    n.is(State::Claimed, Activity::Retiring);
+    n.at(25, Input::Evaluate);
+    n.is(State::Claimed, Activity::Retiring);
+    n.at(26, Input::Evaluate);
+    n.is(State::Preempting, Activity::Vacating);
+    let fx = n.at(27, Input::StarterExited);
+    let job = spawned(&fx).expect("the waiting job starts");
+    assert!(job.contains("Prio = 5"), "{job}");
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::EvictClaim { job } if job.contains("Prio = 1")))
+    );
+    n.is(State::Claimed, Activity::Busy);
+    let t = n.transitions();
+    assert!(
+        t.contains(
+            &"Preempting/Vacating -> Claimed/Idle (23, waiting claim takes over)".to_string()
+        ),
+        "{t:?}"
+    );
+}
+
+#[test]
+fn start_false_ends_an_idle_claim_and_claim_worklife_too() {
+    let mut n = Node::new(&format!(
+        "{FETCH}CLAIM_WORKLIFE = 100\nFetchWorkDelay = 1000\n"
+    ));
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob(JOB.into()));
+    n.at(5, Input::StarterExited);
+    n.is(State::Claimed, Activity::Idle);
+    n.at(50, Input::Evaluate);
+    n.is(State::Claimed, Activity::Idle);
+    n.at(102, Input::Evaluate);
+    n.is(State::Unclaimed, Activity::Idle);
+    let t = n.transitions();
+    assert!(
+        t.contains(&"Claimed/Idle -> Preempting/Vacating (10, CLAIM_WORKLIFE)".to_string()),
+        "{t:?}"
+    );
+}
+
+#[test]
+fn a_job_that_does_not_match_start_is_rejected() {
+    let mut n = Node::new(&format!("{FETCH}START = TARGET.Owner == \"good\"\n"));
+    n.at(0, Input::Evaluate);
+    let fx = n.at(1, Input::FetchedJob("[ Owner = \"bad\" ]".into()));
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::ReplyFetch { accept: false, .. }))
+    );
+    n.is(State::Unclaimed, Activity::Idle);
+    let fx = n.at(2, Input::FetchedJob("[ Owner = \"good\" ]".into()));
+    assert!(spawned(&fx).is_some());
+}
+
+#[test]
+fn a_slot_without_a_keyword_never_fetches() {
+    let mut n = Node::new("FetchWorkDelay = 0\n");
+    assert!(n.at(0, Input::Evaluate).is_empty());
+    assert!(n.at(10, Input::FetchTimer).is_empty());
+}

@@ -8,4 +8,5 @@ mod config_cli;
 mod config_oracle;
 mod config_props;
 mod policy_engine;
+mod policy_props;
 mod tidy;

@@ -1,0 +1,136 @@
+//! Invariants of the slot state machine over random runs: never Busy
+//! without a job, decisions are deterministic, replaying the events gives
+//! the same state, and no accepted job is ever lost.
+
+use std::collections::BTreeSet;
+
+use proptest::prelude::*;
+use roost::classad::{ClassAd, parse_ad};
+use roost::config::{Scope, load_text};
+use roost::policy::engine::{Ctx, Effect, Input, Policy, decide};
+use roost::policy::layout::{MachineInputs, SlotSpec, layout, machine};
+use roost::policy::slot::{Activity, Slot, State, apply};
+
+const POLICY: &str = "STARTD_JOB_HOOK_KEYWORD = ROOST\nSLOT_TYPE_0_PARTITIONABLE = False\n\
+    FetchWorkDelay = ifThenElse(Activity == \"Idle\", 0, 5)\n\
+    RANK = TARGET.Prio\nWANT_SUSPEND = LoadAvg > 5\nSUSPEND = LoadAvg > 5\nCONTINUE = LoadAvg < 2\n\
+    PREEMPT = KeyboardIdle < 30\nMaxJobRetirementTime = 20\nMachineMaxVacateTime = 5\n\
+    KILL = LoadAvg > 8\nCLAIM_WORKLIFE = 50\nSTART = TARGET.Prio =!= 0\n";
+
+fn setup() -> (Policy, SlotSpec) {
+    let scope = Scope {
+        subsys: Some("STARTD".into()),
+        localname: None,
+    };
+    let cfg = load_text(
+        "c",
+        POLICY,
+        scope,
+        vec![("DETECTED_CPUS".into(), "1".into())],
+    )
+    .expect("config");
+    let inputs = MachineInputs {
+        cpus: 1,
+        memory_mb: 1024,
+        disk_kb: 1000,
+        swap_kb: 0,
+        gpus: 0,
+    };
+    let m = machine(&cfg, &inputs).expect("machine");
+    let spec = layout(&cfg, &m).expect("layout").remove(0);
+    (Policy::from_config(&cfg, "slot1").expect("policy"), spec)
+}
+
+#[derive(Clone, Debug)]
+enum Step {
+    Input(u8),
+    Job(i64),
+    Keyboard(i64),
+    Load(i64),
+}
+
+fn step() -> impl Strategy<Value = (i64, Step)> {
+    (
+        0i64..15,
+        prop_oneof![
+            (0u8..6).prop_map(Step::Input),
+            (0i64..4).prop_map(Step::Job),
+            (0i64..100).prop_map(Step::Keyboard),
+            (0i64..10).prop_map(Step::Load),
+        ],
+    )
+}
+
+fn check_invariants(s: &Slot) -> Result<(), String> {
+    let running = matches!(
+        s.activity,
+        Activity::Busy | Activity::Retiring | Activity::Suspended
+    );
+    if s.state == State::Claimed && s.claim.is_none() {
+        return Err(format!("Claimed without a claim: {s:?}"));
+    }
+    if running && (s.state != State::Claimed || !s.starter) {
+        return Err(format!(
+            "{}/{} without a running job: {s:?}",
+            s.state, s.activity
+        ));
+    }
+    if s.starter && !matches!(s.state, State::Claimed | State::Preempting) {
+        return Err(format!("a starter runs in {}: {s:?}", s.state));
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn random_runs_keep_the_invariants(steps in prop::collection::vec(step(), 1..80)) {
+        let (policy, spec) = setup();
+        let mut machine_ad: ClassAd = parse_ad("[ KeyboardIdle = 1000; LoadAvg = 0 ]").expect("ad");
+        let mut slot = Slot::new("slot1", "sim", 0);
+        let mut now = 0;
+        let mut accepted: BTreeSet<String> = BTreeSet::new();
+        let mut settled: BTreeSet<String> = BTreeSet::new();
+        for (dt, st) in steps {
+            now += dt;
+            let input = match st {
+                Step::Keyboard(k) => { machine_ad.insert_value("KeyboardIdle", k * 10); Input::Evaluate }
+                Step::Load(l) => { machine_ad.insert_value("LoadAvg", l); Input::Evaluate }
+                Step::Job(p) => {
+                    if !slot.fetching { continue; }
+                    Input::FetchedJob(format!("[ Prio = {p}; JobUniverse = 5; Id = {now} ]"))
+                }
+                Step::Input(i) => match i {
+                    0 => Input::Evaluate,
+                    1 => Input::FetchTimer,
+                    2 => if slot.fetching { Input::FetchedNothing } else { Input::Evaluate },
+                    3 => if slot.starter { Input::StarterExited } else { Input::Evaluate },
+                    4 => Input::Vacate,
+                    _ => if slot.fetching { Input::FetchFailed } else { Input::Evaluate },
+                },
+            };
+            let ctx = Ctx { policy: &policy, spec: &spec, machine: &machine_ad, now };
+            let d = decide(&slot, &ctx, &input);
+            prop_assert_eq!(&d, &decide(&slot, &ctx, &input), "decisions are deterministic");
+            for e in &d.events {
+                apply(&mut slot, e);
+            }
+            for e in &d.effects {
+                match e {
+                    Effect::ReplyFetch { accept: true, job } => { accepted.insert(job.clone()); }
+                    Effect::SpawnStarter { job } | Effect::EvictClaim { job } => { settled.insert(job.clone()); }
+                    _ => {}
+                }
+            }
+            if let Err(msg) = check_invariants(&slot) {
+                prop_assert!(false, "{} after {:?} at {}", msg, input, now);
+            }
+            if slot.claim.is_none() && slot.preempting.is_none() {
+                for job in &accepted {
+                    prop_assert!(settled.contains(job), "accepted job neither run nor evicted: {}", job);
+                }
+            }
+        }
+    }
+}

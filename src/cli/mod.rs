@@ -2,6 +2,7 @@
 
 mod classad_cmd;
 mod config_cmd;
+mod policy_cmd;
 pub mod sysconfig;
 pub mod sysenv;
 
@@ -24,6 +25,9 @@ enum Command {
     Classad(classad_cmd::ClassadCmd),
     /// Read HTCondor configuration and print knobs (like condor_config_val).
     Config(config_cmd::ConfigCmd),
+    /// Try a startd policy on virtual time.
+    #[command(subcommand)]
+    Policy(policy_cmd::PolicyCmd),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -32,6 +36,7 @@ pub fn run() -> ExitCode {
     let result = match cli.command {
         Command::Classad(cmd) => classad_cmd::run(cmd),
         Command::Config(cmd) => config_cmd::run(cmd),
+        Command::Policy(cmd) => policy_cmd::run(cmd),
     };
     match result {
         Ok(code) => code,

@@ -572,7 +572,11 @@ impl Work<'_, '_> {
 
     fn step_claimed(&mut self, act: Activity) -> bool {
         if self.in_retirement() && self.s.starter && self.retirement_expired() {
-            let t = if act == Activity::Suspended { 17 } else { 18 };
+            let t = match act {
+                Activity::Suspended => 17,
+                Activity::Retiring => 18,
+                _ => 0,
+            };
             self.begin_preempting(t, "retirement expired");
             return true;
         }
@@ -696,7 +700,11 @@ impl Work<'_, '_> {
             return;
         }
         let delay = self.fetch_delay();
-        if delay > 0 && self.ctx.now - self.s.last_fetch_completed < delay {
+        // The first fetch is not throttled.
+        if let Some(last) = self.s.last_fetch_completed
+            && delay > 0
+            && self.ctx.now - last < delay
+        {
             return;
         }
         if self.knob("START", false) == Some(false) {
@@ -902,9 +910,6 @@ pub fn next_fetch_at(slot: &Slot, ctx: &Ctx<'_>) -> Option<i64> {
         out: Decision::default(),
     };
     let delay = w.fetch_delay();
-    Some(if delay > 0 {
-        slot.last_fetch_completed + delay
-    } else {
-        slot.last_fetch_completed + 1
-    })
+    let last = slot.last_fetch_completed?;
+    Some(if delay > 0 { last + delay } else { last + 1 })
 }

@@ -7,4 +7,5 @@
 
 pub mod engine;
 pub mod layout;
+pub mod sim;
 pub mod slot;

@@ -125,10 +125,10 @@ pub struct Slot {
     pub starter: bool,
     /// Whether FETCH_WORK is running for this slot.
     pub fetching: bool,
-    /// When FETCH_WORK was last started (0: never).
-    pub last_fetch_spawned: i64,
-    /// When FETCH_WORK last finished (0: never).
-    pub last_fetch_completed: i64,
+    /// When FETCH_WORK was last started.
+    pub last_fetch_spawned: Option<i64>,
+    /// When FETCH_WORK last finished.
+    pub last_fetch_completed: Option<i64>,
     /// Seconds spent in each state and activity (`ClaimedBusy` → s).
     pub total_time: BTreeMap<String, i64>,
     /// The next claim number.
@@ -149,8 +149,8 @@ impl Slot {
             preempting: None,
             starter: false,
             fetching: false,
-            last_fetch_spawned: 0,
-            last_fetch_completed: 0,
+            last_fetch_spawned: None,
+            last_fetch_completed: None,
             total_time: BTreeMap::new(),
             next_claim: 1,
         }
@@ -283,11 +283,11 @@ pub fn apply(slot: &mut Slot, event: &SlotEvent) {
         }
         SlotEvent::FetchStarted { at } => {
             slot.fetching = true;
-            slot.last_fetch_spawned = *at;
+            slot.last_fetch_spawned = Some(*at);
         }
         SlotEvent::FetchCompleted { at } => {
             slot.fetching = false;
-            slot.last_fetch_completed = *at;
+            slot.last_fetch_completed = Some(*at);
         }
         SlotEvent::ClaimCreated { claim, .. } => {
             slot.next_claim = slot.next_claim.max(claim.id + 1);

@@ -9,4 +9,5 @@ mod config_oracle;
 mod config_props;
 mod policy_engine;
 mod policy_props;
+mod policy_simulate;
 mod tidy;

@@ -1,0 +1,470 @@
+//! `roost policy simulate`: runs a machine's slots under a policy on
+//! virtual time, driven by a scenario (machine inputs changing, jobs
+//! offered to FETCH_WORK, jobs exiting, commands), and reports every
+//! transition and effect as JSON lines. Same scenario, same output.
+//!
+//! Pure: the scenario comes in as text; output goes to a callback.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+
+use serde::Deserialize;
+use serde_json::{Value as Json, json};
+
+use crate::classad::old::parse_ad_auto;
+use crate::classad::unparse::ad_to_string;
+use crate::classad::{ClassAd, Limits, Value};
+use crate::config::{Scope, load_text};
+
+use super::engine::{Ctx, Effect, Input, Policy, decide, evaluation_interval, next_fetch_at};
+use super::layout::{MachineInputs, SlotSpec, layout, machine};
+use super::slot::{Slot, SlotEvent, apply};
+
+/// A scenario that cannot be run: says where and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct ScenarioError(pub String);
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawScenario {
+    config: Option<String>,
+    config_file: Option<String>,
+    duration: i64,
+    #[serde(default)]
+    machine: BTreeMap<String, toml::Value>,
+    #[serde(default)]
+    event: Vec<RawEvent>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawEvent {
+    t: i64,
+    set: Option<BTreeMap<String, toml::Value>>,
+    offer: Option<String>,
+    keyword: Option<String>,
+    exit: Option<RawExit>,
+    command: Option<String>,
+    slot: Option<String>,
+    claim: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawExit {
+    slot: String,
+    code: Option<i64>,
+    signal: Option<i64>,
+}
+
+/// One scheduled action of a scenario.
+#[derive(Clone, Debug)]
+enum Action {
+    Set(Vec<(String, Value)>),
+    Offer {
+        job: String,
+        keyword: Option<String>,
+    },
+    Exit {
+        slot: String,
+    },
+    Vacate {
+        slot: Option<String>,
+    },
+}
+
+/// A parsed scenario.
+#[derive(Clone, Debug)]
+pub struct Scenario {
+    /// The configuration text (a `config_file` is read by the caller).
+    pub config: String,
+    /// A `config_file` to read instead of `config`.
+    pub config_file: Option<String>,
+    /// Seconds of virtual time.
+    pub duration: i64,
+    inputs: MachineInputs,
+    attrs: Vec<(String, Value)>,
+    events: Vec<(i64, Action)>,
+}
+
+fn toml_to_value(v: &toml::Value) -> Result<Value, String> {
+    Ok(match v {
+        toml::Value::Integer(i) => Value::Int(*i),
+        toml::Value::Float(f) => Value::Real(*f),
+        toml::Value::Boolean(b) => Value::Bool(*b),
+        toml::Value::String(s) => Value::from(s.as_str()),
+        other => return Err(format!("unsupported value {other}")),
+    })
+}
+
+impl Scenario {
+    /// Parses a scenario's TOML text.
+    pub fn parse(text: &str) -> Result<Scenario, ScenarioError> {
+        let raw: RawScenario =
+            toml::from_str(text).map_err(|e| ScenarioError(format!("scenario: {e}")))?;
+        if raw.config.is_some() == raw.config_file.is_some() {
+            return Err(ScenarioError(
+                "scenario: give exactly one of `config` and `config_file`".into(),
+            ));
+        }
+        if raw.duration < 0 {
+            return Err(ScenarioError(
+                "scenario: `duration` must not be negative".into(),
+            ));
+        }
+        let mut inputs = MachineInputs {
+            cpus: 1,
+            memory_mb: 1024,
+            disk_kb: 10 * 1024 * 1024,
+            swap_kb: 1024 * 1024,
+            gpus: 0,
+        };
+        let mut attrs = vec![
+            ("KeyboardIdle".to_string(), Value::Int(1_000_000)),
+            ("ConsoleIdle".to_string(), Value::Int(1_000_000)),
+            ("LoadAvg".to_string(), Value::Real(0.0)),
+            ("CondorLoadAvg".to_string(), Value::Real(0.0)),
+        ];
+        for (k, v) in &raw.machine {
+            let bad = |what: &str| ScenarioError(format!("[machine] {k}: {what}"));
+            let int = || v.as_integer().ok_or_else(|| bad("must be an integer"));
+            match k.to_ascii_lowercase().as_str() {
+                "cpus" => inputs.cpus = u32::try_from(int()?).map_err(|_| bad("out of range"))?,
+                "memory" => inputs.memory_mb = int()?,
+                "disk" => inputs.disk_kb = int()?,
+                "swap" => inputs.swap_kb = int()?,
+                "gpus" => inputs.gpus = u32::try_from(int()?).map_err(|_| bad("out of range"))?,
+                _ => {
+                    let value = toml_to_value(v).map_err(|e| bad(&e))?;
+                    attrs.retain(|(n, _)| !n.eq_ignore_ascii_case(k));
+                    attrs.push((k.clone(), value));
+                }
+            }
+        }
+        let mut events = Vec::new();
+        for (i, e) in raw.event.iter().enumerate() {
+            let at = format!("event {} (t = {})", i + 1, e.t);
+            let bad = |what: String| ScenarioError(format!("{at}: {what}"));
+            let kinds = [
+                e.set.is_some(),
+                e.offer.is_some(),
+                e.exit.is_some(),
+                e.command.is_some(),
+                e.claim.is_some(),
+            ]
+            .iter()
+            .filter(|b| **b)
+            .count();
+            if kinds != 1 {
+                return Err(bad(
+                    "give exactly one of set, offer, exit, command, claim".into()
+                ));
+            }
+            let action = if let Some(set) = &e.set {
+                let mut v = Vec::new();
+                for (k, x) in set {
+                    v.push((
+                        k.clone(),
+                        toml_to_value(x).map_err(|m| bad(format!("{k}: {m}")))?,
+                    ));
+                }
+                Action::Set(v)
+            } else if let Some(offer) = &e.offer {
+                let ad = parse_ad_auto(offer.as_bytes(), &Limits::default())
+                    .map_err(|err| bad(format!("the offered job ad does not parse: {err}")))?;
+                Action::Offer {
+                    job: ad_to_string(&ad),
+                    keyword: e.keyword.clone(),
+                }
+            } else if let Some(x) = &e.exit {
+                if x.code.is_some() && x.signal.is_some() {
+                    return Err(bad("exit takes `code` or `signal`, not both".into()));
+                }
+                Action::Exit {
+                    slot: x.slot.clone(),
+                }
+            } else if let Some(c) = &e.command {
+                match c.as_str() {
+                    "vacate" => Action::Vacate {
+                        slot: e.slot.clone(),
+                    },
+                    "drain graceful" | "drain quick" | "drain fast" | "drain cancel"
+                    | "off peaceful" | "off graceful" | "off fast" | "reconfig" => {
+                        return Err(bad(format!("command \"{c}\" is not simulated yet")));
+                    }
+                    other => return Err(bad(format!("unknown command \"{other}\""))),
+                }
+            } else {
+                return Err(bad("external `claim` requests are not simulated yet".into()));
+            };
+            events.push((e.t, action));
+        }
+        events.sort_by_key(|(t, _)| *t);
+        Ok(Scenario {
+            config: raw.config.unwrap_or_default(),
+            config_file: raw.config_file,
+            duration: raw.duration,
+            inputs,
+            attrs,
+            events,
+        })
+    }
+}
+
+/// What happens next in the simulation, in time order.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Due {
+    Scenario(usize),
+    Evaluate(usize),
+    Fetch(usize),
+}
+
+struct SimSlot {
+    slot: Slot,
+    spec: SlotSpec,
+    policy: Policy,
+    next_eval: i64,
+}
+
+/// Runs a scenario, calling `emit` with each output line in time order.
+pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), ScenarioError> {
+    let scope = Scope {
+        subsys: Some("STARTD".into()),
+        localname: None,
+    };
+    let specials = vec![
+        ("DETECTED_CPUS".to_string(), sc.inputs.cpus.to_string()),
+        ("DETECTED_CORES".to_string(), sc.inputs.cpus.to_string()),
+        (
+            "DETECTED_MEMORY".to_string(),
+            sc.inputs.memory_mb.to_string(),
+        ),
+    ];
+    let text = format!("FULL_HOSTNAME = sim\nHOSTNAME = sim\n{}", sc.config);
+    let config = load_text("scenario config", &text, scope, specials)
+        .map_err(|e| ScenarioError(format!("configuration: {e}")))?;
+    let host = config
+        .get("FULL_HOSTNAME")
+        .ok()
+        .flatten()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "sim".into());
+    let m = machine(&config, &sc.inputs).map_err(|e| ScenarioError(format!("machine: {e}")))?;
+    let specs = layout(&config, &m).map_err(|e| ScenarioError(format!("slots: {e}")))?;
+    let mut slots = Vec::new();
+    for spec in specs {
+        let id = format!("slot{}", spec.id);
+        let policy =
+            Policy::from_config(&config, &id).map_err(|e| ScenarioError(format!("policy: {e}")))?;
+        slots.push(SimSlot {
+            slot: Slot::new(&id, &host, 0),
+            spec,
+            policy,
+            next_eval: 0,
+        });
+    }
+
+    let mut attrs: Vec<(String, Value, i64)> = sc
+        .attrs
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone(), 0))
+        .collect();
+    let mut offers: VecDeque<(String, Option<String>)> = VecDeque::new();
+    let mut pending: Vec<Option<(String, Option<String>)>> = vec![None; slots.len()];
+    let mut queue: BinaryHeap<Reverse<(i64, u64, Due)>> = BinaryHeap::new();
+    let mut seq = 0u64;
+    let mut push = |q: &mut BinaryHeap<Reverse<(i64, u64, Due)>>, t: i64, d: Due| {
+        seq += 1;
+        q.push(Reverse((t, seq, d)));
+    };
+    for (i, (t, _)) in sc.events.iter().enumerate() {
+        push(&mut queue, *t, Due::Scenario(i));
+    }
+    for i in 0..slots.len() {
+        push(&mut queue, 0, Due::Evaluate(i));
+    }
+
+    while let Some(Reverse((t, _, due))) = queue.pop() {
+        if t > sc.duration {
+            break;
+        }
+        let machine_ad = machine_ad(&attrs, t);
+        let mut inputs: Vec<(usize, Input)> = Vec::new();
+        match due {
+            Due::Scenario(i) => match &sc.events[i].1 {
+                Action::Set(vals) => {
+                    for (k, v) in vals {
+                        attrs.retain(|(n, _, _)| !n.eq_ignore_ascii_case(k));
+                        attrs.push((k.clone(), v.clone(), t));
+                    }
+                }
+                Action::Offer { job, keyword } => offers.push_back((job.clone(), keyword.clone())),
+                Action::Exit { slot } => {
+                    if let Some(i) = slots
+                        .iter()
+                        .position(|s| s.slot.id == *slot || s.slot.name == *slot)
+                    {
+                        inputs.push((i, Input::StarterExited));
+                    }
+                }
+                Action::Vacate { slot } => {
+                    for (i, s) in slots.iter().enumerate() {
+                        if slot
+                            .as_deref()
+                            .is_none_or(|x| x == s.slot.id || x == s.slot.name)
+                        {
+                            inputs.push((i, Input::Vacate));
+                        }
+                    }
+                }
+            },
+            Due::Evaluate(i) => {
+                if slots[i].next_eval != t {
+                    continue;
+                }
+                inputs.push((i, Input::Evaluate));
+            }
+            Due::Fetch(i) => inputs.push((i, Input::FetchTimer)),
+        }
+        // Inputs can cause further inputs at the same time (a fetch
+        // answered, a killed starter exiting).
+        let mut guard = 0;
+        while let Some((i, input)) = (!inputs.is_empty()).then(|| inputs.remove(0)) {
+            guard += 1;
+            if guard > 10_000 {
+                return Err(ScenarioError(format!(
+                    "t = {t}: too many steps at one instant"
+                )));
+            }
+            let s = &mut slots[i];
+            let ctx = Ctx {
+                policy: &s.policy,
+                spec: &s.spec,
+                machine: &machine_ad,
+                now: t,
+            };
+            let d = decide(&s.slot, &ctx, &input);
+            for e in &d.events {
+                if let SlotEvent::ActivityChanged {
+                    state,
+                    activity,
+                    transition,
+                    why,
+                    ..
+                } = e
+                {
+                    let tr = if *transition == 0 {
+                        Json::Null
+                    } else {
+                        Json::String(transition.to_string())
+                    };
+                    emit(json!({
+                        "t": t,
+                        "slot": s.slot.name,
+                        "from": [s.slot.state.to_string(), s.slot.activity.to_string()],
+                        "to": [state.to_string(), activity.to_string()],
+                        "transition": tr,
+                        "why": why,
+                    }));
+                }
+                apply(&mut s.slot, e);
+            }
+            for eff in d.effects {
+                let name = s.slot.name.clone();
+                match eff {
+                    Effect::FetchWork => {
+                        emit(json!({"t": t, "slot": name, "effect": "fetch_work"}));
+                        let kw = s.policy.keyword.clone().unwrap_or_default();
+                        let pick = offers.iter().position(|(_, k)| {
+                            k.as_deref().is_none_or(|k| k.eq_ignore_ascii_case(&kw))
+                        });
+                        match pick.and_then(|p| offers.remove(p)) {
+                            Some((job, k)) => {
+                                inputs.push((i, Input::FetchedJob(job.clone())));
+                                // Kept in case REPLY_FETCH says reject.
+                                pending[i] = Some((job, k));
+                            }
+                            None => inputs.push((i, Input::FetchedNothing)),
+                        }
+                    }
+                    Effect::ReplyFetch { accept, .. } => {
+                        emit(
+                            json!({"t": t, "slot": name, "effect": "reply_fetch", "accept": accept}),
+                        );
+                        let offered = pending[i].take();
+                        if !accept {
+                            // The site's REPLY_FETCH puts a rejected job
+                            // back at the end of its queue.
+                            if let Some(o) = offered {
+                                offers.push_back(o);
+                            }
+                        }
+                    }
+                    Effect::SpawnStarter { .. } => {
+                        emit(json!({"t": t, "slot": name, "effect": "spawn_starter"}))
+                    }
+                    Effect::Suspend => emit(json!({"t": t, "slot": name, "effect": "suspend"})),
+                    Effect::Continue => emit(json!({"t": t, "slot": name, "effect": "continue"})),
+                    Effect::SoftKill => {
+                        emit(json!({"t": t, "slot": name, "effect": "soft_kill"}));
+                        // A simulated job leaves at once, unless its ad says
+                        // `SimIgnoresSoftKill = true`.
+                        let env = crate::classad::FixedEnv::new(t);
+                        let stays = s.slot.claim.as_ref().is_some_and(|c| {
+                            crate::classad::parse_ad(&c.job).is_ok_and(|ad| {
+                                matches!(
+                                    ad.eval_attr("SimIgnoresSoftKill", &env),
+                                    Value::Bool(true)
+                                )
+                            })
+                        });
+                        if !stays {
+                            inputs.push((i, Input::StarterExited));
+                        }
+                    }
+                    Effect::HardKill | Effect::KillStarter => {
+                        emit(json!({"t": t, "slot": name, "effect": "hard_kill"}));
+                        inputs.push((i, Input::StarterExited));
+                    }
+                    Effect::EvictClaim { .. } => {
+                        emit(json!({"t": t, "slot": name, "effect": "evict_claim"}))
+                    }
+                }
+            }
+        }
+        // Reschedule every slot's timers.
+        for (i, s) in slots.iter_mut().enumerate() {
+            if s.next_eval <= t {
+                s.next_eval = t + evaluation_interval(&s.slot, &s.policy);
+                push(&mut queue, s.next_eval, Due::Evaluate(i));
+            }
+            let ctx = Ctx {
+                policy: &s.policy,
+                spec: &s.spec,
+                machine: &machine_ad,
+                now: t,
+            };
+            if let Some(f) = next_fetch_at(&s.slot, &ctx)
+                && f > t
+                && f < s.next_eval
+            {
+                push(&mut queue, f, Due::Fetch(i));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Machine attributes at time `t`: idle times grow from when they were set.
+fn machine_ad(attrs: &[(String, Value, i64)], t: i64) -> ClassAd {
+    let mut ad = ClassAd::new();
+    for (k, v, since) in attrs {
+        let grows = k.eq_ignore_ascii_case("KeyboardIdle") || k.eq_ignore_ascii_case("ConsoleIdle");
+        match (grows, v) {
+            (true, Value::Int(i)) => ad.insert_value(k.as_str(), i + (t - since)),
+            _ => ad.insert_value(k.as_str(), v.clone()),
+        }
+    }
+    ad
+}

@@ -1,0 +1,164 @@
+//! `roost policy simulate` driven as an administrator would: the shipped
+//! example scenarios, determinism, and clear errors for bad scenarios.
+
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+fn simulate(path: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_roost"))
+        .args(["policy", "simulate"])
+        .arg(path)
+        .output()
+        .expect("roost runs")
+}
+
+fn example(name: &str) -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("examples/policies")
+        .join(name)
+}
+
+fn lines(out: &Output) -> Vec<serde_json::Value> {
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("JSON line"))
+        .collect()
+}
+
+fn transitions(lines: &[serde_json::Value]) -> Vec<(i64, String, String)> {
+    lines
+        .iter()
+        .filter(|l| l.get("to").is_some())
+        .map(|l| {
+            (
+                l["t"].as_i64().unwrap_or(-1),
+                l["transition"].as_str().unwrap_or("-").to_string(),
+                format!(
+                    "{}/{}",
+                    l["to"][0].as_str().unwrap_or(""),
+                    l["to"][1].as_str().unwrap_or("")
+                ),
+            )
+        })
+        .collect()
+}
+
+#[test]
+fn desktop_suspends_then_vacates_then_kills() {
+    let out = simulate(&example("desktop.toml"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let l = lines(&out);
+    let t = transitions(&l);
+    let want = [
+        (605, "14", "Claimed/Suspended"),
+        (1210, "16", "Claimed/Retiring"),
+        (1210, "18", "Preempting/Vacating"),
+        (1810, "21", "Preempting/Killing"),
+        (1810, "25", "Owner/Idle"),
+    ];
+    for (time, n, to) in want {
+        assert!(
+            t.contains(&(time, n.to_string(), to.to_string())),
+            "missing {time} {n} {to} in {t:?}"
+        );
+    }
+    let effects: Vec<(i64, &str)> = l
+        .iter()
+        .filter_map(|x| Some((x["t"].as_i64()?, x.get("effect")?.as_str()?)))
+        .filter(|(_, e)| *e != "fetch_work")
+        .collect();
+    assert_eq!(
+        effects,
+        [
+            (10, "reply_fetch"),
+            (10, "spawn_starter"),
+            (605, "suspend"),
+            (1210, "continue"),
+            (1210, "soft_kill"),
+            (1810, "hard_kill"),
+            (1810, "evict_claim"),
+        ]
+    );
+    assert_eq!(
+        out.stdout,
+        simulate(&example("desktop.toml")).stdout,
+        "same scenario, same output"
+    );
+}
+
+#[test]
+fn rank_preemption_keeps_the_better_job() {
+    let out = simulate(&example("rank-preemption.toml"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let t = transitions(&lines(&out));
+    for (time, n, to) in [
+        (150, "13", "Claimed/Retiring"),
+        (400, "23", "Claimed/Idle"),
+        (400, "11", "Claimed/Busy"),
+        (810, "11", "Claimed/Busy"),
+    ] {
+        assert!(
+            t.contains(&(time, n.to_string(), to.to_string())),
+            "missing {time} {n} {to} in {t:?}"
+        );
+    }
+}
+
+#[test]
+fn bad_scenarios_say_what_is_wrong() {
+    let dir = std::env::temp_dir().join(format!("roost-sim-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    for (body, want) in [
+        (
+            "duration = 10\n",
+            "give exactly one of `config` and `config_file`",
+        ),
+        (
+            "duration = 10\nconfig = \"\"\n[[event]]\nt = 5\ncommand = \"explode\"\n",
+            "event 1 (t = 5): unknown command",
+        ),
+        (
+            "duration = 10\nconfig = \"\"\n[[event]]\nt = 5\noffer = \"A = (\"\n",
+            "the offered job ad does not parse",
+        ),
+        ("duration = 10\nconfig = \"START = (\"\n", "START"),
+        (
+            "duration = 10\nconfig = \"NUM_SLOTS_TYPE_1 = 3\\nSLOT_TYPE_1 = cpus=2\"\n",
+            "cannot create slot",
+        ),
+        (
+            "duration = 10\nconfig = \"\"\n[[event]]\nt = 1\nset = { A = 1 }\nexit = { slot = \"slot1\" }\n",
+            "exactly one of",
+        ),
+        (
+            "duration = 10\nconfig_file = \"missing.config\"\n",
+            "cannot read config_file",
+        ),
+    ] {
+        let path = dir.join("s.toml");
+        std::fs::write(&path, body).expect("write");
+        let out = simulate(&path);
+        assert!(!out.status.success(), "{body}");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(want), "{body}: {err}");
+    }
+    std::fs::write(dir.join("site.config"), "STARTD_JOB_HOOK_KEYWORD = SIM\n").expect("write");
+    let path = dir.join("ok.toml");
+    std::fs::write(&path, "duration = 0\nconfig_file = \"site.config\"\n").expect("write");
+    let out = simulate(&path);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("fetch_work"));
+    let _ = std::fs::remove_dir_all(&dir);
+}

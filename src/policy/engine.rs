@@ -10,7 +10,7 @@ use crate::classad::{ClassAd, Evaluator, Expr, FixedEnv, Name, Value, parse_ad, 
 use crate::config::Config;
 
 use super::layout::SlotSpec;
-use super::slot::{Activity, Claim, EndCause, Slot, SlotEvent, State, apply};
+use super::slot::{Activity, Claim, EndCause, Resources, Slot, SlotEvent, SlotKind, State, apply};
 
 /// The policy knobs inserted into every slot ad, as HTCondor's startd does.
 pub const POLICY_KNOBS: &[&str] = &[
@@ -69,6 +69,10 @@ pub struct Policy {
     pub killing_timeout: i64,
     /// The RANK expression (`Rank` in the slot ad).
     pub rank: Option<Expr>,
+    /// `MODIFY_REQUEST_EXPR_REQUEST{CPUS,MEMORY,DISK}`, by job attribute.
+    pub modify_request: Vec<(String, Expr)>,
+    /// `MUST_MODIFY_REQUEST_EXPRS`.
+    pub must_modify: bool,
 }
 
 impl Policy {
@@ -111,8 +115,29 @@ impl Policy {
                 .map_err(|e| err(knob, e.message))?
                 .unwrap_or(default))
         };
+        let mut modify_request = Vec::new();
+        for (attr, knob) in [
+            ("RequestCpus", "MODIFY_REQUEST_EXPR_REQUESTCPUS"),
+            ("RequestMemory", "MODIFY_REQUEST_EXPR_REQUESTMEMORY"),
+            ("RequestDisk", "MODIFY_REQUEST_EXPR_REQUESTDISK"),
+        ] {
+            let text = config
+                .get_first(&[&format!("SLOT_TYPE_{}_{knob}", slot_type(slot_id)), knob])
+                .map_err(|e| err(knob, e.to_string()))?;
+            if let Some(t) = text {
+                let e = parse_expr(&t)
+                    .map_err(|e| err(knob, format!("is not a ClassAd expression: {e}")))?;
+                modify_request.push((attr.to_string(), e));
+            }
+        }
+        let must_modify = config
+            .bool("MUST_MODIFY_REQUEST_EXPRS")
+            .map_err(|e| err("MUST_MODIFY_REQUEST_EXPRS", e.message))?
+            .unwrap_or(false);
         Ok(Policy {
             exprs,
+            modify_request,
+            must_modify,
             keyword,
             polling_interval: int("POLLING_INTERVAL", 5)?.max(1),
             update_interval: int("UPDATE_INTERVAL", 300)?.max(1),
@@ -120,6 +145,12 @@ impl Policy {
             rank,
         })
     }
+}
+
+/// The slot type number a policy lookup uses for `SLOT_TYPE_<N>_` knobs
+/// (not known from the id alone; 0 here, the caller's layout knows better).
+fn slot_type(_slot_id: &str) -> u32 {
+    0
 }
 
 /// What the slot is asked to react to.
@@ -139,6 +170,15 @@ pub enum Input {
     StarterExited,
     /// `condor_vacate` for this slot.
     Vacate,
+    /// A new dynamic slot receives the claim it was carved for.
+    Claimed(Claim),
+    /// A dynamic slot of this partitionable slot was deleted.
+    ChildDeleted {
+        /// Its sub-id.
+        sub: u32,
+        /// What it gives back.
+        resources: Resources,
+    },
 }
 
 /// What the shell must do. Carried out only after the events are durable.
@@ -216,11 +256,14 @@ pub fn slot_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
     ad.insert_value("EnteredCurrentActivity", slot.entered_activity);
     ad.insert_value("MyCurrentTime", ctx.now);
     #[allow(clippy::cast_possible_truncation)]
-    ad.insert_value("Cpus", ctx.spec.cpus.round() as i64);
-    ad.insert_value("Memory", ctx.spec.memory_mb);
+    ad.insert_value("Cpus", slot.resources.cpus.round() as i64);
+    ad.insert_value("Memory", slot.resources.memory_mb);
+    ad.insert_value("Disk", slot.resources.disk_kb);
     ad.insert_value("SlotID", i64::from(ctx.spec.id));
     ad.insert_value("SlotTypeID", i64::from(ctx.spec.type_id));
-    for (k, v) in &ctx.spec.custom {
+    ad.insert_value("PartitionableSlot", slot.kind == SlotKind::Partitionable);
+    ad.insert_value("DynamicSlot", matches!(slot.kind, SlotKind::Dynamic { .. }));
+    for (k, v) in &slot.resources.custom {
         ad.insert_value(k.as_str(), *v);
     }
     if let Some(c) = &slot.claim {
@@ -230,7 +273,8 @@ pub fn slot_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
         }
     }
     if let Ok(e) = parse_expr(
-        "MY.Cpus > 0 && TARGET.RequestCpus <= MY.Cpus && MY.Memory > 0 && TARGET.RequestMemory <= MY.Memory",
+        "MY.Cpus > 0 && TARGET.RequestCpus <= MY.Cpus && MY.Memory > 0 && TARGET.RequestMemory <= MY.Memory \
+         && MY.Disk > 0 && TARGET.RequestDisk <= MY.Disk",
     ) {
         ad.insert("WithinResourceLimits", e);
     }
@@ -382,7 +426,9 @@ impl Work<'_, '_> {
                         self.effect(Effect::EvictClaim { job: c.job });
                     }
                 }
-                if self.knob("IS_OWNER", false) != Some(true) {
+                if !matches!(self.s.kind, SlotKind::Dynamic { .. })
+                    && self.knob("IS_OWNER", false) != Some(true)
+                {
                     self.change(State::Unclaimed, Activity::Idle, 1, "IS_OWNER");
                 }
             }
@@ -530,6 +576,15 @@ impl Work<'_, '_> {
     /// One step of HTCondor's `eval_policy`; true if something changed.
     fn step(&mut self) -> bool {
         let (state, act) = (self.s.state, self.s.activity);
+        if matches!(self.s.kind, SlotKind::Dynamic { .. })
+            && matches!(state, State::Owner | State::Unclaimed)
+        {
+            // An unused dynamic slot goes away (after a running fetch).
+            if !self.s.fetching && !self.s.deleted {
+                self.emit(SlotEvent::SlotDeleted { at: self.ctx.now });
+            }
+            return false;
+        }
         match state {
             State::Owner
                 if (self.knob("IS_OWNER", false) == Some(false)
@@ -687,7 +742,10 @@ impl Work<'_, '_> {
     }
 
     fn try_fetch(&mut self) {
-        if self.ctx.policy.keyword.as_deref().is_none_or(str::is_empty) || self.s.fetching {
+        if self.ctx.policy.keyword.as_deref().is_none_or(str::is_empty)
+            || self.s.fetching
+            || self.s.deleted
+        {
             return;
         }
         let ok_state = match self.s.state {
@@ -714,11 +772,116 @@ impl Work<'_, '_> {
         self.effect(Effect::FetchWork);
     }
 
+    /// A new claim for a fetched job.
+    fn fetch_claim(&self, job: String, rank: f64) -> Claim {
+        Claim {
+            id: self.s.next_claim,
+            job,
+            rank,
+            fetched: true,
+            created: self.ctx.now,
+            activations: 0,
+            job_start: None,
+            suspended_since: None,
+            suspended_total: 0,
+            pledged_vacate: 0,
+            ending: None,
+        }
+    }
+
+    /// The slot's RANK of a job (0.0 when not a number).
+    fn rank_of(ad: &ClassAd, job: &ClassAd, env: &FixedEnv) -> f64 {
+        match Evaluator::new(Some(ad), Some(job), env).eval_attr(&Name::new("Rank")) {
+            #[allow(clippy::cast_precision_loss)]
+            Value::Int(i) => i as f64,
+            Value::Real(r) => r,
+            _ => 0.0,
+        }
+    }
+
+    /// A job for a partitionable slot: apply MODIFY_REQUEST_EXPR_*, check
+    /// that a dynamic slot can really be carved, and only then accept.
+    fn carve(&mut self, job: ClassAd, text: String) {
+        let env = FixedEnv::new(self.ctx.now);
+        let ad = slot_ad(&self.s, self.ctx);
+        let matches = |j: &ClassAd| {
+            truth(&Evaluator::new(Some(&ad), Some(j), &env).eval_attr(&Name::new("Requirements")))
+                == Some(true)
+        };
+        let mut edited = job.clone();
+        for (attr, e) in &self.ctx.policy.modify_request {
+            let v = crate::classad::eval_expr_in(e, Some(&job), Some(&ad), &env);
+            if matches!(v, Value::Int(_) | Value::Real(_)) {
+                edited.insert_value(attr.as_str(), v);
+            }
+        }
+        let job = if matches(&edited) || self.ctx.policy.must_modify {
+            edited
+        } else {
+            job
+        };
+        let reject = |w: &mut Self| {
+            w.effect(Effect::ReplyFetch {
+                accept: false,
+                job: text.clone(),
+            })
+        };
+        if !matches(&job) {
+            return reject(self);
+        }
+        let num = |attr: &str| match job.eval_attr(attr, &env) {
+            Value::Int(i) => Some(i as f64),
+            Value::Real(r) => Some(r),
+            _ => None,
+        };
+        let (Some(memory), Some(disk)) = (num("RequestMemory"), num("RequestDisk")) else {
+            // HTCondor cannot split a slot without memory and disk requests.
+            return reject(self);
+        };
+        let mut want = Resources {
+            cpus: num("RequestCpus").unwrap_or(1.0),
+            #[allow(clippy::cast_possible_truncation)]
+            memory_mb: memory.ceil() as i64,
+            #[allow(clippy::cast_possible_truncation)]
+            disk_kb: disk.ceil() as i64,
+            custom: Default::default(),
+        };
+        for k in self.s.resources.custom.keys() {
+            let n = num(&format!("Request{k}")).unwrap_or(0.0);
+            want.custom.insert(k.clone(), n);
+        }
+        let have = &self.s.resources;
+        let fits = want.cpus <= have.cpus
+            && want.memory_mb <= have.memory_mb
+            && want.disk_kb <= have.disk_kb
+            && want
+                .custom
+                .iter()
+                .all(|(k, v)| *v <= have.custom.get(k).copied().unwrap_or(0.0));
+        if !fits || want.cpus <= 0.0 {
+            return reject(self);
+        }
+        let rank = Self::rank_of(&ad, &job, &env);
+        let job_text = ad_to_string(&job);
+        self.effect(Effect::ReplyFetch {
+            accept: true,
+            job: text,
+        });
+        let claim = self.fetch_claim(job_text, rank);
+        let sub = self.s.free_child_id();
+        self.emit(SlotEvent::DynamicSlotCreated {
+            at: self.ctx.now,
+            sub,
+            resources: want,
+            claim,
+        });
+    }
+
     fn fetched_job(&mut self, text: &str) {
         let Ok(mut job) = parse_ad(text) else {
             return;
         };
-        if !self.ctx.spec.partitionable {
+        if self.s.kind != SlotKind::Partitionable {
             for attr in ["RequestCpus", "RequestMemory", "RequestDisk"] {
                 if !job.contains(attr) {
                     job.insert_value(attr, 1i64);
@@ -741,6 +904,9 @@ impl Work<'_, '_> {
         if self.s.state == State::Preempting {
             return reject(self, text);
         }
+        if self.s.kind == SlotKind::Partitionable {
+            return self.carve(job, text);
+        }
         let ad = slot_ad(&self.s, self.ctx);
         let env = FixedEnv::new(self.ctx.now);
         let willing = truth(
@@ -749,12 +915,7 @@ impl Work<'_, '_> {
         if willing != Some(true) {
             return reject(self, text);
         }
-        let rank = match Evaluator::new(Some(&ad), Some(&job), &env).eval_attr(&Name::new("Rank")) {
-            #[allow(clippy::cast_precision_loss)]
-            Value::Int(i) => i as f64,
-            Value::Real(r) => r,
-            _ => 0.0,
-        };
+        let rank = Self::rank_of(&ad, &job, &env);
         let idle_fetch_claim = self.s.state == State::Claimed
             && self.s.activity == Activity::Idle
             && !self.s.starter
@@ -773,19 +934,7 @@ impl Work<'_, '_> {
             accept: true,
             job: text.clone(),
         });
-        let claim = Claim {
-            id: self.s.next_claim,
-            job: text,
-            rank,
-            fetched: true,
-            created: self.ctx.now,
-            activations: 0,
-            job_start: None,
-            suspended_since: None,
-            suspended_total: 0,
-            pledged_vacate: 0,
-            ending: None,
-        };
+        let claim = self.fetch_claim(text, rank);
         if idle_fetch_claim {
             let mut claim = claim;
             if let Some(old) = &self.s.claim {
@@ -825,7 +974,30 @@ pub fn decide(slot: &Slot, ctx: &Ctx<'_>, input: &Input) -> Decision {
         ctx,
         out: Decision::default(),
     };
+    if slot.deleted {
+        return w.out;
+    }
     match input {
+        Input::Claimed(claim) => {
+            w.emit(SlotEvent::ClaimCreated {
+                at: ctx.now,
+                claim: claim.clone(),
+            });
+            w.change(
+                State::Claimed,
+                Activity::Idle,
+                0,
+                "dynamic slot created for a fetched job",
+            );
+            w.settle();
+        }
+        Input::ChildDeleted { sub, resources } => {
+            w.emit(SlotEvent::DynamicSlotReturned {
+                at: ctx.now,
+                sub: *sub,
+                resources: resources.clone(),
+            });
+        }
         Input::Evaluate => {
             w.settle();
             w.try_fetch();

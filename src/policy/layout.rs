@@ -71,6 +71,22 @@ pub struct SlotSpec {
 }
 
 impl SlotSpec {
+    /// A new slot (Owner/Idle at `now`) with this spec's resources.
+    pub fn new_slot(&self, m: &Machine, host: &str, now: i64) -> super::slot::Slot {
+        let kind = if self.partitionable {
+            super::slot::SlotKind::Partitionable
+        } else {
+            super::slot::SlotKind::Static
+        };
+        let resources = super::slot::Resources {
+            cpus: self.cpus,
+            memory_mb: self.memory_mb,
+            disk_kb: self.disk_kb(m),
+            custom: self.custom.clone(),
+        };
+        super::slot::Slot::with(&format!("slot{}", self.id), host, now, kind, resources)
+    }
+
     /// Disk of this slot, KiB.
     pub fn disk_kb(&self, m: &Machine) -> i64 {
         fraction_of(self.disk_fraction, m.disk_kb)

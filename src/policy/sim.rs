@@ -18,7 +18,7 @@ use crate::config::{Scope, load_text};
 
 use super::engine::{Ctx, Effect, Input, Policy, decide, evaluation_interval, next_fetch_at};
 use super::layout::{MachineInputs, SlotSpec, layout, machine};
-use super::slot::{Slot, SlotEvent, apply};
+use super::slot::{Slot, SlotEvent, SlotKind, apply};
 
 /// A scenario that cannot be run: says where and why.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -225,6 +225,7 @@ struct SimSlot {
     spec: SlotSpec,
     policy: Policy,
     next_eval: i64,
+    gone: bool,
 }
 
 /// Runs a scenario, calling `emit` with each output line in time order.
@@ -258,10 +259,11 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
         let policy =
             Policy::from_config(&config, &id).map_err(|e| ScenarioError(format!("policy: {e}")))?;
         slots.push(SimSlot {
-            slot: Slot::new(&id, &host, 0),
+            slot: spec.new_slot(&m, &host, 0),
             spec,
             policy,
             next_eval: 0,
+            gone: false,
         });
     }
 
@@ -320,7 +322,7 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                 }
             },
             Due::Evaluate(i) => {
-                if slots[i].next_eval != t {
+                if slots[i].next_eval != t || slots[i].gone {
                     continue;
                 }
                 inputs.push((i, Input::Evaluate));
@@ -337,6 +339,10 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                     "t = {t}: too many steps at one instant"
                 )));
             }
+            if slots[i].gone {
+                continue;
+            }
+            let mut born: Vec<(String, SlotEvent)> = Vec::new();
             let s = &mut slots[i];
             let ctx = Ctx {
                 policy: &s.policy,
@@ -346,6 +352,12 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
             };
             let d = decide(&s.slot, &ctx, &input);
             for e in &d.events {
+                if matches!(
+                    e,
+                    SlotEvent::DynamicSlotCreated { .. } | SlotEvent::SlotDeleted { .. }
+                ) {
+                    born.push((s.slot.id.clone(), e.clone()));
+                }
                 if let SlotEvent::ActivityChanged {
                     state,
                     activity,
@@ -432,9 +444,61 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                     }
                 }
             }
+            for (owner, e) in born {
+                match e {
+                    SlotEvent::DynamicSlotCreated {
+                        sub,
+                        resources,
+                        claim,
+                        ..
+                    } => {
+                        let id = format!("{owner}_{sub}");
+                        let policy = Policy::from_config(&config, &id)
+                            .map_err(|e| ScenarioError(format!("policy: {e}")))?;
+                        let mut spec = slots[i].spec.clone();
+                        spec.partitionable = false;
+                        let kind = SlotKind::Dynamic {
+                            parent: owner.clone(),
+                        };
+                        emit(json!({"t": t, "slot": format!("{id}@{host}"),
+                            "effect": "dynamic_slot_created", "parent": slots[i].slot.name}));
+                        slots.push(SimSlot {
+                            slot: Slot::with(&id, &host, t, kind, resources),
+                            spec,
+                            policy,
+                            next_eval: t,
+                            gone: false,
+                        });
+                        pending.push(None);
+                        inputs.push((slots.len() - 1, Input::Claimed(claim)));
+                    }
+                    SlotEvent::SlotDeleted { .. } => {
+                        slots[i].gone = true;
+                        let resources = slots[i].slot.resources.clone();
+                        emit(
+                            json!({"t": t, "slot": slots[i].slot.name, "effect": "dynamic_slot_deleted"}),
+                        );
+                        if let SlotKind::Dynamic { parent } = &slots[i].slot.kind {
+                            let sub = owner
+                                .rsplit('_')
+                                .next()
+                                .and_then(|n| n.parse().ok())
+                                .unwrap_or(0);
+                            if let Some(p) = slots.iter().position(|x| x.slot.id == *parent) {
+                                inputs.push((p, Input::ChildDeleted { sub, resources }));
+                            }
+                        }
+                    }
+                    _ => {}
+                }
+            }
         }
+        check_resources(&slots, &m).map_err(|e| ScenarioError(format!("t = {t}: {e}")))?;
         // Reschedule every slot's timers.
         for (i, s) in slots.iter_mut().enumerate() {
+            if s.gone {
+                continue;
+            }
             if s.next_eval <= t {
                 s.next_eval = t + evaluation_interval(&s.slot, &s.policy);
                 push(&mut queue, s.next_eval, Due::Evaluate(i));
@@ -451,6 +515,37 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
             {
                 push(&mut queue, f, Due::Fetch(i));
             }
+        }
+    }
+    Ok(())
+}
+
+/// A partitionable slot's free resources and its live dynamic slots' always
+/// add up to what it was given.
+fn check_resources(slots: &[SimSlot], m: &super::layout::Machine) -> Result<(), String> {
+    for p in slots
+        .iter()
+        .filter(|s| s.slot.kind == SlotKind::Partitionable)
+    {
+        let mut cpus = p.slot.resources.cpus;
+        let mut memory = p.slot.resources.memory_mb;
+        for c in slots.iter().filter(|s| !s.gone) {
+            if let SlotKind::Dynamic { parent } = &c.slot.kind
+                && *parent == p.slot.id
+            {
+                cpus += c.slot.resources.cpus;
+                memory += c.slot.resources.memory_mb;
+            }
+        }
+        let spec = &p.spec;
+        if (cpus - spec.cpus).abs() > 1e-9 || memory != spec.memory_mb {
+            return Err(format!(
+                "resources of {} and its dynamic slots do not add up: {cpus} CPUs, {memory} MiB of {} and {} (disk {})",
+                p.slot.id,
+                spec.cpus,
+                spec.memory_mb,
+                spec.disk_kb(m)
+            ));
         }
     }
     Ok(())

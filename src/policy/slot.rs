@@ -102,6 +102,47 @@ pub struct Claim {
     pub ending: Option<EndCause>,
 }
 
+/// Resources a slot holds (for a partitionable slot: what is left).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Resources {
+    /// CPUs.
+    pub cpus: f64,
+    /// Memory, MiB.
+    pub memory_mb: i64,
+    /// Disk, KiB.
+    pub disk_kb: i64,
+    /// Custom resources (`GPUs`, …).
+    pub custom: BTreeMap<String, f64>,
+}
+
+impl Resources {
+    fn add(&mut self, other: &Resources, sign: f64) {
+        self.cpus += sign * other.cpus;
+        #[allow(clippy::cast_possible_truncation)]
+        {
+            self.memory_mb += (sign as i64) * other.memory_mb;
+            self.disk_kb += (sign as i64) * other.disk_kb;
+        }
+        for (k, v) in &other.custom {
+            *self.custom.entry(k.clone()).or_insert(0.0) += sign * v;
+        }
+    }
+}
+
+/// What kind of slot it is.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum SlotKind {
+    /// A static slot.
+    Static,
+    /// A partitionable slot: jobs run in dynamic slots carved from it.
+    Partitionable,
+    /// A dynamic slot carved from the named partitionable slot.
+    Dynamic {
+        /// The parent's id (`slot1`).
+        parent: String,
+    },
+}
+
 /// One slot's state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Slot {
@@ -133,6 +174,14 @@ pub struct Slot {
     pub total_time: BTreeMap<String, i64>,
     /// The next claim number.
     pub next_claim: u64,
+    /// Static, partitionable or dynamic.
+    pub kind: SlotKind,
+    /// The resources it holds (a partitionable slot: what is not carved).
+    pub resources: Resources,
+    /// Sub-ids of the dynamic slots carved from it (partitionable).
+    pub children: std::collections::BTreeSet<u32>,
+    /// A dynamic slot that has given its resources back.
+    pub deleted: bool,
 }
 
 impl Slot {
@@ -153,7 +202,25 @@ impl Slot {
             last_fetch_completed: None,
             total_time: BTreeMap::new(),
             next_claim: 1,
+            kind: SlotKind::Static,
+            resources: Resources::default(),
+            children: std::collections::BTreeSet::new(),
+            deleted: false,
         }
+    }
+
+    /// A slot of the given kind holding `resources`.
+    pub fn with(id: &str, host: &str, now: i64, kind: SlotKind, resources: Resources) -> Slot {
+        Slot {
+            kind,
+            resources,
+            ..Slot::new(id, host, now)
+        }
+    }
+
+    /// The lowest sub-id no dynamic slot of this one uses (ids are reused).
+    pub fn free_child_id(&self) -> u32 {
+        (1..).find(|i| !self.children.contains(i)).unwrap_or(1)
     }
 }
 
@@ -240,6 +307,31 @@ pub enum SlotEvent {
         /// When.
         at: i64,
     },
+    /// A dynamic slot was carved from this partitionable slot for a job.
+    DynamicSlotCreated {
+        /// When.
+        at: i64,
+        /// Its sub-id: the slot is `<parent>_<sub>`.
+        sub: u32,
+        /// What it takes.
+        resources: Resources,
+        /// The claim it starts with.
+        claim: Claim,
+    },
+    /// A dynamic slot of this one was deleted; its resources came back.
+    DynamicSlotReturned {
+        /// When.
+        at: i64,
+        /// Its sub-id.
+        sub: u32,
+        /// What came back.
+        resources: Resources,
+    },
+    /// This dynamic slot is gone.
+    SlotDeleted {
+        /// When.
+        at: i64,
+    },
 }
 
 impl SlotEvent {
@@ -257,7 +349,10 @@ impl SlotEvent {
             | SlotEvent::JobStarted { at, .. }
             | SlotEvent::JobSuspended { at }
             | SlotEvent::JobContinued { at }
-            | SlotEvent::StarterExited { at } => *at,
+            | SlotEvent::StarterExited { at }
+            | SlotEvent::DynamicSlotCreated { at, .. }
+            | SlotEvent::DynamicSlotReturned { at, .. }
+            | SlotEvent::SlotDeleted { at } => *at,
         }
     }
 }
@@ -338,6 +433,17 @@ pub fn apply(slot: &mut Slot, event: &SlotEvent) {
                 c.job_start = None;
                 c.suspended_since = None;
             }
+        }
+        SlotEvent::DynamicSlotCreated { sub, resources, .. } => {
+            slot.children.insert(*sub);
+            slot.resources.add(resources, -1.0);
+        }
+        SlotEvent::DynamicSlotReturned { sub, resources, .. } => {
+            slot.children.remove(sub);
+            slot.resources.add(resources, 1.0);
+        }
+        SlotEvent::SlotDeleted { .. } => {
+            slot.deleted = true;
         }
     }
 }

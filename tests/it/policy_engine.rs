@@ -39,12 +39,13 @@ impl Node {
         };
         let m = machine(&cfg, &inputs).expect("machine");
         let spec = layout(&cfg, &m).expect("layout").remove(0);
+        let slot = spec.new_slot(&m, "sim", 0);
         Node {
             policy: Policy::from_config(&cfg, "slot1").expect("policy"),
             spec,
             machine: parse_ad("[ KeyboardIdle = 1000; LoadAvg = 0.0; CondorLoadAvg = 0.0 ]")
                 .expect("ad"),
-            slot: Slot::new("slot1", "sim", 0),
+            slot,
             log: Vec::new(),
         }
     }
@@ -441,4 +442,69 @@ fn a_slot_without_a_keyword_never_fetches() {
     let mut n = Node::new("FetchWorkDelay = 0\n");
     assert!(n.at(0, Input::Evaluate).is_empty());
     assert!(n.at(10, Input::FetchTimer).is_empty());
+}
+
+#[test]
+fn a_partitionable_slot_carves_a_rounded_up_dynamic_slot_or_rejects() {
+    let mut n = Node::new("STARTD_JOB_HOOK_KEYWORD = ROOST\nFetchWorkDelay = 0\n");
+    assert_eq!(n.slot.kind, roost::policy::slot::SlotKind::Partitionable);
+    n.at(0, Input::Evaluate);
+    let job = "[ RequestCpus = 1; RequestMemory = 100; RequestDisk = 10 ]";
+    let d = decide(
+        &n.slot,
+        &Ctx {
+            policy: &n.policy,
+            spec: &n.spec,
+            machine: &n.machine,
+            now: 1,
+        },
+        &Input::FetchedJob(job.into()),
+    );
+    let created = d.events.iter().find_map(|e| match e {
+        SlotEvent::DynamicSlotCreated {
+            sub,
+            resources,
+            claim,
+            ..
+        } => Some((*sub, resources.clone(), claim.clone())),
+        _ => None,
+    });
+    let (sub, res, claim) = created.expect("a dynamic slot");
+    assert_eq!(sub, 1);
+    assert_eq!(
+        (res.cpus, res.memory_mb, res.disk_kb),
+        (1.0, 128, 1024),
+        "MODIFY_REQUEST_EXPR_* quantize"
+    );
+    assert!(claim.job.contains("RequestMemory = 128"), "{}", claim.job);
+    assert!(
+        d.effects
+            .iter()
+            .any(|e| matches!(e, Effect::ReplyFetch { accept: true, .. }))
+    );
+    n.at(1, Input::FetchedJob(job.into()));
+    assert_eq!(n.slot.resources.memory_mb, 1024 - 128);
+    assert_eq!(n.slot.free_child_id(), 2);
+
+    n.at(2, Input::FetchTimer);
+    let fx = n.at(
+        3,
+        Input::FetchedJob("[ RequestCpus = 1; RequestDisk = 10 ]".into()),
+    );
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::ReplyFetch { accept: false, .. })),
+        "no memory request: {fx:?}"
+    );
+    n.at(4, Input::FetchTimer);
+    let fx = n.at(
+        5,
+        Input::FetchedJob("[ RequestCpus = 4; RequestMemory = 1; RequestDisk = 1 ]".into()),
+    );
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::ReplyFetch { accept: false, .. })),
+        "too big: {fx:?}"
+    );
+    n.is(State::Unclaimed, Activity::Idle);
 }

@@ -17,7 +17,7 @@ const POLICY: &str = "STARTD_JOB_HOOK_KEYWORD = ROOST\nSLOT_TYPE_0_PARTITIONABLE
     PREEMPT = KeyboardIdle < 30\nMaxJobRetirementTime = 20\nMachineMaxVacateTime = 5\n\
     KILL = LoadAvg > 8\nCLAIM_WORKLIFE = 50\nSTART = TARGET.Prio =!= 0\n";
 
-fn setup() -> (Policy, SlotSpec) {
+fn setup() -> (Policy, SlotSpec, Slot) {
     let scope = Scope {
         subsys: Some("STARTD".into()),
         localname: None,
@@ -38,7 +38,12 @@ fn setup() -> (Policy, SlotSpec) {
     };
     let m = machine(&cfg, &inputs).expect("machine");
     let spec = layout(&cfg, &m).expect("layout").remove(0);
-    (Policy::from_config(&cfg, "slot1").expect("policy"), spec)
+    let slot = spec.new_slot(&m, "sim", 0);
+    (
+        Policy::from_config(&cfg, "slot1").expect("policy"),
+        spec,
+        slot,
+    )
 }
 
 #[derive(Clone, Debug)]
@@ -86,9 +91,8 @@ proptest! {
 
     #[test]
     fn random_runs_keep_the_invariants(steps in prop::collection::vec(step(), 1..80)) {
-        let (policy, spec) = setup();
+        let (policy, spec, mut slot) = setup();
         let mut machine_ad: ClassAd = parse_ad("[ KeyboardIdle = 1000; LoadAvg = 0 ]").expect("ad");
-        let mut slot = Slot::new("slot1", "sim", 0);
         let mut now = 0;
         let mut accepted: BTreeSet<String> = BTreeSet::new();
         let mut settled: BTreeSet<String> = BTreeSet::new();

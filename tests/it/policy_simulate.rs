@@ -162,3 +162,39 @@ fn bad_scenarios_say_what_is_wrong() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("fetch_work"));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn partitionable_slots_carve_reuse_and_return_resources() {
+    let out = simulate(&example("partitionable.toml"));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let l = lines(&out);
+    let effect = |name: &str| -> Vec<(i64, String)> {
+        l.iter()
+            .filter(|x| x["effect"] == name)
+            .map(|x| {
+                (
+                    x["t"].as_i64().unwrap_or(-1),
+                    x["slot"].as_str().unwrap_or("").to_string(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        effect("dynamic_slot_created"),
+        [
+            (20, "slot1_1@sim".to_string()),
+            (40, "slot1_2@sim".to_string())
+        ]
+    );
+    assert_eq!(
+        effect("dynamic_slot_deleted"),
+        [(400, "slot1_2@sim".to_string())]
+    );
+    // The third job (2 CPUs) did not fit beside the first two; it runs when
+    // slot1_1 (2 CPUs) frees, reusing that dynamic slot.
+    assert!(effect("spawn_starter").contains(&(200, "slot1_1@sim".to_string())));
+}

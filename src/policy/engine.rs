@@ -73,6 +73,8 @@ pub struct Policy {
     pub modify_request: Vec<(String, Expr)>,
     /// `MUST_MODIFY_REQUEST_EXPRS`.
     pub must_modify: bool,
+    within: Expr,
+    requirements: Expr,
 }
 
 impl Policy {
@@ -134,7 +136,14 @@ impl Policy {
             .bool("MUST_MODIFY_REQUEST_EXPRS")
             .map_err(|e| err("MUST_MODIFY_REQUEST_EXPRS", e.message))?
             .unwrap_or(false);
+        let fixed =
+            |text: &str| parse_expr(text).map_err(|e| err("WithinResourceLimits", e.to_string()));
         Ok(Policy {
+            within: fixed(
+                "MY.Cpus > 0 && TARGET.RequestCpus <= MY.Cpus && MY.Memory > 0 && \
+                 TARGET.RequestMemory <= MY.Memory && MY.Disk > 0 && TARGET.RequestDisk <= MY.Disk",
+            )?,
+            requirements: fixed("START && WithinResourceLimits")?,
             exprs,
             modify_request,
             must_modify,
@@ -272,19 +281,11 @@ pub fn slot_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
             ad.insert_value("JobStart", js);
         }
     }
-    if let Ok(e) = parse_expr(
-        "MY.Cpus > 0 && TARGET.RequestCpus <= MY.Cpus && MY.Memory > 0 && TARGET.RequestMemory <= MY.Memory \
-         && MY.Disk > 0 && TARGET.RequestDisk <= MY.Disk",
-    ) {
-        ad.insert("WithinResourceLimits", e);
-    }
-    let req = if matches!(slot.state, State::Matched | State::Preempting) {
-        "False"
+    ad.insert("WithinResourceLimits", ctx.policy.within.clone());
+    if matches!(slot.state, State::Matched | State::Preempting) {
+        ad.insert_value("Requirements", false);
     } else {
-        "START && WithinResourceLimits"
-    };
-    if let Ok(e) = parse_expr(req) {
-        ad.insert("Requirements", e);
+        ad.insert("Requirements", ctx.policy.requirements.clone());
     }
     ad
 }
@@ -295,6 +296,10 @@ struct Work<'c, 'a> {
     s: Slot,
     ctx: &'c Ctx<'a>,
     out: Decision,
+    /// The slot ad and the parsed job, built once until an event changes
+    /// the slot.
+    ad: std::cell::RefCell<Option<ClassAd>>,
+    job_ad: std::cell::RefCell<Option<Option<ClassAd>>>,
 }
 
 fn truth(v: &Value) -> Option<bool> {
@@ -323,10 +328,32 @@ fn is_vanilla(job: &ClassAd, env: &FixedEnv) -> bool {
     }
 }
 
-impl Work<'_, '_> {
+impl<'c, 'a> Work<'c, 'a> {
+    fn new(slot: &Slot, ctx: &'c Ctx<'a>) -> Self {
+        Work {
+            s: slot.clone(),
+            ctx,
+            out: Decision::default(),
+            ad: std::cell::RefCell::new(None),
+            job_ad: std::cell::RefCell::new(None),
+        }
+    }
+
     fn emit(&mut self, e: SlotEvent) {
         apply(&mut self.s, &e);
         self.out.events.push(e);
+        self.ad.replace(None);
+        self.job_ad.replace(None);
+    }
+
+    /// The slot ad (ClassAds are shared on clone, so this is cheap).
+    fn ad(&self) -> ClassAd {
+        if let Some(a) = &*self.ad.borrow() {
+            return a.clone();
+        }
+        let a = slot_ad(&self.s, self.ctx);
+        self.ad.replace(Some(a.clone()));
+        a
     }
 
     fn effect(&mut self, e: Effect) {
@@ -334,12 +361,17 @@ impl Work<'_, '_> {
     }
 
     fn job(&self) -> Option<ClassAd> {
-        self.s.claim.as_ref().and_then(|c| parse_ad(&c.job).ok())
+        if let Some(j) = &*self.job_ad.borrow() {
+            return j.clone();
+        }
+        let j = self.s.claim.as_ref().and_then(|c| parse_ad(&c.job).ok());
+        self.job_ad.replace(Some(j.clone()));
+        j
     }
 
     /// Evaluates a slot-ad attribute with the current job as TARGET.
     fn eval(&self, name: &str, job: Option<&ClassAd>) -> Value {
-        let ad = slot_ad(&self.s, self.ctx);
+        let ad = self.ad();
         let env = FixedEnv::new(self.ctx.now);
         Evaluator::new(Some(&ad), job, &env).eval_attr(&Name::new(name))
     }
@@ -516,7 +548,7 @@ impl Work<'_, '_> {
         if let Some(j) = &job
             && j.contains("MaxJobRetirementTime")
         {
-            let ad = slot_ad(&self.s, self.ctx);
+            let ad = self.ad();
             let v = Evaluator::new(Some(j), Some(&ad), &env)
                 .eval_attr(&Name::new("MaxJobRetirementTime"));
             if let Some(jv) = int_of(&v) {
@@ -537,7 +569,7 @@ impl Work<'_, '_> {
             return machine;
         };
         let env = FixedEnv::new(self.ctx.now);
-        let ad = slot_ad(&self.s, self.ctx);
+        let ad = self.ad();
         let name = if job.contains("JobMaxVacateTime") {
             "JobMaxVacateTime"
         } else if job.contains("KillSigTimeout") {
@@ -803,7 +835,7 @@ impl Work<'_, '_> {
     /// that a dynamic slot can really be carved, and only then accept.
     fn carve(&mut self, job: ClassAd, text: String) {
         let env = FixedEnv::new(self.ctx.now);
-        let ad = slot_ad(&self.s, self.ctx);
+        let ad = self.ad();
         let matches = |j: &ClassAd| {
             truth(&Evaluator::new(Some(&ad), Some(j), &env).eval_attr(&Name::new("Requirements")))
                 == Some(true)
@@ -907,7 +939,7 @@ impl Work<'_, '_> {
         if self.s.kind == SlotKind::Partitionable {
             return self.carve(job, text);
         }
-        let ad = slot_ad(&self.s, self.ctx);
+        let ad = self.ad();
         let env = FixedEnv::new(self.ctx.now);
         let willing = truth(
             &Evaluator::new(Some(&ad), Some(&job), &env).eval_attr(&Name::new("Requirements")),
@@ -969,11 +1001,7 @@ impl Work<'_, '_> {
 /// Decides what `slot` does on `input`. Pure: the same arguments always
 /// give the same decision.
 pub fn decide(slot: &Slot, ctx: &Ctx<'_>, input: &Input) -> Decision {
-    let mut w = Work {
-        s: slot.clone(),
-        ctx,
-        out: Decision::default(),
-    };
+    let mut w = Work::new(slot, ctx);
     if slot.deleted {
         return w.out;
     }
@@ -1076,11 +1104,7 @@ pub fn next_fetch_at(slot: &Slot, ctx: &Ctx<'_>) -> Option<i64> {
     if ctx.policy.keyword.as_deref().is_none_or(str::is_empty) || slot.fetching {
         return None;
     }
-    let w = Work {
-        s: slot.clone(),
-        ctx,
-        out: Decision::default(),
-    };
+    let w = Work::new(slot, ctx);
     let delay = w.fetch_delay();
     let last = slot.last_fetch_completed?;
     Some(if delay > 0 { last + delay } else { last + 1 })

@@ -218,6 +218,8 @@ enum Due {
     Scenario(usize),
     Evaluate(usize),
     Fetch(usize),
+    /// A job with `SimRunTime` ends: slot index and claim id.
+    Exit(usize, u64),
 }
 
 struct SimSlot {
@@ -328,10 +330,17 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                 inputs.push((i, Input::Evaluate));
             }
             Due::Fetch(i) => inputs.push((i, Input::FetchTimer)),
+            Due::Exit(i, claim) => {
+                let s = &slots[i].slot;
+                if !slots[i].gone && s.starter && s.claim.as_ref().is_some_and(|c| c.id == claim) {
+                    inputs.push((i, Input::StarterExited));
+                }
+            }
         }
         // Inputs can cause further inputs at the same time (a fetch
         // answered, a killed starter exiting).
         let mut guard = 0;
+        let mut touched: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
         while let Some((i, input)) = (!inputs.is_empty()).then(|| inputs.remove(0)) {
             guard += 1;
             if guard > 10_000 {
@@ -342,7 +351,9 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
             if slots[i].gone {
                 continue;
             }
+            touched.insert(i);
             let mut born: Vec<(String, SlotEvent)> = Vec::new();
+            let mut exits: Vec<(i64, usize, u64)> = Vec::new();
             let s = &mut slots[i];
             let ctx = Ctx {
                 policy: &s.policy,
@@ -413,8 +424,16 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                             }
                         }
                     }
-                    Effect::SpawnStarter { .. } => {
-                        emit(json!({"t": t, "slot": name, "effect": "spawn_starter"}))
+                    Effect::SpawnStarter { job } => {
+                        emit(json!({"t": t, "slot": name, "effect": "spawn_starter"}));
+                        // A simulated job with `SimRunTime = N` exits N s later.
+                        let env = crate::classad::FixedEnv::new(t);
+                        let run = crate::classad::parse_ad(&job)
+                            .ok()
+                            .map(|ad| ad.eval_attr("SimRunTime", &env));
+                        if let (Some(Value::Int(n)), Some(c)) = (run, s.slot.claim.as_ref()) {
+                            exits.push((t + n.max(0), i, c.id));
+                        }
                     }
                     Effect::Suspend => emit(json!({"t": t, "slot": name, "effect": "suspend"})),
                     Effect::Continue => emit(json!({"t": t, "slot": name, "effect": "continue"})),
@@ -443,6 +462,9 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                         emit(json!({"t": t, "slot": name, "effect": "evict_claim"}))
                     }
                 }
+            }
+            for (at, slot, claim) in exits {
+                push(&mut queue, at, Due::Exit(slot, claim));
             }
             for (owner, e) in born {
                 match e {
@@ -494,13 +516,17 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
             }
         }
         check_resources(&slots, &m).map_err(|e| ScenarioError(format!("t = {t}: {e}")))?;
-        // Reschedule every slot's timers.
-        for (i, s) in slots.iter_mut().enumerate() {
+        // Reschedule the timers of the slots that decided something: the
+        // next evaluation (sooner if the new state polls more often), and
+        // the fetch timer.
+        for i in touched {
+            let s = &mut slots[i];
             if s.gone {
                 continue;
             }
-            if s.next_eval <= t {
-                s.next_eval = t + evaluation_interval(&s.slot, &s.policy);
+            let want = t + evaluation_interval(&s.slot, &s.policy);
+            if s.next_eval <= t || want < s.next_eval {
+                s.next_eval = want;
                 push(&mut queue, s.next_eval, Due::Evaluate(i));
             }
             let ctx = Ctx {

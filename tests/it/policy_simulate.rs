@@ -54,11 +54,11 @@ fn desktop_suspends_then_vacates_then_kills() {
     let l = lines(&out);
     let t = transitions(&l);
     let want = [
-        (605, "14", "Claimed/Suspended"),
-        (1210, "16", "Claimed/Retiring"),
-        (1210, "18", "Preempting/Vacating"),
-        (1810, "21", "Preempting/Killing"),
-        (1810, "25", "Owner/Idle"),
+        (600, "14", "Claimed/Suspended"),
+        (1205, "16", "Claimed/Retiring"),
+        (1205, "18", "Preempting/Vacating"),
+        (1805, "21", "Preempting/Killing"),
+        (1805, "25", "Owner/Idle"),
     ];
     for (time, n, to) in want {
         assert!(
@@ -76,11 +76,11 @@ fn desktop_suspends_then_vacates_then_kills() {
         [
             (10, "reply_fetch"),
             (10, "spawn_starter"),
-            (605, "suspend"),
-            (1210, "continue"),
-            (1210, "soft_kill"),
-            (1810, "hard_kill"),
-            (1810, "evict_claim"),
+            (600, "suspend"),
+            (1205, "continue"),
+            (1205, "soft_kill"),
+            (1805, "hard_kill"),
+            (1805, "evict_claim"),
         ]
     );
     assert_eq!(

@@ -58,7 +58,6 @@ pub struct PolicyError {
 /// The compiled policy: the knobs as ClassAd expressions plus the timers.
 #[derive(Clone, Debug)]
 pub struct Policy {
-    exprs: Vec<(String, Expr)>,
     /// Job hook keyword for this slot, if any.
     pub keyword: Option<String>,
     /// `POLLING_INTERVAL`.
@@ -73,8 +72,28 @@ pub struct Policy {
     pub modify_request: Vec<(String, Expr)>,
     /// `MUST_MODIFY_REQUEST_EXPRS`.
     pub must_modify: bool,
-    within: Expr,
     requirements: Expr,
+    /// The slot ad with the knobs bound, reused by `slot_ad`.
+    template: std::cell::RefCell<ClassAd>,
+    /// Parsed job ads by text, so a running job is not parsed at every
+    /// evaluation (bounded; cleared when full).
+    jobs: std::cell::RefCell<std::collections::HashMap<String, ClassAd>>,
+}
+
+impl Policy {
+    /// The job ad of a claim, parsed once.
+    fn job_ad(&self, text: &str) -> Option<ClassAd> {
+        if let Some(ad) = self.jobs.borrow().get(text) {
+            return Some(ad.clone());
+        }
+        let ad = parse_ad(text).ok()?;
+        let mut cache = self.jobs.borrow_mut();
+        if cache.len() >= 4096 {
+            cache.clear();
+        }
+        cache.insert(text.to_string(), ad.clone());
+        Some(ad)
+    }
 }
 
 impl Policy {
@@ -138,13 +157,25 @@ impl Policy {
             .unwrap_or(false);
         let fixed =
             |text: &str| parse_expr(text).map_err(|e| err("WithinResourceLimits", e.to_string()));
-        Ok(Policy {
-            within: fixed(
+        let mut template = ClassAd::new();
+        for (name, e) in &exprs {
+            template.insert(name.as_str(), e.clone());
+        }
+        match &rank {
+            Some(r) => template.insert("Rank", r.clone()),
+            None => template.insert_value("Rank", Value::Real(0.0)),
+        }
+        template.insert(
+            "WithinResourceLimits",
+            fixed(
                 "MY.Cpus > 0 && TARGET.RequestCpus <= MY.Cpus && MY.Memory > 0 && \
                  TARGET.RequestMemory <= MY.Memory && MY.Disk > 0 && TARGET.RequestDisk <= MY.Disk",
             )?,
+        );
+        Ok(Policy {
+            template: std::cell::RefCell::new(template),
+            jobs: std::cell::RefCell::new(std::collections::HashMap::new()),
             requirements: fixed("START && WithinResourceLimits")?,
-            exprs,
             modify_request,
             must_modify,
             keyword,
@@ -249,45 +280,97 @@ pub struct Ctx<'a> {
 /// The slot ad a policy is evaluated in: machine attributes, resources,
 /// state, and the policy knobs.
 pub fn slot_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
-    let mut ad = ctx.machine.clone();
-    for (name, e) in &ctx.policy.exprs {
-        ad.insert(name.as_str(), e.clone());
+    // The policy keeps one ad with the knobs bound; each call overwrites
+    // the slot's dynamic attributes in place (the ad is not shared between
+    // calls, so nothing is copied) and hands out a shared clone.
+    let mut ad = ctx.policy.template.borrow_mut();
+    for (name, e) in ctx.machine.iter() {
+        ad.insert(name.clone(), e.clone());
     }
-    if let Some(r) = &ctx.policy.rank {
-        ad.insert("Rank", r.clone());
-    } else {
-        ad.insert_value("Rank", Value::Real(0.0));
-    }
-    ad.insert_value("Name", slot.name.as_str());
-    ad.insert_value("State", slot.state.to_string().as_str());
-    ad.insert_value("Activity", slot.activity.to_string().as_str());
-    ad.insert_value("EnteredCurrentState", slot.entered_state);
-    ad.insert_value("EnteredCurrentActivity", slot.entered_activity);
-    ad.insert_value("MyCurrentTime", ctx.now);
+    let n = &*NAMES;
+    ad.insert_value(n[0].clone(), slot.name.as_str());
+    ad.insert_value(n[1].clone(), state_str(slot.state));
+    ad.insert_value(n[2].clone(), activity_str(slot.activity));
+    ad.insert_value(n[3].clone(), slot.entered_state);
+    ad.insert_value(n[4].clone(), slot.entered_activity);
+    ad.insert_value(n[5].clone(), ctx.now);
     #[allow(clippy::cast_possible_truncation)]
-    ad.insert_value("Cpus", slot.resources.cpus.round() as i64);
-    ad.insert_value("Memory", slot.resources.memory_mb);
-    ad.insert_value("Disk", slot.resources.disk_kb);
-    ad.insert_value("SlotID", i64::from(ctx.spec.id));
-    ad.insert_value("SlotTypeID", i64::from(ctx.spec.type_id));
-    ad.insert_value("PartitionableSlot", slot.kind == SlotKind::Partitionable);
-    ad.insert_value("DynamicSlot", matches!(slot.kind, SlotKind::Dynamic { .. }));
+    ad.insert_value(n[6].clone(), slot.resources.cpus.round() as i64);
+    ad.insert_value(n[7].clone(), slot.resources.memory_mb);
+    ad.insert_value(n[8].clone(), slot.resources.disk_kb);
+    ad.insert_value(n[9].clone(), i64::from(ctx.spec.id));
+    ad.insert_value(n[10].clone(), i64::from(ctx.spec.type_id));
+    ad.insert_value(n[11].clone(), slot.kind == SlotKind::Partitionable);
+    ad.insert_value(n[12].clone(), matches!(slot.kind, SlotKind::Dynamic { .. }));
     for (k, v) in &slot.resources.custom {
         ad.insert_value(k.as_str(), *v);
     }
-    if let Some(c) = &slot.claim {
-        ad.insert_value("CurrentRank", c.rank);
-        if let Some(js) = c.job_start {
-            ad.insert_value("JobStart", js);
-        }
-    }
-    ad.insert("WithinResourceLimits", ctx.policy.within.clone());
+    let claim = slot.claim.as_ref();
+    ad.insert_value(
+        n[13].clone(),
+        claim.map_or(Value::Undefined, |c| Value::Real(c.rank)),
+    );
+    ad.insert_value(
+        n[14].clone(),
+        claim
+            .and_then(|c| c.job_start)
+            .map_or(Value::Undefined, Value::Int),
+    );
     if matches!(slot.state, State::Matched | State::Preempting) {
-        ad.insert_value("Requirements", false);
+        ad.insert_value(n[15].clone(), false);
     } else {
-        ad.insert("Requirements", ctx.policy.requirements.clone());
+        ad.insert(n[15].clone(), ctx.policy.requirements.clone());
     }
-    ad
+    ad.clone()
+}
+
+/// Names of the attributes `slot_ad` sets on every call, interned once.
+static NAMES: std::sync::LazyLock<Vec<Name>> = std::sync::LazyLock::new(|| {
+    [
+        "Name",
+        "State",
+        "Activity",
+        "EnteredCurrentState",
+        "EnteredCurrentActivity",
+        "MyCurrentTime",
+        "Cpus",
+        "Memory",
+        "Disk",
+        "SlotID",
+        "SlotTypeID",
+        "PartitionableSlot",
+        "DynamicSlot",
+        "CurrentRank",
+        "JobStart",
+        "Requirements",
+    ]
+    .iter()
+    .map(|n| Name::new(n))
+    .collect()
+});
+
+fn state_str(s: State) -> &'static str {
+    match s {
+        State::Owner => "Owner",
+        State::Unclaimed => "Unclaimed",
+        State::Matched => "Matched",
+        State::Claimed => "Claimed",
+        State::Preempting => "Preempting",
+        State::Backfill => "Backfill",
+        State::Drained => "Drained",
+    }
+}
+
+fn activity_str(a: Activity) -> &'static str {
+    match a {
+        Activity::Idle => "Idle",
+        Activity::Busy => "Busy",
+        Activity::Suspended => "Suspended",
+        Activity::Retiring => "Retiring",
+        Activity::Vacating => "Vacating",
+        Activity::Killing => "Killing",
+        Activity::Benchmarking => "Benchmarking",
+    }
 }
 
 /// A working copy: events are applied as they are produced, so later
@@ -364,7 +447,11 @@ impl<'c, 'a> Work<'c, 'a> {
         if let Some(j) = &*self.job_ad.borrow() {
             return j.clone();
         }
-        let j = self.s.claim.as_ref().and_then(|c| parse_ad(&c.job).ok());
+        let j = self
+            .s
+            .claim
+            .as_ref()
+            .and_then(|c| self.ctx.policy.job_ad(&c.job));
         self.job_ad.replace(Some(j.clone()));
         j
     }

@@ -46,7 +46,7 @@ fn bench_round(c: &mut Criterion) {
     let mut policies = Vec::new();
     for i in 1..=256u32 {
         let id = format!("slot1_{i}");
-        let policy = Policy::from_config(&cfg, &id).expect("policy");
+        let policy = Policy::from_config(&cfg, &id, spec.type_id).expect("policy");
         let res = Resources {
             cpus: 1.0,
             memory_mb: 2048,

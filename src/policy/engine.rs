@@ -97,8 +97,13 @@ impl Policy {
 }
 
 impl Policy {
-    /// Reads the policy for slot `slot_id` (`slot1`) from configuration.
-    pub fn from_config(config: &Config, slot_id: &str) -> Result<Policy, PolicyError> {
+    /// Reads the policy for slot `slot_id` (`slot1`, `slot1_2`) of slot type
+    /// `type_id` from configuration.
+    pub fn from_config(
+        config: &Config,
+        slot_id: &str,
+        type_id: u32,
+    ) -> Result<Policy, PolicyError> {
         let err = |knob: &str, message: String| PolicyError {
             knob: knob.to_string(),
             message,
@@ -143,7 +148,7 @@ impl Policy {
             ("RequestDisk", "MODIFY_REQUEST_EXPR_REQUESTDISK"),
         ] {
             let text = config
-                .get_first(&[&format!("SLOT_TYPE_{}_{knob}", slot_type(slot_id)), knob])
+                .get_first(&[&format!("SLOT_TYPE_{type_id}_{knob}"), knob])
                 .map_err(|e| err(knob, e.to_string()))?;
             if let Some(t) = text {
                 let e = parse_expr(&t)
@@ -185,12 +190,6 @@ impl Policy {
             rank,
         })
     }
-}
-
-/// The slot type number a policy lookup uses for `SLOT_TYPE_<N>_` knobs
-/// (not known from the id alone; 0 here, the caller's layout knows better).
-fn slot_type(_slot_id: &str) -> u32 {
-    0
 }
 
 /// What the slot is asked to react to.

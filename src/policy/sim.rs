@@ -258,8 +258,8 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
     let mut slots = Vec::new();
     for spec in specs {
         let id = format!("slot{}", spec.id);
-        let policy =
-            Policy::from_config(&config, &id).map_err(|e| ScenarioError(format!("policy: {e}")))?;
+        let policy = Policy::from_config(&config, &id, spec.type_id)
+            .map_err(|e| ScenarioError(format!("policy: {e}")))?;
         slots.push(SimSlot {
             slot: spec.new_slot(&m, &host, 0),
             spec,
@@ -475,7 +475,7 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                         ..
                     } => {
                         let id = format!("{owner}_{sub}");
-                        let policy = Policy::from_config(&config, &id)
+                        let policy = Policy::from_config(&config, &id, slots[i].spec.type_id)
                             .map_err(|e| ScenarioError(format!("policy: {e}")))?;
                         let mut spec = slots[i].spec.clone();
                         spec.partitionable = false;

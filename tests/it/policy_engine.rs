@@ -41,7 +41,7 @@ impl Node {
         let spec = layout(&cfg, &m).expect("layout").remove(0);
         let slot = spec.new_slot(&m, "sim", 0);
         Node {
-            policy: Policy::from_config(&cfg, "slot1").expect("policy"),
+            policy: Policy::from_config(&cfg, "slot1", spec.type_id).expect("policy"),
             spec,
             machine: parse_ad("[ KeyboardIdle = 1000; LoadAvg = 0.0; CondorLoadAvg = 0.0 ]")
                 .expect("ad"),

@@ -40,7 +40,7 @@ fn setup() -> (Policy, SlotSpec, Slot) {
     let spec = layout(&cfg, &m).expect("layout").remove(0);
     let slot = spec.new_slot(&m, "sim", 0);
     (
-        Policy::from_config(&cfg, "slot1").expect("policy"),
+        Policy::from_config(&cfg, "slot1", spec.type_id).expect("policy"),
         spec,
         slot,
     )

@@ -1195,3 +1195,14 @@ pub fn next_fetch_at(slot: &Slot, ctx: &Ctx<'_>) -> Option<i64> {
     let last = slot.last_fetch_completed?;
     Some(if delay > 0 { last + delay } else { last + 1 })
 }
+
+/// Seconds of retirement the slot's running job has left (0 without one).
+pub fn retirement_remaining(slot: &Slot, ctx: &Ctx<'_>) -> i64 {
+    Work::new(slot, ctx).retirement_remaining()
+}
+
+/// `FetchWorkDelay` evaluated with the current job as TARGET (300 when it
+/// is not an integer): published as `NextFetchWorkDelay`.
+pub fn fetch_delay(slot: &Slot, ctx: &Ctx<'_>) -> i64 {
+    Work::new(slot, ctx).fetch_delay()
+}

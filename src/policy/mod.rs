@@ -7,5 +7,6 @@
 
 pub mod engine;
 pub mod layout;
+pub mod publish;
 pub mod sim;
 pub mod slot;

@@ -9,5 +9,6 @@ mod config_oracle;
 mod config_props;
 mod policy_engine;
 mod policy_props;
+mod policy_publish;
 mod policy_simulate;
 mod tidy;

@@ -75,6 +75,7 @@ pub struct Policy {
     requirements: Expr,
     /// The slot ad with the knobs bound, reused by `slot_ad`.
     template: std::cell::RefCell<ClassAd>,
+
     /// Parsed job ads by text, so a running job is not parsed at every
     /// evaluation (bounded; cleared when full).
     jobs: std::cell::RefCell<std::collections::HashMap<String, ClassAd>>,
@@ -274,6 +275,51 @@ pub struct Ctx<'a> {
     pub machine: &'a ClassAd,
     /// Now.
     pub now: i64,
+    /// Draining, when the machine is being drained.
+    pub drain: Option<&'a Drain>,
+}
+
+/// How a drain gets rid of running jobs (`condor_drain -how`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum DrainHow {
+    /// Jobs may use their retirement and vacate time.
+    Graceful,
+    /// No retirement; vacate time honoured.
+    Quick,
+    /// Jobs are killed at once.
+    Fast,
+}
+
+/// The machine's draining, as every slot sees it.
+#[derive(Clone, Debug)]
+pub struct Drain {
+    /// How.
+    pub how: DrainHow,
+    /// Requirements while draining: the draining START expression `&&
+    /// WithinResourceLimits`, or `false` when none is given.
+    pub requirements: Expr,
+    /// Whether every slot has finished (is Drained).
+    pub all_drained: bool,
+}
+
+impl Drain {
+    /// A drain; `start` is the START expression while draining (`None`:
+    /// accept nothing), an error if it does not parse.
+    pub fn new(how: DrainHow, start: Option<&str>) -> Result<Drain, PolicyError> {
+        let text = match start {
+            Some(e) => format!("({e}) && WithinResourceLimits"),
+            None => "false".to_string(),
+        };
+        let requirements = parse_expr(&text).map_err(|e| PolicyError {
+            knob: "draining START expression".into(),
+            message: format!("is not a ClassAd expression: {e}"),
+        })?;
+        Ok(Drain {
+            how,
+            requirements,
+            all_drained: false,
+        })
+    }
 }
 
 /// The slot ad a policy is evaluated in: machine attributes, resources,
@@ -315,8 +361,16 @@ pub fn slot_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
             .and_then(|c| c.job_start)
             .map_or(Value::Undefined, Value::Int),
     );
-    if matches!(slot.state, State::Matched | State::Preempting) {
+    // While draining, the draining START expression stands in for START in
+    // Requirements (HTCondor leaves START itself alone, so drained slots
+    // still fetch, and reject what they get).
+    if matches!(
+        slot.state,
+        State::Matched | State::Preempting | State::Drained
+    ) {
         ad.insert_value(n[15].clone(), false);
+    } else if let Some(d) = ctx.drain {
+        ad.insert(n[15].clone(), d.requirements.clone());
     } else {
         ad.insert(n[15].clone(), ctx.policy.requirements.clone());
     }
@@ -626,6 +680,9 @@ impl<'c, 'a> Work<'c, 'a> {
 
     /// Seconds of retirement left for the running job (0 without one).
     fn retirement_remaining(&self) -> i64 {
+        if self.ctx.drain.is_some_and(|d| d.how != DrainHow::Graceful) {
+            return 0;
+        }
         let Some(c) = &self.s.claim else { return 0 };
         let Some(start) = c.job_start else { return 0 };
         let job = self.job();
@@ -704,6 +761,23 @@ impl<'c, 'a> Work<'c, 'a> {
             return false;
         }
         match state {
+            State::Owner | State::Unclaimed if self.ctx.drain.is_some() => {
+                let t = if state == State::Owner { 36 } else { 37 };
+                self.change(State::Drained, Activity::Retiring, t, "draining");
+                return true;
+            }
+            State::Drained => match self.ctx.drain {
+                None => {
+                    let t = if act == Activity::Idle { 35 } else { 34 };
+                    self.change(State::Owner, Activity::Idle, t, "draining ended");
+                    return true;
+                }
+                Some(d) if d.all_drained && act == Activity::Retiring => {
+                    self.change(State::Drained, Activity::Idle, 33, "all slots drained");
+                    return true;
+                }
+                _ => {}
+            },
             State::Owner
                 if (self.knob("IS_OWNER", false) == Some(false)
                     || self.knob("IS_OWNER", false).is_none()) =>
@@ -744,6 +818,26 @@ impl<'c, 'a> Work<'c, 'a> {
     }
 
     fn step_claimed(&mut self, act: Activity) -> bool {
+        if let Some(d) = self.ctx.drain
+            && self.s.claim.as_ref().is_some_and(|c| c.ending.is_none())
+        {
+            self.end_claim(EndCause::Shutdown);
+            match (d.how, act) {
+                (DrainHow::Fast, _) if self.s.starter => {
+                    self.change(State::Preempting, Activity::Killing, 0, "drain fast");
+                    return true;
+                }
+                (_, Activity::Busy) => {
+                    self.change(State::Claimed, Activity::Retiring, 13, "draining");
+                    return true;
+                }
+                (_, Activity::Suspended) => {
+                    self.change(State::Claimed, Activity::Retiring, 16, "draining");
+                    return true;
+                }
+                _ => {}
+            }
+        }
         if self.in_retirement() && self.s.starter && self.retirement_expired() {
             let t = match act {
                 Activity::Suspended => 17,
@@ -867,7 +961,7 @@ impl<'c, 'a> Work<'c, 'a> {
             return;
         }
         let ok_state = match self.s.state {
-            State::Owner | State::Unclaimed => true,
+            State::Owner | State::Unclaimed | State::Drained => true,
             State::Claimed => self.s.activity != Activity::Suspended,
             State::Backfill => self.s.activity != Activity::Killing,
             _ => false,

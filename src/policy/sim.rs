@@ -16,9 +16,11 @@ use crate::classad::unparse::ad_to_string;
 use crate::classad::{ClassAd, Limits, Value};
 use crate::config::{Scope, load_text};
 
-use super::engine::{Ctx, Effect, Input, Policy, decide, evaluation_interval, next_fetch_at};
+use super::engine::{
+    Ctx, Drain, DrainHow, Effect, Input, Policy, decide, evaluation_interval, next_fetch_at,
+};
 use super::layout::{MachineInputs, SlotSpec, layout, machine};
-use super::slot::{Slot, SlotEvent, SlotKind, apply};
+use super::slot::{Slot, SlotEvent, SlotKind, State, apply};
 
 /// A scenario that cannot be run: says where and why.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -69,6 +71,8 @@ enum Action {
     Exit {
         slot: String,
     },
+    /// Start (`Some`) or cancel (`None`) draining.
+    Drain(Option<DrainHow>),
     Vacate {
         slot: Option<String>,
     },
@@ -189,8 +193,11 @@ impl Scenario {
                     "vacate" => Action::Vacate {
                         slot: e.slot.clone(),
                     },
-                    "drain graceful" | "drain quick" | "drain fast" | "drain cancel"
-                    | "off peaceful" | "off graceful" | "off fast" | "reconfig" => {
+                    "drain graceful" => Action::Drain(Some(DrainHow::Graceful)),
+                    "drain quick" => Action::Drain(Some(DrainHow::Quick)),
+                    "drain fast" => Action::Drain(Some(DrainHow::Fast)),
+                    "drain cancel" => Action::Drain(None),
+                    "off peaceful" | "off graceful" | "off fast" | "reconfig" => {
                         return Err(bad(format!("command \"{c}\" is not simulated yet")));
                     }
                     other => return Err(bad(format!("unknown command \"{other}\""))),
@@ -276,6 +283,7 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
         .collect();
     let mut offers: VecDeque<(String, Option<String>)> = VecDeque::new();
     let mut pending: Vec<Option<(String, Option<String>)>> = vec![None; slots.len()];
+    let mut drain: Option<Drain> = None;
     let mut queue: BinaryHeap<Reverse<(i64, u64, Due)>> = BinaryHeap::new();
     let mut seq = 0u64;
     let mut push = |q: &mut BinaryHeap<Reverse<(i64, u64, Due)>>, t: i64, d: Due| {
@@ -310,6 +318,19 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                         .position(|s| s.slot.id == *slot || s.slot.name == *slot)
                     {
                         inputs.push((i, Input::StarterExited));
+                    }
+                }
+                Action::Drain(how) => {
+                    drain = match how {
+                        Some(how) => {
+                            Some(Drain::new(*how, None).map_err(|e| ScenarioError(e.to_string()))?)
+                        }
+                        None => None,
+                    };
+                    for (i, s) in slots.iter().enumerate() {
+                        if !s.gone {
+                            inputs.push((i, Input::Evaluate));
+                        }
                     }
                 }
                 Action::Vacate { slot } => {
@@ -360,6 +381,7 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                 spec: &s.spec,
                 machine: &machine_ad,
                 now: t,
+                drain: drain.as_ref(),
             };
             let d = decide(&s.slot, &ctx, &input);
             for e in &d.events {
@@ -514,6 +536,22 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                     _ => {}
                 }
             }
+            // When the last slot has drained, every drained slot moves to
+            // Drained/Idle at once.
+            if let Some(d) = &mut drain {
+                let all = slots
+                    .iter()
+                    .filter(|x| !x.gone)
+                    .all(|x| x.slot.state == State::Drained);
+                if all && !d.all_drained {
+                    for (j, x) in slots.iter().enumerate() {
+                        if !x.gone && x.slot.activity == super::slot::Activity::Retiring {
+                            inputs.push((j, Input::Evaluate));
+                        }
+                    }
+                }
+                d.all_drained = all;
+            }
         }
         check_resources(&slots, &m).map_err(|e| ScenarioError(format!("t = {t}: {e}")))?;
         // Reschedule the timers of the slots that decided something: the
@@ -534,6 +572,7 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                 spec: &s.spec,
                 machine: &machine_ad,
                 now: t,
+                drain: None,
             };
             if let Some(f) = next_fetch_at(&s.slot, &ctx)
                 && f > t

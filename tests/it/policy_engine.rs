@@ -5,7 +5,7 @@
 
 use roost::classad::{ClassAd, parse_ad};
 use roost::config::{Scope, load_text};
-use roost::policy::engine::{Ctx, Decision, Effect, Input, Policy, decide};
+use roost::policy::engine::{Ctx, Decision, Drain, DrainHow, Effect, Input, Policy, decide};
 use roost::policy::layout::{MachineInputs, layout, machine};
 use roost::policy::slot::{Activity, Slot, SlotEvent, State, apply};
 
@@ -15,6 +15,7 @@ struct Node {
     machine: ClassAd,
     slot: Slot,
     log: Vec<(i64, String)>,
+    drain: Option<Drain>,
 }
 
 impl Node {
@@ -47,6 +48,7 @@ impl Node {
                 .expect("ad"),
             slot,
             log: Vec::new(),
+            drain: None,
         }
     }
 
@@ -62,6 +64,7 @@ impl Node {
             spec: &self.spec,
             machine: &self.machine,
             now: t,
+            drain: self.drain.as_ref(),
         };
         let Decision { events, effects } = decide(&self.slot, &ctx, &input);
         let mut replayed = self.slot.clone();
@@ -457,6 +460,7 @@ fn a_partitionable_slot_carves_a_rounded_up_dynamic_slot_or_rejects() {
             spec: &n.spec,
             machine: &n.machine,
             now: 1,
+            drain: None,
         },
         &Input::FetchedJob(job.into()),
     );
@@ -507,4 +511,83 @@ fn a_partitionable_slot_carves_a_rounded_up_dynamic_slot_or_rejects() {
         "too big: {fx:?}"
     );
     n.is(State::Unclaimed, Activity::Idle);
+}
+
+fn drain(how: DrainHow) -> Option<Drain> {
+    Some(Drain::new(how, None).expect("drain"))
+}
+
+#[test]
+fn draining_quick_skips_retirement_and_fast_kills() {
+    for (how, first) in [
+        (
+            DrainHow::Graceful,
+            "Claimed/Busy -> Claimed/Retiring (13, draining)",
+        ),
+        (
+            DrainHow::Quick,
+            "Claimed/Busy -> Claimed/Retiring (13, draining)",
+        ),
+        (
+            DrainHow::Fast,
+            "Claimed/Busy -> Preempting/Killing (0, drain fast)",
+        ),
+    ] {
+        let mut n = Node::new(&format!(
+            "{FETCH}MaxJobRetirementTime = 600\nMachineMaxVacateTime = 60\n"
+        ));
+        n.at(0, Input::Evaluate);
+        n.at(1, Input::FetchedJob(JOB.into()));
+        n.transitions();
+        n.drain = drain(how);
+        let mut fx = n.at(10, Input::Evaluate);
+        fx.retain(|e| *e != Effect::FetchWork);
+        let t = n.transitions();
+        assert_eq!(t[0], first, "{how:?}: {t:?}");
+        match how {
+            DrainHow::Graceful => {
+                assert!(fx.is_empty(), "{fx:?}");
+                n.is(State::Claimed, Activity::Retiring);
+            }
+            DrainHow::Quick => {
+                assert_eq!(fx, [Effect::SoftKill]);
+                n.is(State::Preempting, Activity::Vacating);
+            }
+            DrainHow::Fast => {
+                assert_eq!(fx, [Effect::HardKill]);
+                n.is(State::Preempting, Activity::Killing);
+            }
+        }
+        n.at(11, Input::StarterExited);
+        n.is(State::Drained, Activity::Retiring);
+        n.drain.as_mut().expect("draining").all_drained = true;
+        n.at(12, Input::Evaluate);
+        n.is(State::Drained, Activity::Idle);
+        n.drain = None;
+        n.at(13, Input::Evaluate);
+        n.is(State::Unclaimed, Activity::Idle);
+        let t = n.transitions();
+        assert!(
+            t.contains(&"Drained/Idle -> Owner/Idle (35, draining ended)".to_string()),
+            "{t:?}"
+        );
+    }
+}
+
+#[test]
+fn a_draining_slot_rejects_fetched_work() {
+    let mut n = Node::new(FETCH);
+    n.drain = drain(DrainHow::Graceful);
+    let fx = n.at(0, Input::Evaluate);
+    n.is(State::Drained, Activity::Retiring);
+    assert!(
+        fx.contains(&Effect::FetchWork),
+        "drained slots keep fetching, as HTCondor's do"
+    );
+    let fx = n.at(1, Input::FetchedJob(JOB.into()));
+    assert!(
+        fx.iter()
+            .any(|e| matches!(e, Effect::ReplyFetch { accept: false, .. })),
+        "{fx:?}"
+    );
 }

@@ -114,7 +114,7 @@ proptest! {
                     _ => if slot.fetching { Input::FetchFailed } else { Input::Evaluate },
                 },
             };
-            let ctx = Ctx { policy: &policy, spec: &spec, machine: &machine_ad, now };
+            let ctx = Ctx { policy: &policy, spec: &spec, machine: &machine_ad, now, drain: None};
             let d = decide(&slot, &ctx, &input);
             prop_assert_eq!(&d, &decide(&slot, &ctx, &input), "decisions are deterministic");
             for e in &d.events {

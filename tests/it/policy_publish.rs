@@ -51,6 +51,7 @@ fn ads(extra: &str) -> Vec<ClassAd> {
                 spec,
                 machine: &machine_ad,
                 now: 1000,
+                drain: None,
             };
             for e in decide(&slot, &ctx, &Input::Evaluate).events {
                 apply(&mut slot, &e);

@@ -18,6 +18,17 @@ fn example(name: &str) -> PathBuf {
         .join(name)
 }
 
+/// Runs an example scenario, which must succeed.
+fn run(name: &str) -> Output {
+    let out = simulate(&example(name));
+    assert!(
+        out.status.success(),
+        "{name}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 fn lines(out: &Output) -> Vec<serde_json::Value> {
     String::from_utf8_lossy(&out.stdout)
         .lines()
@@ -43,14 +54,19 @@ fn transitions(lines: &[serde_json::Value]) -> Vec<(i64, String, String)> {
         .collect()
 }
 
+/// Checks that each (time, transition number, destination) occurred.
+fn expect(t: &[(i64, String, String)], want: &[(i64, &str, &str)]) {
+    for (time, n, to) in want {
+        assert!(
+            t.contains(&(*time, n.to_string(), to.to_string())),
+            "missing {time} {n} {to} in {t:?}"
+        );
+    }
+}
+
 #[test]
 fn desktop_suspends_then_vacates_then_kills() {
-    let out = simulate(&example("desktop.toml"));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run("desktop.toml");
     let l = lines(&out);
     let t = transitions(&l);
     let want = [
@@ -60,12 +76,7 @@ fn desktop_suspends_then_vacates_then_kills() {
         (1805, "21", "Preempting/Killing"),
         (1805, "25", "Owner/Idle"),
     ];
-    for (time, n, to) in want {
-        assert!(
-            t.contains(&(time, n.to_string(), to.to_string())),
-            "missing {time} {n} {to} in {t:?}"
-        );
-    }
+    expect(&t, &want);
     let effects: Vec<(i64, &str)> = l
         .iter()
         .filter_map(|x| Some((x["t"].as_i64()?, x.get("effect")?.as_str()?)))
@@ -92,24 +103,17 @@ fn desktop_suspends_then_vacates_then_kills() {
 
 #[test]
 fn rank_preemption_keeps_the_better_job() {
-    let out = simulate(&example("rank-preemption.toml"));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run("rank-preemption.toml");
     let t = transitions(&lines(&out));
-    for (time, n, to) in [
-        (150, "13", "Claimed/Retiring"),
-        (400, "23", "Claimed/Idle"),
-        (400, "11", "Claimed/Busy"),
-        (810, "11", "Claimed/Busy"),
-    ] {
-        assert!(
-            t.contains(&(time, n.to_string(), to.to_string())),
-            "missing {time} {n} {to} in {t:?}"
-        );
-    }
+    expect(
+        &t,
+        &[
+            (150, "13", "Claimed/Retiring"),
+            (400, "23", "Claimed/Idle"),
+            (400, "11", "Claimed/Busy"),
+            (810, "11", "Claimed/Busy"),
+        ],
+    );
 }
 
 #[test]
@@ -165,12 +169,7 @@ fn bad_scenarios_say_what_is_wrong() {
 
 #[test]
 fn partitionable_slots_carve_reuse_and_return_resources() {
-    let out = simulate(&example("partitionable.toml"));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = run("partitionable.toml");
     let l = lines(&out);
     let effect = |name: &str| -> Vec<(i64, String)> {
         l.iter()
@@ -197,4 +196,22 @@ fn partitionable_slots_carve_reuse_and_return_resources() {
     // The third job (2 CPUs) did not fit beside the first two; it runs when
     // slot1_1 (2 CPUs) frees, reusing that dynamic slot.
     assert!(effect("spawn_starter").contains(&(200, "slot1_1@sim".to_string())));
+}
+
+#[test]
+fn graceful_draining_as_a_real_node_does() {
+    let out = run("draining.toml");
+    let t = transitions(&lines(&out));
+    expect(
+        &t,
+        &[
+            (100, "13", "Claimed/Retiring"),
+            (100, "37", "Drained/Retiring"),
+            (360, "22", "Owner/Idle"),
+            (360, "37", "Drained/Retiring"),
+            (360, "33", "Drained/Idle"),
+            (700, "35", "Owner/Idle"),
+            (700, "1", "Unclaimed/Idle"),
+        ],
+    );
 }

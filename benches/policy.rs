@@ -83,6 +83,7 @@ fn bench_round(c: &mut Criterion) {
             spec: &spec,
             machine: &machine_ad,
             now: 10,
+            drain: None,
         };
         for e in decide(&slot, &ctx, &Input::Claimed(claim)).events {
             apply(&mut slot, &e);
@@ -100,6 +101,7 @@ fn bench_round(c: &mut Criterion) {
                     spec: &spec,
                     machine: &machine_ad,
                     now: 1000,
+                    drain: None,
                 };
                 n += decide(black_box(slot), &ctx, &Input::Evaluate).events.len();
             }

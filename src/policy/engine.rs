@@ -288,6 +288,9 @@ pub enum DrainHow {
     Quick,
     /// Jobs are killed at once.
     Fast,
+    /// Shutdown only: jobs may run to completion, whatever their retirement
+    /// time (unless a MaxJobRetirementTime of -1 asks for eviction).
+    Peaceful,
 }
 
 /// The machine's draining, as every slot sees it.
@@ -300,6 +303,10 @@ pub struct Drain {
     pub requirements: Expr,
     /// Whether every slot has finished (is Drained).
     pub all_drained: bool,
+    /// A shutdown (`condor_off`) rather than a drain: slots do not become
+    /// Drained, nothing new is fetched, and the daemon exits when no job
+    /// is left.
+    pub shutdown: bool,
 }
 
 impl Drain {
@@ -318,7 +325,18 @@ impl Drain {
             how,
             requirements,
             all_drained: false,
+            shutdown: false,
         })
+    }
+
+    /// A shutdown (`off peaceful|graceful|fast`).
+    pub fn shutdown(how: DrainHow) -> Drain {
+        Drain {
+            how,
+            requirements: Expr::from_value(Value::Bool(false)),
+            all_drained: false,
+            shutdown: true,
+        }
     }
 }
 
@@ -680,7 +698,11 @@ impl<'c, 'a> Work<'c, 'a> {
 
     /// Seconds of retirement left for the running job (0 without one).
     fn retirement_remaining(&self) -> i64 {
-        if self.ctx.drain.is_some_and(|d| d.how != DrainHow::Graceful) {
+        if self
+            .ctx
+            .drain
+            .is_some_and(|d| matches!(d.how, DrainHow::Quick | DrainHow::Fast))
+        {
             return 0;
         }
         let Some(c) = &self.s.claim else { return 0 };
@@ -688,6 +710,10 @@ impl<'c, 'a> Work<'c, 'a> {
         let job = self.job();
         let env = FixedEnv::new(self.ctx.now);
         let mut mjrt = int_of(&self.eval("MaxJobRetirementTime", job.as_ref())).unwrap_or(0);
+        if self.ctx.drain.is_some_and(|d| d.how == DrainHow::Peaceful) && mjrt != -1 {
+            // A peaceful shutdown waits for the job, however long.
+            mjrt = i64::from(i32::MAX);
+        }
         if let Some(j) = &job
             && j.contains("MaxJobRetirementTime")
         {
@@ -761,7 +787,7 @@ impl<'c, 'a> Work<'c, 'a> {
             return false;
         }
         match state {
-            State::Owner | State::Unclaimed if self.ctx.drain.is_some() => {
+            State::Owner | State::Unclaimed if self.ctx.drain.is_some_and(|d| !d.shutdown) => {
                 let t = if state == State::Owner { 36 } else { 37 };
                 self.change(State::Drained, Activity::Retiring, t, "draining");
                 return true;
@@ -957,6 +983,7 @@ impl<'c, 'a> Work<'c, 'a> {
         if self.ctx.policy.keyword.as_deref().is_none_or(str::is_empty)
             || self.s.fetching
             || self.s.deleted
+            || self.ctx.drain.is_some_and(|d| d.shutdown)
         {
             return;
         }

@@ -73,6 +73,8 @@ enum Action {
     },
     /// Start (`Some`) or cancel (`None`) draining.
     Drain(Option<DrainHow>),
+    /// Shut the daemon down.
+    Off(DrainHow),
     Vacate {
         slot: Option<String>,
     },
@@ -197,7 +199,10 @@ impl Scenario {
                     "drain quick" => Action::Drain(Some(DrainHow::Quick)),
                     "drain fast" => Action::Drain(Some(DrainHow::Fast)),
                     "drain cancel" => Action::Drain(None),
-                    "off peaceful" | "off graceful" | "off fast" | "reconfig" => {
+                    "off peaceful" => Action::Off(DrainHow::Peaceful),
+                    "off graceful" => Action::Off(DrainHow::Graceful),
+                    "off fast" => Action::Off(DrainHow::Fast),
+                    "reconfig" => {
                         return Err(bad(format!("command \"{c}\" is not simulated yet")));
                     }
                     other => return Err(bad(format!("unknown command \"{other}\""))),
@@ -327,6 +332,14 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                         }
                         None => None,
                     };
+                    for (i, s) in slots.iter().enumerate() {
+                        if !s.gone {
+                            inputs.push((i, Input::Evaluate));
+                        }
+                    }
+                }
+                Action::Off(how) => {
+                    drain = Some(Drain::shutdown(*how));
                     for (i, s) in slots.iter().enumerate() {
                         if !s.gone {
                             inputs.push((i, Input::Evaluate));
@@ -554,6 +567,14 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
             }
         }
         check_resources(&slots, &m).map_err(|e| ScenarioError(format!("t = {t}: {e}")))?;
+        if drain.as_ref().is_some_and(|d| d.shutdown)
+            && slots
+                .iter()
+                .all(|s| s.gone || (s.slot.claim.is_none() && !s.slot.starter))
+        {
+            emit(json!({"t": t, "effect": "exit_daemon"}));
+            return Ok(());
+        }
         // Reschedule the timers of the slots that decided something: the
         // next evaluation (sooner if the new state polls more often), and
         // the fetch timer.

@@ -545,7 +545,7 @@ fn draining_quick_skips_retirement_and_fast_kills() {
         let t = n.transitions();
         assert_eq!(t[0], first, "{how:?}: {t:?}");
         match how {
-            DrainHow::Graceful => {
+            DrainHow::Graceful | DrainHow::Peaceful => {
                 assert!(fx.is_empty(), "{fx:?}");
                 n.is(State::Claimed, Activity::Retiring);
             }

@@ -215,3 +215,46 @@ fn graceful_draining_as_a_real_node_does() {
         ],
     );
 }
+
+#[test]
+fn shutdown_modes_wait_for_or_kill_the_job_then_exit() {
+    let dir = std::env::temp_dir().join(format!("roost-sim-off-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    for (how, exit_at, kill) in [
+        ("peaceful", 300, None),
+        ("graceful", 160, Some("soft_kill")),
+        ("fast", 100, Some("hard_kill")),
+    ] {
+        let body = format!(
+            "duration = 1000\nconfig = \"\"\"\nSTARTD_JOB_HOOK_KEYWORD = SIM\nFetchWorkDelay = 10\n\
+             NUM_SLOTS = 1\nSLOT_TYPE_0_PARTITIONABLE = False\nMaxJobRetirementTime = 160\nMachineMaxVacateTime = 0\n\"\"\"\n\
+             [[event]]\nt = 0\noffer = \"SimRunTime = 300\\nJobUniverse = 5\"\n\
+             [[event]]\nt = 100\ncommand = \"off {how}\"\n"
+        );
+        let path = dir.join(format!("{how}.toml"));
+        std::fs::write(&path, body).expect("write");
+        let out = simulate(&path);
+        assert!(
+            out.status.success(),
+            "{how}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let l = lines(&out);
+        let last = l.last().expect("output");
+        assert_eq!(last["effect"], "exit_daemon", "{how}");
+        assert_eq!(last["t"], exit_at, "{how}: {l:?}");
+        let killed = l
+            .iter()
+            .find_map(|x| x["effect"].as_str().filter(|e| e.ends_with("_kill")));
+        assert_eq!(killed, kill, "{how}");
+        let fetches_after_off = l
+            .iter()
+            .filter(|x| x["effect"] == "fetch_work" && x["t"].as_i64().unwrap_or(0) > 100)
+            .count();
+        assert_eq!(
+            fetches_after_off, 0,
+            "{how}: nothing is fetched during shutdown"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

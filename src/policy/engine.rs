@@ -32,6 +32,7 @@ pub const POLICY_KNOBS: &[&str] = &[
     "MachineMaxVacateTime",
     "CLAIM_WORKLIFE",
     "FetchWorkDelay",
+    "HIBERNATE",
 ];
 
 /// HTCondor's value when a knob is not configured at all.
@@ -66,6 +67,8 @@ pub struct Policy {
     pub update_interval: i64,
     /// `KILLING_TIMEOUT`.
     pub killing_timeout: i64,
+    /// `HIBERNATE_CHECK_INTERVAL` (0: never hibernate).
+    pub hibernate_check_interval: i64,
     /// The RANK expression (`Rank` in the slot ad).
     pub rank: Option<Expr>,
     /// `MODIFY_REQUEST_EXPR_REQUEST{CPUS,MEMORY,DISK}`, by job attribute.
@@ -188,6 +191,7 @@ impl Policy {
             polling_interval: int("POLLING_INTERVAL", 5)?.max(1),
             update_interval: int("UPDATE_INTERVAL", 300)?.max(1),
             killing_timeout: int("KILLING_TIMEOUT", 30)?,
+            hibernate_check_interval: int("HIBERNATE_CHECK_INTERVAL", 0)?.max(0),
             rank,
         })
     }
@@ -1326,4 +1330,48 @@ pub fn retirement_remaining(slot: &Slot, ctx: &Ctx<'_>) -> i64 {
 /// is not an integer): published as `NextFetchWorkDelay`.
 pub fn fetch_delay(slot: &Slot, ctx: &Ctx<'_>) -> i64 {
     Work::new(slot, ctx).fetch_delay()
+}
+
+/// HTCondor's sleep states, lowest first, with the names HIBERNATE may
+/// give them.
+const SLEEP_STATES: &[(u32, &[&str])] = &[
+    (0, &["NONE", "0"]),
+    (1, &["S1", "STANDBY", "SLEEP", "1"]),
+    (2, &["S2", "2"]),
+    (4, &["S3", "RAM", "MEM", "SUSPEND", "3"]),
+    (8, &["S4", "DISK", "HIBERNATE", "4"]),
+    (16, &["S5", "SHUTDOWN", "OFF", "5"]),
+];
+
+/// The sleep state this slot's HIBERNATE asks for, as (level, name):
+/// level 0 for NONE; `None` when HIBERNATE does not evaluate to a known
+/// state (then the machine does not hibernate).
+pub fn hibernate_state(slot: &Slot, ctx: &Ctx<'_>) -> Option<(u32, String)> {
+    let w = Work::new(slot, ctx);
+    let name = match w.eval("HIBERNATE", w.job().as_ref()) {
+        Value::Str(s) => s.to_string_lossy(),
+        Value::Int(i) => i.to_string(),
+        _ => return None,
+    };
+    let upper = name.trim().to_ascii_uppercase();
+    SLEEP_STATES
+        .iter()
+        .find(|(_, names)| names.contains(&upper.as_str()))
+        .map(|(level, _)| (*level, upper))
+}
+
+/// Whether the machine should hibernate, and to which state: only when
+/// every slot asks for a state other than NONE; the deepest one wins.
+pub fn machine_hibernate_state(states: &[Option<(u32, String)>]) -> Option<String> {
+    let mut best: Option<&(u32, String)> = None;
+    for s in states {
+        let s = s.as_ref()?;
+        if s.0 == 0 {
+            return None;
+        }
+        if best.is_none_or(|b| s.0 > b.0) {
+            best = Some(s);
+        }
+    }
+    best.map(|b| b.1.clone())
 }

@@ -17,7 +17,8 @@ use crate::classad::{ClassAd, Limits, Value};
 use crate::config::{Scope, load_text};
 
 use super::engine::{
-    Ctx, Drain, DrainHow, Effect, Input, Policy, decide, evaluation_interval, next_fetch_at,
+    Ctx, Drain, DrainHow, Effect, Input, Policy, decide, evaluation_interval, hibernate_state,
+    machine_hibernate_state, next_fetch_at,
 };
 use super::layout::{MachineInputs, SlotSpec, layout, machine};
 use super::slot::{Slot, SlotEvent, SlotKind, State, apply};
@@ -232,6 +233,8 @@ enum Due {
     Fetch(usize),
     /// A job with `SimRunTime` ends: slot index and claim id.
     Exit(usize, u64),
+    /// Time to check HIBERNATE on every slot.
+    Hibernate,
 }
 
 struct SimSlot {
@@ -301,6 +304,16 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
     for i in 0..slots.len() {
         push(&mut queue, 0, Due::Evaluate(i));
     }
+    // HIBERNATE is checked when every slot's policy asks for it, at the
+    // shortest interval.
+    let hibernate_every = slots
+        .iter()
+        .map(|s| s.policy.hibernate_check_interval)
+        .min()
+        .unwrap_or(0);
+    if hibernate_every > 0 {
+        push(&mut queue, hibernate_every, Due::Hibernate);
+    }
 
     while let Some(Reverse((t, _, due))) = queue.pop() {
         if t > sc.duration {
@@ -364,6 +377,26 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                 inputs.push((i, Input::Evaluate));
             }
             Due::Fetch(i) => inputs.push((i, Input::FetchTimer)),
+            Due::Hibernate => {
+                let states: Vec<_> = slots
+                    .iter()
+                    .filter(|s| !s.gone)
+                    .map(|s| {
+                        let ctx = Ctx {
+                            policy: &s.policy,
+                            spec: &s.spec,
+                            machine: &machine_ad,
+                            now: t,
+                            drain: drain.as_ref(),
+                        };
+                        hibernate_state(&s.slot, &ctx)
+                    })
+                    .collect();
+                if let Some(state) = machine_hibernate_state(&states) {
+                    emit(json!({"t": t, "effect": "hibernate", "state": state}));
+                }
+                push(&mut queue, t + hibernate_every, Due::Hibernate);
+            }
             Due::Exit(i, claim) => {
                 let s = &slots[i].slot;
                 if !slots[i].gone && s.starter && s.claim.as_ref().is_some_and(|c| c.id == claim) {

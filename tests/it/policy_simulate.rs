@@ -258,3 +258,33 @@ fn shutdown_modes_wait_for_or_kill_the_job_then_exit() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_machine_hibernates_only_when_every_slot_agrees() {
+    let dir = std::env::temp_dir().join(format!("roost-sim-hib-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let scenario = |extra: &str| {
+        format!(
+            "duration = 4000\nconfig = \"\"\"\nNUM_SLOTS = 2\nSLOT_TYPE_0_PARTITIONABLE = False\n\
+             HIBERNATE = ifThenElse(KeyboardIdle > 3600 && SlotID =!= {extra}, \"RAM\", \"NONE\")\n\
+             HIBERNATE_CHECK_INTERVAL = 300\n\"\"\"\n[machine]\nCpus = 2\nKeyboardIdle = 0\n"
+        )
+    };
+    for (veto, want) in [("99", Some(3900)), ("2", None)] {
+        let path = dir.join("h.toml");
+        std::fs::write(&path, scenario(veto)).expect("write");
+        let out = simulate(&path);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let hib: Vec<i64> = lines(&out)
+            .iter()
+            .filter(|x| x["effect"] == "hibernate")
+            .filter_map(|x| x["t"].as_i64())
+            .collect();
+        assert_eq!(hib.first().copied(), want, "slot {veto} says NONE: {hib:?}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -237,6 +237,22 @@ enum Due {
     Hibernate,
 }
 
+/// The decision context of one simulated slot.
+fn sim_ctx<'a>(
+    s: &'a SimSlot,
+    machine: &'a ClassAd,
+    now: i64,
+    drain: Option<&'a Drain>,
+) -> Ctx<'a> {
+    Ctx {
+        policy: &s.policy,
+        spec: &s.spec,
+        machine,
+        now,
+        drain,
+    }
+}
+
 struct SimSlot {
     slot: Slot,
     spec: SlotSpec,
@@ -382,13 +398,7 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                     .iter()
                     .filter(|s| !s.gone)
                     .map(|s| {
-                        let ctx = Ctx {
-                            policy: &s.policy,
-                            spec: &s.spec,
-                            machine: &machine_ad,
-                            now: t,
-                            drain: drain.as_ref(),
-                        };
+                        let ctx = sim_ctx(s, &machine_ad, t, drain.as_ref());
                         hibernate_state(&s.slot, &ctx)
                     })
                     .collect();
@@ -422,13 +432,7 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
             let mut born: Vec<(String, SlotEvent)> = Vec::new();
             let mut exits: Vec<(i64, usize, u64)> = Vec::new();
             let s = &mut slots[i];
-            let ctx = Ctx {
-                policy: &s.policy,
-                spec: &s.spec,
-                machine: &machine_ad,
-                now: t,
-                drain: drain.as_ref(),
-            };
+            let ctx = sim_ctx(s, &machine_ad, t, drain.as_ref());
             let d = decide(&s.slot, &ctx, &input);
             for e in &d.events {
                 if matches!(
@@ -621,13 +625,7 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                 s.next_eval = want;
                 push(&mut queue, s.next_eval, Due::Evaluate(i));
             }
-            let ctx = Ctx {
-                policy: &s.policy,
-                spec: &s.spec,
-                machine: &machine_ad,
-                now: t,
-                drain: None,
-            };
+            let ctx = sim_ctx(s, &machine_ad, t, drain.as_ref());
             if let Some(f) = next_fetch_at(&s.slot, &ctx)
                 && f > t
                 && f < s.next_eval

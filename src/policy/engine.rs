@@ -216,6 +216,11 @@ pub enum Input {
     Vacate,
     /// A new dynamic slot receives the claim it was carved for.
     Claimed(Claim),
+    /// An external claim request for a job (canonical new syntax), as a
+    /// schedd sends after a match.
+    RequestClaim(String),
+    /// The claimant starts the job on its idle claim (activation).
+    Activate,
     /// A dynamic slot of this partitionable slot was deleted.
     ChildDeleted {
         /// Its sub-id.
@@ -252,11 +257,25 @@ pub enum Effect {
     HardKill,
     /// The starter did not go after KILLING_TIMEOUT: kill it and its children.
     KillStarter,
+    /// Answer an external claim request (as a schedd's REQUEST_CLAIM).
+    ReplyClaim {
+        /// Whether the claim was granted.
+        accept: bool,
+    },
     /// Run EVICT_CLAIM for a fetch claim that ended.
     EvictClaim {
         /// The job ad.
         job: String,
     },
+}
+
+/// The answer to a job offered by FETCH_WORK or by a claim request.
+fn reply(fetched: bool, accept: bool, job: String) -> Effect {
+    if fetched {
+        Effect::ReplyFetch { accept, job }
+    } else {
+        Effect::ReplyClaim { accept }
+    }
 }
 
 /// The outcome of `decide`.
@@ -1015,13 +1034,13 @@ impl<'c, 'a> Work<'c, 'a> {
         self.effect(Effect::FetchWork);
     }
 
-    /// A new claim for a fetched job.
-    fn fetch_claim(&self, job: String, rank: f64) -> Claim {
+    /// A new claim for a job (fetched or requested).
+    fn fetch_claim(&self, job: String, rank: f64, fetched: bool) -> Claim {
         Claim {
             id: self.s.next_claim,
             job,
             rank,
-            fetched: true,
+            fetched,
             created: self.ctx.now,
             activations: 0,
             job_start: None,
@@ -1044,7 +1063,7 @@ impl<'c, 'a> Work<'c, 'a> {
 
     /// A job for a partitionable slot: apply MODIFY_REQUEST_EXPR_*, check
     /// that a dynamic slot can really be carved, and only then accept.
-    fn carve(&mut self, job: ClassAd, text: String) {
+    fn carve(&mut self, job: ClassAd, text: String, fetched: bool) {
         let env = FixedEnv::new(self.ctx.now);
         let ad = self.ad();
         let matches = |j: &ClassAd| {
@@ -1063,12 +1082,7 @@ impl<'c, 'a> Work<'c, 'a> {
         } else {
             job
         };
-        let reject = |w: &mut Self| {
-            w.effect(Effect::ReplyFetch {
-                accept: false,
-                job: text.clone(),
-            })
-        };
+        let reject = |w: &mut Self| w.effect(reply(fetched, false, text.clone()));
         if !matches(&job) {
             return reject(self);
         }
@@ -1106,11 +1120,8 @@ impl<'c, 'a> Work<'c, 'a> {
         }
         let rank = Self::rank_of(&ad, &job, &env);
         let job_text = ad_to_string(&job);
-        self.effect(Effect::ReplyFetch {
-            accept: true,
-            job: text,
-        });
-        let claim = self.fetch_claim(job_text, rank);
+        self.effect(reply(fetched, true, text));
+        let claim = self.fetch_claim(job_text, rank, fetched);
         let sub = self.s.free_child_id();
         self.emit(SlotEvent::DynamicSlotCreated {
             at: self.ctx.now,
@@ -1120,7 +1131,9 @@ impl<'c, 'a> Work<'c, 'a> {
         });
     }
 
-    fn fetched_job(&mut self, text: &str) {
+    /// A job offered to this slot: fetched by FETCH_WORK, or in an
+    /// external claim request.
+    fn offered_job(&mut self, text: &str, fetched: bool) {
         let Ok(mut job) = parse_ad(text) else {
             return;
         };
@@ -1131,24 +1144,19 @@ impl<'c, 'a> Work<'c, 'a> {
                 }
             }
         }
-        if let Some(kw) = &self.ctx.policy.keyword {
+        if let Some(kw) = self.ctx.policy.keyword.as_ref().filter(|_| fetched) {
             let env = FixedEnv::new(self.ctx.now);
             if !matches!(job.eval_attr("HookKeyword", &env), Value::Str(_)) {
                 job.insert_value("HookKeyword", kw.as_str());
             }
         }
         let text = ad_to_string(&job);
-        let reject = |w: &mut Self, text: String| {
-            w.effect(Effect::ReplyFetch {
-                accept: false,
-                job: text,
-            })
-        };
+        let reject = |w: &mut Self, text: String| w.effect(reply(fetched, false, text));
         if self.s.state == State::Preempting {
             return reject(self, text);
         }
         if self.s.kind == SlotKind::Partitionable {
-            return self.carve(job, text);
+            return self.carve(job, text, fetched);
         }
         let ad = self.ad();
         let env = FixedEnv::new(self.ctx.now);
@@ -1159,7 +1167,8 @@ impl<'c, 'a> Work<'c, 'a> {
             return reject(self, text);
         }
         let rank = Self::rank_of(&ad, &job, &env);
-        let idle_fetch_claim = self.s.state == State::Claimed
+        let idle_fetch_claim = fetched
+            && self.s.state == State::Claimed
             && self.s.activity == Activity::Idle
             && !self.s.starter
             && self
@@ -1173,11 +1182,8 @@ impl<'c, 'a> Work<'c, 'a> {
                 return reject(self, text);
             }
         }
-        self.effect(Effect::ReplyFetch {
-            accept: true,
-            job: text.clone(),
-        });
-        let claim = self.fetch_claim(text, rank);
+        self.effect(reply(fetched, true, text.clone()));
+        let claim = self.fetch_claim(text, rank, fetched);
         if idle_fetch_claim {
             let mut claim = claim;
             if let Some(old) = &self.s.claim {
@@ -1204,7 +1210,12 @@ impl<'c, 'a> Work<'c, 'a> {
                 at: self.ctx.now,
                 claim,
             });
-            self.change(State::Claimed, Activity::Idle, t, "fetched job accepted");
+            let why = if fetched {
+                "fetched job accepted"
+            } else {
+                "claim request granted"
+            };
+            self.change(State::Claimed, Activity::Idle, t, why);
         }
     }
 }
@@ -1217,6 +1228,23 @@ pub fn decide(slot: &Slot, ctx: &Ctx<'_>, input: &Input) -> Decision {
         return w.out;
     }
     match input {
+        Input::RequestClaim(text) => {
+            w.offered_job(text, false);
+            w.settle();
+        }
+        Input::Activate => {
+            let waiting = w.s.state == State::Claimed
+                && w.s.activity == Activity::Idle
+                && !w.s.starter
+                && w.s
+                    .claim
+                    .as_ref()
+                    .is_some_and(|c| !c.fetched && c.ending.is_none());
+            if waiting {
+                w.spawn();
+                w.settle();
+            }
+        }
         Input::Claimed(claim) => {
             w.emit(SlotEvent::ClaimCreated {
                 at: ctx.now,
@@ -1260,7 +1288,7 @@ pub fn decide(slot: &Slot, ctx: &Ctx<'_>, input: &Input) -> Decision {
         }
         Input::FetchedJob(text) => {
             w.emit(SlotEvent::FetchCompleted { at: ctx.now });
-            w.fetched_job(text);
+            w.offered_job(text, true);
             w.settle();
         }
         Input::StarterExited => {

@@ -76,6 +76,11 @@ enum Action {
     Drain(Option<DrainHow>),
     /// Shut the daemon down.
     Off(DrainHow),
+    /// An external claim request for a job, to a slot (or the first).
+    Claim {
+        job: String,
+        slot: Option<String>,
+    },
     Vacate {
         slot: Option<String>,
     },
@@ -208,8 +213,17 @@ impl Scenario {
                     }
                     other => return Err(bad(format!("unknown command \"{other}\""))),
                 }
+            } else if let Some(c) = &e.claim {
+                let ad = parse_ad_auto(c.as_bytes(), &Limits::default())
+                    .map_err(|err| bad(format!("the claimed job ad does not parse: {err}")))?;
+                Action::Claim {
+                    job: ad_to_string(&ad),
+                    slot: e.slot.clone(),
+                }
             } else {
-                return Err(bad("external `claim` requests are not simulated yet".into()));
+                return Err(bad(
+                    "give exactly one of set, offer, exit, command, claim".into()
+                ));
             };
             events.push((e.t, action));
         }
@@ -367,6 +381,17 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                         }
                     }
                 }
+                Action::Claim { job, slot } => {
+                    let target = slots.iter().position(|s| {
+                        !s.gone
+                            && slot
+                                .as_deref()
+                                .is_none_or(|x| x == s.slot.id || x == s.slot.name)
+                    });
+                    if let Some(i) = target {
+                        inputs.push((i, Input::RequestClaim(job.clone())));
+                    }
+                }
                 Action::Off(how) => {
                     drain = Some(Drain::shutdown(*how));
                     for (i, s) in slots.iter().enumerate() {
@@ -496,6 +521,11 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                             }
                         }
                     }
+                    Effect::ReplyClaim { accept } => {
+                        emit(
+                            json!({"t": t, "slot": name, "effect": "reply_claim", "accept": accept}),
+                        );
+                    }
                     Effect::SpawnStarter { job } => {
                         emit(json!({"t": t, "slot": name, "effect": "spawn_starter"}));
                         // A simulated job with `SimRunTime = N` exits N s later.
@@ -584,6 +614,25 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                         }
                     }
                     _ => {}
+                }
+            }
+            // The simulated schedd activates every claim it was granted at
+            // once.
+            for (j, x) in slots.iter().enumerate() {
+                let waiting = !x.gone
+                    && !x.slot.starter
+                    && x.slot.state == State::Claimed
+                    && x.slot.activity == super::slot::Activity::Idle
+                    && x.slot
+                        .claim
+                        .as_ref()
+                        .is_some_and(|c| !c.fetched && c.ending.is_none() && c.activations == 0);
+                if waiting
+                    && !inputs
+                        .iter()
+                        .any(|(k, inp)| *k == j && *inp == Input::Activate)
+                {
+                    inputs.push((j, Input::Activate));
                 }
             }
             // When the last slot has drained, every drained slot moves to

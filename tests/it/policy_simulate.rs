@@ -288,3 +288,30 @@ fn the_machine_hibernates_only_when_every_slot_agrees() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn external_claims_are_granted_preempted_and_expire() {
+    let out = run("claims.toml");
+    let l = lines(&out);
+    let replies: Vec<(i64, bool)> = l
+        .iter()
+        .filter(|x| x["effect"] == "reply_claim")
+        .map(|x| {
+            (
+                x["t"].as_i64().unwrap_or(-1),
+                x["accept"].as_bool().unwrap_or(false),
+            )
+        })
+        .collect();
+    assert_eq!(replies, [(10, true), (20, false), (50, true)]);
+    let t = transitions(&l);
+    expect(
+        &t,
+        &[
+            (10, "5", "Claimed/Idle"),
+            (50, "23", "Claimed/Idle"),
+            (80, "12", "Claimed/Idle"),
+            (355, "10", "Preempting/Vacating"),
+        ],
+    );
+}

@@ -7,4 +7,5 @@
 pub mod classad;
 pub mod cli;
 pub mod config;
+pub mod events;
 pub mod policy;

@@ -9,7 +9,8 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow};
 use clap::Subcommand;
 
-use crate::policy::sim::{Scenario, simulate};
+use crate::events::{EventStore, SledStore, slot_batch};
+use crate::policy::sim::{Scenario, simulate_with};
 
 /// `roost policy` subcommands.
 #[derive(Subcommand, Debug)]
@@ -18,13 +19,17 @@ pub enum PolicyCmd {
     Simulate {
         /// The scenario file.
         scenario: PathBuf,
+        /// Also write every event to an event log in this directory (a
+        /// sled database), as the daemon does.
+        #[arg(long, value_name = "DIR")]
+        log: Option<PathBuf>,
     },
 }
 
 /// Runs `roost policy`.
 pub fn run(cmd: PolicyCmd) -> Result<ExitCode> {
     match cmd {
-        PolicyCmd::Simulate { scenario } => {
+        PolicyCmd::Simulate { scenario, log } => {
             let text = std::fs::read_to_string(&scenario)
                 .with_context(|| format!("cannot read {}", scenario.display()))?;
             let mut sc =
@@ -39,13 +44,31 @@ pub fn run(cmd: PolicyCmd) -> Result<ExitCode> {
             let stdout = std::io::stdout();
             let mut out = BufWriter::new(stdout.lock());
             let mut failed = None;
-            simulate(&sc, |line| {
-                if failed.is_none()
-                    && let Err(e) = writeln!(out, "{line}")
-                {
-                    failed = Some(e);
-                }
-            })
+            let mut store = match &log {
+                Some(dir) => Some(SledStore::open(dir).map_err(|e| anyhow!("event log: {e}"))?),
+                None => None,
+            };
+            simulate_with(
+                &sc,
+                |line| {
+                    if failed.is_none()
+                        && let Err(e) = writeln!(out, "{line}")
+                    {
+                        failed = Some(e);
+                    }
+                },
+                |actor, events| {
+                    let Some(store) = store.as_mut() else {
+                        return Ok(());
+                    };
+                    let batch = slot_batch(actor, events);
+                    let next = store.next_seq();
+                    store
+                        .append(next, &batch)
+                        .map(|_| ())
+                        .map_err(|e| e.to_string())
+                },
+            )
             .map_err(|e| anyhow!("{}: {e}", scenario.display()))?;
             if let Some(e) = failed {
                 return Err(e.into());

@@ -276,7 +276,19 @@ struct SimSlot {
 }
 
 /// Runs a scenario, calling `emit` with each output line in time order.
-pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), ScenarioError> {
+pub fn simulate(sc: &Scenario, emit: impl FnMut(Json)) -> Result<(), ScenarioError> {
+    simulate_with(sc, emit, |_, _| Ok(())).map(|_| ())
+}
+
+/// Runs a scenario like [`simulate`], also handing every decision's events
+/// (with the deciding slot's id) to `record` before they are applied, as
+/// the daemon appends them to its log; a `record` error stops the run.
+/// Returns every slot's final state (deleted dynamic slots included).
+pub fn simulate_with(
+    sc: &Scenario,
+    mut emit: impl FnMut(Json),
+    mut record: impl FnMut(&str, &[SlotEvent]) -> Result<(), String>,
+) -> Result<Vec<Slot>, ScenarioError> {
     let scope = Scope {
         subsys: Some("STARTD".into()),
         localname: None,
@@ -459,6 +471,10 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
             let s = &mut slots[i];
             let ctx = sim_ctx(s, &machine_ad, t, drain.as_ref());
             let d = decide(&s.slot, &ctx, &input);
+            if !d.events.is_empty() {
+                record(&s.slot.id, &d.events)
+                    .map_err(|e| ScenarioError(format!("t = {t}: cannot record events: {e}")))?;
+            }
             for e in &d.events {
                 if matches!(
                     e,
@@ -659,7 +675,7 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
                 .all(|s| s.gone || (s.slot.claim.is_none() && !s.slot.starter))
         {
             emit(json!({"t": t, "effect": "exit_daemon"}));
-            return Ok(());
+            return Ok(slots.into_iter().map(|s| s.slot).collect());
         }
         // Reschedule the timers of the slots that decided something: the
         // next evaluation (sooner if the new state polls more often), and
@@ -683,7 +699,7 @@ pub fn simulate(sc: &Scenario, mut emit: impl FnMut(Json)) -> Result<(), Scenari
             }
         }
     }
-    Ok(())
+    Ok(slots.into_iter().map(|s| s.slot).collect())
 }
 
 /// A partitionable slot's free resources and its live dynamic slots' always

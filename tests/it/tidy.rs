@@ -109,3 +109,20 @@ fn nothing_is_left_unfinished() {
     }
     assert!(bad.is_empty(), "unfinished work:\n{}", bad.join("\n"));
 }
+
+#[test]
+fn only_the_event_log_knows_sled_and_rmp_serde() {
+    let mut bad = Vec::new();
+    for f in rust_files(&root().join("src")) {
+        if f.starts_with(root().join("src/events")) {
+            continue;
+        }
+        let code = code_of(&fs::read_to_string(&f).unwrap_or_default());
+        for word in ["sled", "rmp_serde"] {
+            if code.contains(&format!("{word}::")) || code.contains(&format!("use {word}")) {
+                bad.push(format!("{}: uses {word}", f.display()));
+            }
+        }
+    }
+    assert!(bad.is_empty(), "{}", bad.join("\n"));
+}

@@ -1,0 +1,115 @@
+//! The event log: every state transition of every actor, durable, in order.
+//!
+//! An [`Envelope`] wraps each event with its global sequence number, time,
+//! actor and schema version; envelopes are encoded with rmp-serde in its
+//! named (map) form, so adding a field never breaks old logs. The store is
+//! behind the [`EventStore`] trait; [`SledStore`] keeps it in sled with a
+//! per-actor index. Only this module knows sled and rmp-serde.
+
+mod sled_store;
+
+use serde::{Deserialize, Serialize};
+
+use crate::policy::slot::SlotEvent;
+
+pub use sled_store::SledStore;
+
+/// The schema version of envelopes written today.
+pub const SCHEMA: u16 = 1;
+
+/// Every kind of event the log holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Event {
+    /// A slot's state machine.
+    Slot(SlotEvent),
+}
+
+/// One logged event.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Envelope {
+    /// Global sequence number: contiguous from 1.
+    pub seq: u64,
+    /// When it happened (seconds since the epoch).
+    pub time: i64,
+    /// Whose event: `slot1`, `slot1_2`, `daemon`, …
+    pub actor: String,
+    /// The schema version it was written with.
+    pub schema: u16,
+    /// The event.
+    pub event: Event,
+}
+
+/// A failure of the log, naming what and where.
+#[derive(Debug, thiserror::Error)]
+pub enum StoreError {
+    /// The appender's idea of the next sequence number was wrong.
+    #[error("append expected the next sequence number to be {expected}, but it is {actual}")]
+    WrongSequence {
+        /// What the caller expected.
+        expected: u64,
+        /// What the log has.
+        actual: u64,
+    },
+    /// A record could not be decoded.
+    #[error("record {seq} cannot be decoded: {message}")]
+    Corrupt {
+        /// Its sequence number.
+        seq: u64,
+        /// Why.
+        message: String,
+    },
+    /// The storage failed.
+    #[error("event store: {0}")]
+    Io(String),
+}
+
+/// A batch for [`EventStore::append`] from one slot's decision.
+pub fn slot_batch(actor: &str, events: &[SlotEvent]) -> Vec<(i64, String, Event)> {
+    events
+        .iter()
+        .map(|e| (e.at(), actor.to_string(), Event::Slot(e.clone())))
+        .collect()
+}
+
+/// Encodes an envelope (rmp-serde, named form).
+pub fn encode(e: &Envelope) -> Result<Vec<u8>, StoreError> {
+    rmp_serde::to_vec_named(e)
+        .map_err(|err| StoreError::Io(format!("cannot encode event {}: {err}", e.seq)))
+}
+
+/// Decodes an envelope stored under `seq`.
+pub fn decode(seq: u64, bytes: &[u8]) -> Result<Envelope, StoreError> {
+    let e: Envelope = rmp_serde::from_slice(bytes).map_err(|err| StoreError::Corrupt {
+        seq,
+        message: err.to_string(),
+    })?;
+    if e.seq != seq {
+        return Err(StoreError::Corrupt {
+            seq,
+            message: format!("it says it is record {}", e.seq),
+        });
+    }
+    Ok(e)
+}
+
+/// A durable, ordered log of envelopes.
+pub trait EventStore {
+    /// The sequence number the next appended event gets.
+    fn next_seq(&self) -> u64;
+
+    /// Appends a batch atomically and durably: either every event is
+    /// stored and flushed, or none is. `expected` must be
+    /// [`EventStore::next_seq`]; returns the next sequence number after the
+    /// batch.
+    fn append(&mut self, expected: u64, batch: &[(i64, String, Event)]) -> Result<u64, StoreError>;
+
+    /// Every envelope from `from` on, in order; a record that cannot be
+    /// decoded is an error item and reading goes on.
+    fn read_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_>;
+
+    /// The envelopes of one actor, in order, from its index.
+    fn read_actor(
+        &self,
+        actor: &str,
+    ) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_>;
+}

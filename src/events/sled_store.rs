@@ -1,0 +1,125 @@
+//! The event log in sled: tree `log` maps the big-endian sequence number
+//! to the encoded envelope; tree `by_actor` maps `actor \0 seq` to nothing,
+//! so one actor's events are a prefix scan. A batch goes into both trees in
+//! one sled transaction and is flushed before `append` returns.
+
+use std::path::Path;
+
+use sled::Transactional;
+use sled::transaction::{ConflictableTransactionError, TransactionError};
+
+use super::{Envelope, Event, EventStore, SCHEMA, StoreError, decode, encode};
+
+/// A sled-backed [`EventStore`].
+pub struct SledStore {
+    db: sled::Db,
+    log: sled::Tree,
+    by_actor: sled::Tree,
+    next: u64,
+}
+
+fn io(e: impl std::fmt::Display) -> StoreError {
+    StoreError::Io(e.to_string())
+}
+
+fn actor_key(actor: &str, seq: u64) -> Vec<u8> {
+    let mut k = Vec::with_capacity(actor.len() + 9);
+    k.extend_from_slice(actor.as_bytes());
+    k.push(0);
+    k.extend_from_slice(&seq.to_be_bytes());
+    k
+}
+
+fn seq_of(key: &[u8]) -> Option<u64> {
+    let tail: [u8; 8] = key.get(key.len().checked_sub(8)?..)?.try_into().ok()?;
+    Some(u64::from_be_bytes(tail))
+}
+
+impl SledStore {
+    /// Opens (or creates) the log in directory `dir`.
+    pub fn open(dir: &Path) -> Result<SledStore, StoreError> {
+        let db = sled::open(dir).map_err(|e| StoreError::Io(format!("{}: {e}", dir.display())))?;
+        let log = db.open_tree("log").map_err(io)?;
+        let by_actor = db.open_tree("by_actor").map_err(io)?;
+        let next = match log.last().map_err(io)? {
+            Some((k, _)) => seq_of(&k).map_or(1, |s| s + 1),
+            None => 1,
+        };
+        Ok(SledStore {
+            db,
+            log,
+            by_actor,
+            next,
+        })
+    }
+}
+
+impl EventStore for SledStore {
+    fn next_seq(&self) -> u64 {
+        self.next
+    }
+
+    fn append(&mut self, expected: u64, batch: &[(i64, String, Event)]) -> Result<u64, StoreError> {
+        if expected != self.next {
+            return Err(StoreError::WrongSequence {
+                expected,
+                actual: self.next,
+            });
+        }
+        let mut records = Vec::with_capacity(batch.len());
+        for (i, (time, actor, event)) in batch.iter().enumerate() {
+            let seq = self.next + i as u64;
+            let env = Envelope {
+                seq,
+                time: *time,
+                actor: actor.clone(),
+                schema: SCHEMA,
+                event: event.clone(),
+            };
+            records.push((seq, actor_key(actor, seq), encode(&env)?));
+        }
+        (&self.log, &self.by_actor)
+            .transaction(|(log, by_actor)| {
+                for (seq, akey, bytes) in &records {
+                    log.insert(&seq.to_be_bytes(), bytes.as_slice())?;
+                    by_actor.insert(akey.as_slice(), &[] as &[u8])?;
+                }
+                Ok::<(), ConflictableTransactionError<()>>(())
+            })
+            .map_err(|e: TransactionError<()>| io(format!("append failed: {e:?}")))?;
+        self.db
+            .flush()
+            .map_err(|e| io(format!("flush failed: {e}")))?;
+        self.next += batch.len() as u64;
+        Ok(self.next)
+    }
+
+    fn read_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_> {
+        Box::new(self.log.range(from.to_be_bytes()..).map(|r| {
+            let (k, v) = r.map_err(io)?;
+            let seq = seq_of(&k).ok_or_else(|| io("a log key is not a sequence number"))?;
+            decode(seq, &v)
+        }))
+    }
+
+    fn read_actor(
+        &self,
+        actor: &str,
+    ) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_> {
+        let mut prefix = actor.as_bytes().to_vec();
+        prefix.push(0);
+        Box::new(self.by_actor.scan_prefix(prefix).map(move |r| {
+            let (k, _) = r.map_err(io)?;
+            let seq = seq_of(&k).ok_or_else(|| io("an index key has no sequence number"))?;
+            let bytes = self
+                .log
+                .get(seq.to_be_bytes())
+                .map_err(io)?
+                .ok_or_else(|| StoreError::Corrupt {
+                    seq,
+                    message: "indexed but missing from the log".into(),
+                })?;
+            decode(seq, &bytes)
+        }))
+    }
+}

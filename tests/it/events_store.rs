@@ -1,0 +1,232 @@
+//! The event log: append and read back, sequence checks, the per-actor
+//! index, persistence across reopening, corrupt records reported with their
+//! number, golden bytes that must decode forever, a model-based test, and
+//! replaying a simulated run's log to the state the run ended in.
+
+use std::path::PathBuf;
+
+use proptest::prelude::*;
+use roost::events::{Envelope, Event, EventStore, SledStore, StoreError, decode, encode};
+use roost::policy::slot::{Activity, Slot, SlotEvent, State, apply};
+
+fn dir(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("roost-events-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+fn ev(at: i64, why: &str) -> Event {
+    Event::Slot(SlotEvent::ActivityChanged {
+        at,
+        state: State::Unclaimed,
+        activity: Activity::Idle,
+        transition: 1,
+        why: why.into(),
+    })
+}
+
+#[test]
+fn appends_are_read_back_in_order_and_survive_reopening() {
+    let d = dir("basic");
+    {
+        let mut s = SledStore::open(&d).expect("open");
+        assert_eq!(s.next_seq(), 1);
+        let next = s
+            .append(
+                1,
+                &[
+                    (10, "slot1".into(), ev(10, "a")),
+                    (11, "slot2".into(), ev(11, "b")),
+                ],
+            )
+            .expect("append");
+        assert_eq!(next, 3);
+        s.append(3, &[(12, "slot1".into(), ev(12, "c"))])
+            .expect("append");
+        let err = s
+            .append(3, &[(13, "slot1".into(), ev(13, "d"))])
+            .expect_err("stale sequence");
+        assert!(
+            matches!(
+                err,
+                StoreError::WrongSequence {
+                    expected: 3,
+                    actual: 4
+                }
+            ),
+            "{err}"
+        );
+    }
+    let s = SledStore::open(&d).expect("reopen");
+    assert_eq!(s.next_seq(), 4, "nothing of the refused batch was written");
+    let all: Vec<Envelope> = s.read_from(1).map(|e| e.expect("decodes")).collect();
+    assert_eq!(all.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3]);
+    assert_eq!(all[1].actor, "slot2");
+    let slot1: Vec<u64> = s
+        .read_actor("slot1")
+        .map(|e| e.expect("decodes").seq)
+        .collect();
+    assert_eq!(slot1, [1, 3]);
+    let from2: Vec<u64> = s.read_from(2).map(|e| e.expect("decodes").seq).collect();
+    assert_eq!(from2, [2, 3]);
+    drop(s);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_record_that_does_not_decode_is_reported_with_its_number() {
+    let err = decode(7, b"\xc1garbage").expect_err("garbage");
+    assert!(matches!(err, StoreError::Corrupt { seq: 7, .. }), "{err}");
+    let env = Envelope {
+        seq: 8,
+        time: 0,
+        actor: "slot1".into(),
+        schema: 1,
+        event: ev(0, "x"),
+    };
+    let err = decode(9, &encode(&env).expect("encodes")).expect_err("wrong number");
+    assert!(
+        err.to_string().contains("record 9") && err.to_string().contains("record 8"),
+        "{err}"
+    );
+}
+
+#[test]
+fn golden_bytes_of_every_event_version_still_decode() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/events/v1-slot-activity-changed.hex");
+    let hex = std::fs::read_to_string(&path).expect("fixture");
+    let bytes: Vec<u8> = (0..hex.trim().len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex.trim()[i..i + 2], 16).expect("hex"))
+        .collect();
+    let env = decode(42, &bytes).expect("version 1 decodes");
+    assert_eq!(env.schema, 1);
+    assert_eq!(env.actor, "slot1");
+    assert_eq!(
+        env.event,
+        Event::Slot(SlotEvent::ActivityChanged {
+            at: 1_700_000_000,
+            state: State::Claimed,
+            activity: Activity::Busy,
+            transition: 11,
+            why: "starter spawned".into(),
+        })
+    );
+}
+
+#[derive(Clone, Debug)]
+enum Op {
+    Append(Vec<(String, i64)>),
+    StaleAppend,
+    Reopen,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => prop::collection::vec((prop::sample::select(vec!["slot1", "slot2", "slot1_1"]), 0i64..1000), 1..5)
+            .prop_map(|v| Op::Append(v.into_iter().map(|(a, t)| (a.to_string(), t)).collect())),
+        1 => Just(Op::StaleAppend),
+        1 => Just(Op::Reopen),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(24))]
+
+    /// Random appends, refused appends and reopenings, against a model: the
+    /// log always reads back exactly what was acknowledged.
+    #[test]
+    fn the_log_matches_a_model(ops in prop::collection::vec(op(), 1..20)) {
+        let d = dir(&format!("model-{}", rand_suffix(&ops)));
+        let mut model: Vec<(String, i64)> = Vec::new();
+        let mut store = SledStore::open(&d).expect("open");
+        for o in ops {
+            match o {
+                Op::Append(batch) => {
+                    let events: Vec<(i64, String, Event)> =
+                        batch.iter().map(|(a, t)| (*t, a.clone(), ev(*t, "m"))).collect();
+                    let next = store.append(store.next_seq(), &events).expect("append");
+                    model.extend(batch);
+                    prop_assert_eq!(next, model.len() as u64 + 1);
+                }
+                Op::StaleAppend => {
+                    let stale = store.next_seq().saturating_sub(1);
+                    prop_assert!(store.append(stale, &[(0, "slot1".into(), ev(0, "s"))]).is_err());
+                }
+                Op::Reopen => {
+                    drop(store);
+                    store = SledStore::open(&d).expect("reopen");
+                }
+            }
+            let got: Vec<(String, i64)> = store
+                .read_from(1)
+                .map(|e| e.map(|e| (e.actor, e.time)))
+                .collect::<Result<_, _>>()
+                .expect("decodes");
+            prop_assert_eq!(&got, &model);
+            for actor in ["slot1", "slot2", "slot1_1"] {
+                let idx: Vec<i64> = store.read_actor(actor).map(|e| e.expect("decodes").time).collect();
+                let want: Vec<i64> = model.iter().filter(|(a, _)| a == actor).map(|(_, t)| *t).collect();
+                prop_assert_eq!(idx, want);
+            }
+        }
+        drop(store);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+fn rand_suffix(ops: &[Op]) -> String {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    format!("{ops:?}").hash(&mut h);
+    format!("{:x}", h.finish())
+}
+
+#[test]
+fn replaying_a_simulated_runs_log_gives_the_state_it_ended_in() {
+    let path =
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/policies/rank-preemption.toml");
+    let sc = roost::policy::sim::Scenario::parse(&std::fs::read_to_string(path).expect("example"))
+        .expect("parses");
+    let d = dir("replay");
+    let mut store = SledStore::open(&d).expect("open");
+    let finals = roost::policy::sim::simulate_with(
+        &sc,
+        |_| {},
+        |actor, events| {
+            let batch: Vec<(i64, String, Event)> = events
+                .iter()
+                .map(|e| (e.at(), actor.to_string(), Event::Slot(e.clone())))
+                .collect();
+            let next = store.next_seq();
+            store
+                .append(next, &batch)
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        },
+    )
+    .expect("runs");
+    let live = finals.iter().find(|s| s.id == "slot1").expect("slot1");
+    // The slot as the run created it, then every logged event of it.
+    let mut replayed = Slot::with(
+        "slot1",
+        "sim",
+        0,
+        live.kind.clone(),
+        initial_resources(live),
+    );
+    for env in store.read_actor("slot1") {
+        let Event::Slot(e) = env.expect("decodes").event;
+        apply(&mut replayed, &e);
+    }
+    assert_eq!(&replayed, live);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// A static slot's resources never change, so its final resources are its
+/// initial ones.
+fn initial_resources(s: &Slot) -> roost::policy::slot::Resources {
+    s.resources.clone()
+}

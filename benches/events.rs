@@ -45,6 +45,34 @@ fn bench_events(c: &mut Criterion) {
     });
     drop(store);
 
+    let store = SledStore::open(&base.join("group")).expect("open");
+    let (committer, appender) = roost::events::GroupCommitter::start(store);
+    g.throughput(Throughput::Elements(64 * 50));
+    g.sample_size(10);
+    g.bench_function(
+        "durable append with group commit, 64 writers x 50 single events",
+        |b| {
+            b.iter(|| {
+                let threads: Vec<_> = (0..64)
+                    .map(|w| {
+                        let a = appender.clone();
+                        std::thread::spawn(move || {
+                            for i in 0..50 {
+                                a.append(vec![event(w * 1000 + i)]).expect("append");
+                            }
+                        })
+                    })
+                    .collect();
+                for t in threads {
+                    t.join().expect("writer");
+                }
+            });
+        },
+    );
+    drop(appender);
+    drop(committer.finish());
+    g.sample_size(100);
+
     let mut store = SledStore::open(&base.join("batch")).expect("open");
     let batch: Vec<_> = (0..1000).map(event).collect();
     g.throughput(Throughput::Elements(1000));

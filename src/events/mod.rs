@@ -6,12 +6,14 @@
 //! behind the [`EventStore`] trait; [`SledStore`] keeps it in sled with a
 //! per-actor index. Only this module knows sled and rmp-serde.
 
+mod group;
 mod sled_store;
 
 use serde::{Deserialize, Serialize};
 
 use crate::policy::slot::SlotEvent;
 
+pub use group::{Appender, GroupCommitter};
 pub use sled_store::SledStore;
 
 /// The schema version of envelopes written today.

@@ -230,3 +230,61 @@ fn replaying_a_simulated_runs_log_gives_the_state_it_ended_in() {
 fn initial_resources(s: &Slot) -> roost::policy::slot::Resources {
     s.resources.clone()
 }
+
+#[test]
+fn group_commit_serves_64_concurrent_appenders_without_loss() {
+    use roost::events::GroupCommitter;
+    let d = dir("group");
+    let store = SledStore::open(&d).expect("open");
+    let (committer, appender) = GroupCommitter::start(store);
+    let mut threads = Vec::new();
+    for w in 0..64 {
+        let a = appender.clone();
+        threads.push(std::thread::spawn(move || {
+            let actor = format!("slot{w}");
+            let mut acked = Vec::new();
+            for i in 0..20i64 {
+                let n = 1 + usize::try_from(i % 3).expect("small");
+                let batch: Vec<(i64, String, Event)> = (0..n)
+                    .map(|k| (i * 10 + k as i64, actor.clone(), ev(i, "g")))
+                    .collect();
+                let first = a.append(batch).expect("durable append");
+                acked.push((first, n));
+            }
+            (actor, acked)
+        }));
+    }
+    drop(appender);
+    let results: Vec<(String, Vec<(u64, usize)>)> = threads
+        .into_iter()
+        .map(|t| t.join().expect("thread"))
+        .collect();
+    let store = committer.finish().expect("writer returns the store");
+    let all: Vec<Envelope> = store.read_from(1).map(|e| e.expect("decodes")).collect();
+    let total: usize = results
+        .iter()
+        .flat_map(|(_, a)| a.iter().map(|(_, n)| n))
+        .sum();
+    assert_eq!(all.len(), total, "every acknowledged event is in the log");
+    assert!(
+        all.iter().enumerate().all(|(i, e)| e.seq == i as u64 + 1),
+        "contiguous"
+    );
+    for (actor, acked) in &results {
+        for (first, n) in acked {
+            for k in 0..*n as u64 {
+                assert_eq!(
+                    &all[usize::try_from(first + k - 1).expect("fits")].actor,
+                    actor,
+                    "batch kept together"
+                );
+            }
+        }
+        assert_eq!(
+            store.read_actor(actor).count(),
+            acked.iter().map(|(_, n)| n).sum::<usize>()
+        );
+    }
+    drop(store);
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -7,7 +7,8 @@ fn roost() -> Command {
     Command::new(env!("CARGO_BIN_EXE_roost"))
 }
 
-fn run_with_stdin(args: &[&str], stdin: &str) -> (String, String, bool) {
+/// Runs `roost ARGS` with `stdin`; returns stdout, stderr and success.
+pub(crate) fn run_with_stdin(args: &[&str], stdin: &str) -> (String, String, bool) {
     let mut child = roost()
         .args(args)
         .stdin(Stdio::piped())

@@ -2,9 +2,6 @@
 //! error, never a crash or unbounded memory, through the library and the
 //! CLI.
 
-use std::io::Write;
-use std::process::{Command, Stdio};
-
 use roost::classad::old::{OldItem, OldReader, parse_ad_auto};
 use roost::classad::{Evaluator, FixedEnv, Limits, Value, parse_ad, parse_expr, parse_expr_with};
 
@@ -129,22 +126,8 @@ fn the_cli_reports_limits_and_keeps_answering() {
         serde_json::json!({"my": null, "target": null, "expr": "1 + 1"}).to_string(),
     ]
     .join("\n");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_roost"))
-        .args(["classad", "eval", "--jsonl"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("roost runs");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(lines.as_bytes())
-        .expect("write");
-    let out = child.wait_with_output().expect("roost finishes");
-    assert!(out.status.success());
-    let text = String::from_utf8_lossy(&out.stdout);
+    let (text, _, ok) = super::classad_cli::run_with_stdin(&["classad", "eval", "--jsonl"], &lines);
+    assert!(ok);
     let answers: Vec<&str> = text.lines().collect();
     assert_eq!(answers.len(), 2, "{text}");
     assert!(answers[0].contains("\"error\"") && answers[0].contains("nested"));

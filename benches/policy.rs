@@ -65,19 +65,7 @@ fn bench_round(c: &mut Criterion) {
         let job = format!(
             "[ Owner = \"u{i}\"; JobUniverse = 5; ImageSize = 1000; RequestCpus = 1; RequestMemory = 2048 ]"
         );
-        let claim = roost::policy::slot::Claim {
-            id: 1,
-            job,
-            rank: 0.0,
-            fetched: true,
-            created: 0,
-            activations: 0,
-            job_start: None,
-            suspended_since: None,
-            suspended_total: 0,
-            pledged_vacate: 0,
-            ending: None,
-        };
+        let claim = roost::policy::slot::Claim::new(1, job, 0.0, true, 0);
         let ctx = Ctx {
             policy: &policy,
             spec: &spec,

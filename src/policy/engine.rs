@@ -1036,19 +1036,7 @@ impl<'c, 'a> Work<'c, 'a> {
 
     /// A new claim for a job (fetched or requested).
     fn fetch_claim(&self, job: String, rank: f64, fetched: bool) -> Claim {
-        Claim {
-            id: self.s.next_claim,
-            job,
-            rank,
-            fetched,
-            created: self.ctx.now,
-            activations: 0,
-            job_start: None,
-            suspended_since: None,
-            suspended_total: 0,
-            pledged_vacate: 0,
-            ending: None,
-        }
+        Claim::new(self.s.next_claim, job, rank, fetched, self.ctx.now)
     }
 
     /// The slot's RANK of a job (0.0 when not a number).

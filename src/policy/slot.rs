@@ -143,6 +143,25 @@ pub enum SlotKind {
     },
 }
 
+impl Claim {
+    /// A new claim `id` for a job (fetched or requested), made at `created`.
+    pub fn new(id: u64, job: String, rank: f64, fetched: bool, created: i64) -> Claim {
+        Claim {
+            id,
+            job,
+            rank,
+            fetched,
+            created,
+            activations: 0,
+            job_start: None,
+            suspended_since: None,
+            suspended_total: 0,
+            pledged_vacate: 0,
+            ending: None,
+        }
+    }
+}
+
 /// One slot's state.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Slot {

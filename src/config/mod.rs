@@ -456,42 +456,13 @@ impl Config {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::collections::HashMap;
 
-    struct Mem(HashMap<&'static str, &'static str>);
-
-    impl Files for Mem {
-        fn read(&self, path: &str) -> Result<Vec<u8>, String> {
-            self.0
-                .get(path)
-                .map(|s| s.as_bytes().to_vec())
-                .ok_or_else(|| "missing".to_string())
-        }
-        fn run(&self, _: &str) -> Result<Vec<u8>, String> {
-            Err("no commands".into())
-        }
-        fn list_dir(&self, _: &str) -> Result<Vec<String>, String> {
-            Ok(vec![])
-        }
-    }
-
-    fn config(text: &'static str, subsys: &str) -> Config {
-        let input = LoadInput {
-            root: Root::File("/etc/condor/condor_config".into()),
-            scope: Scope {
-                subsys: Some(subsys.into()),
-                localname: None,
-            },
-            attributes: vec![],
-            specials: vec![],
-            env: vec![],
-            now: 1_700_000_000,
+    fn config(text: &str, subsys: &str) -> Config {
+        let scope = Scope {
+            subsys: Some(subsys.into()),
+            localname: None,
         };
-        load(
-            &input,
-            &Mem(HashMap::from([("/etc/condor/condor_config", text)])),
-        )
-        .expect("loads")
+        load_text("/etc/condor/condor_config", text, scope, vec![]).expect("loads")
     }
 
     #[test]

@@ -633,23 +633,19 @@ pub fn simulate_with(
                 }
             }
             // The simulated schedd activates every claim it was granted at
-            // once.
-            for (j, x) in slots.iter().enumerate() {
-                let waiting = !x.gone
-                    && !x.slot.starter
-                    && x.slot.state == State::Claimed
-                    && x.slot.activity == super::slot::Activity::Idle
-                    && x.slot
-                        .claim
-                        .as_ref()
-                        .is_some_and(|c| !c.fetched && c.ending.is_none() && c.activations == 0);
-                if waiting
-                    && !inputs
-                        .iter()
-                        .any(|(k, inp)| *k == j && *inp == Input::Activate)
-                {
-                    inputs.push((j, Input::Activate));
-                }
+            // once. Only the slot that just decided can have a new claim (a
+            // new dynamic slot gets its claim from its own `Claimed` input).
+            let x = &slots[i];
+            let waiting = !x.gone
+                && !x.slot.starter
+                && x.slot.state == State::Claimed
+                && x.slot.activity == super::slot::Activity::Idle
+                && x.slot
+                    .claim
+                    .as_ref()
+                    .is_some_and(|c| !c.fetched && c.ending.is_none() && c.activations == 0);
+            if waiting && !inputs.contains(&(i, Input::Activate)) {
+                inputs.push((i, Input::Activate));
             }
             // When the last slot has drained, every drained slot moves to
             // Drained/Idle at once.

@@ -452,7 +452,6 @@ fn characterize(expr: &str, keywords: bool) -> Cift {
         }
         _ => {}
     }
-    let _ = (MONEY, MACRO, LOGIC, GROUP, OTHER, SUM);
     Cift::Complex
 }
 
@@ -709,7 +708,7 @@ impl Reader<'_> {
                 ifs: Vec::new(),
                 here: None,
             };
-            match self.test_if(&trigger, &src) {
+            match self.test_if(&trigger) {
                 Ok(true) => {}
                 Ok(false) => continue,
                 Err(reason) => {
@@ -995,7 +994,7 @@ impl Reader<'_> {
             let expr = line[2..].trim_start();
             let enabled = src.enabled();
             let value = if enabled {
-                self.test_if(expr, src).map_err(|why| {
+                self.test_if(expr).map_err(|why| {
                     src.err(format!("{expr} is not a valid if condition because {why}"))
                 })?
             } else {
@@ -1033,7 +1032,7 @@ impl Reader<'_> {
             }
             let outer = src.ifs[..n - 1].iter().all(|f| f.enabled);
             let value = if !f.taken && outer {
-                self.test_if(expr, src).map_err(|why| {
+                self.test_if(expr).map_err(|why| {
                     src.err(format!(
                         "{expr} is not a valid elif condition because {why}"
                     ))
@@ -1062,8 +1061,7 @@ impl Reader<'_> {
     /// An `if` condition: `defined NAME`, `defined use CAT:Name`,
     /// `version >= 8.1`, a boolean or a number, optionally negated by `!`,
     /// after macro expansion.
-    fn test_if(&self, expr: &str, src: &Src) -> Result<bool, String> {
-        let _ = src;
+    fn test_if(&self, expr: &str) -> Result<bool, String> {
         let mut text = expr.to_string();
         let expanded = expr.contains('$');
         if expanded {

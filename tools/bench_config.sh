@@ -7,16 +7,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-venv=target/bench-venv
-if [ ! -x "$venv/bin/python" ]; then
-    python3 -m venv "$venv"
-    "$venv/bin/pip" install --quiet -r tools/requirements.txt
-fi
+. tools/bench_common.sh
 
-echo "== machine"
-nproc
-grep -m1 'model name' /proc/cpuinfo || true
-date -u +%Y-%m-%dT%H:%MZ
 
 echo "== Roost: criterion (single thread)"
 cargo bench --bench config -- --warm-up-time 2 --measurement-time 10 2>&1 |

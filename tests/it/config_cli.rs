@@ -183,3 +183,24 @@ fn only_env_reads_no_files() {
     assert_eq!(v["A"], "from the environment");
     assert_eq!(v["MINUTE"], "60");
 }
+
+#[test]
+fn local_name_overrides_subsystem_which_overrides_plain() {
+    let d = dir("localname");
+    std::fs::write(
+        d.join("condor_config"),
+        "X = plain\nSTARTD.X = subsystem\nSTARTD2.X = local\n",
+    )
+    .expect("write");
+    let get = |extra: &[&str]| {
+        let mut args: Vec<&str> = extra.to_vec();
+        args.extend(["get", "X"]);
+        text(&roost_config(&d, &args).stdout)
+    };
+    assert_eq!(get(&[]), "plain\n");
+    assert_eq!(get(&["--subsystem", "STARTD"]), "subsystem\n");
+    assert_eq!(
+        get(&["--subsystem", "STARTD", "--local-name", "STARTD2"]),
+        "local\n"
+    );
+}

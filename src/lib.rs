@@ -4,8 +4,11 @@
 
 #![warn(missing_docs)]
 
+pub mod actors;
 pub mod classad;
 pub mod cli;
 pub mod config;
 pub mod events;
+pub mod hooks;
 pub mod policy;
+pub mod starter;

@@ -3,6 +3,8 @@
 mod classad_cmd;
 mod config_cmd;
 mod policy_cmd;
+mod quickstart;
+mod startd_cmd;
 pub mod sysconfig;
 pub mod sysenv;
 
@@ -28,6 +30,11 @@ enum Command {
     /// Try a startd policy on virtual time.
     #[command(subcommand)]
     Policy(policy_cmd::PolicyCmd),
+    /// Run the execute-point daemon.
+    Startd(startd_cmd::StartdCmd),
+    /// Run one job for the daemon (started by `roost startd`, not by hand).
+    #[command(hide = true)]
+    Starter,
 }
 
 /// Runs the command line; returns the process exit code.
@@ -37,6 +44,10 @@ pub fn run() -> ExitCode {
         Command::Classad(cmd) => classad_cmd::run(cmd),
         Command::Config(cmd) => config_cmd::run(cmd),
         Command::Policy(cmd) => policy_cmd::run(cmd),
+        Command::Startd(cmd) => startd_cmd::run(cmd),
+        Command::Starter => Ok(ExitCode::from(
+            u8::try_from(crate::starter::run::main()).unwrap_or(1),
+        )),
     };
     match result {
         Ok(code) => code,

@@ -7,6 +7,7 @@
 //! per-actor index. Only this module knows sled and rmp-serde.
 
 mod group;
+pub mod runtime;
 mod sled_store;
 
 use serde::{Deserialize, Serialize};
@@ -14,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::policy::slot::SlotEvent;
 
 pub use group::{Appender, GroupCommitter};
+pub use runtime::{DaemonEvent, HookEvent, StarterEvent};
 pub use sled_store::SledStore;
 
 /// The schema version of envelopes written today.
@@ -24,6 +26,12 @@ pub const SCHEMA: u16 = 1;
 pub enum Event {
     /// A slot's state machine.
     Slot(SlotEvent),
+    /// A hook invocation.
+    Hook(HookEvent),
+    /// A starter.
+    Starter(StarterEvent),
+    /// The daemon.
+    Daemon(DaemonEvent),
 }
 
 /// One logged event.

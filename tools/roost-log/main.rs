@@ -45,10 +45,39 @@ fn summary(e: &Event) -> String {
             why,
             ..
         }) => format!("-> {state}/{activity} (transition {transition}, {why})"),
-        Event::Slot(other) => {
-            let text = format!("{other:?}");
-            text.split([' ', '{', '(']).next().unwrap_or("").to_string()
+        other => generic_summary(other),
+    }
+}
+
+/// `Kind.Variant field=value …` from the event's serde form.
+fn generic_summary(e: &Event) -> String {
+    fn flat(v: &serde_json::Value, path: &mut Vec<String>, fields: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) if m.len() == 1 && path.len() < 2 => {
+                if let Some((k, inner)) = m.iter().next() {
+                    path.push(k.clone());
+                    flat(inner, path, fields);
+                }
+            }
+            serde_json::Value::Object(m) => {
+                for (k, v) in m {
+                    if k != "at" {
+                        fields.push(format!("{k}={v}"));
+                    }
+                }
+            }
+            serde_json::Value::String(s) => path.push(s.clone()),
+            other => fields.push(other.to_string()),
         }
+    }
+    let v = serde_json::to_value(e).unwrap_or_default();
+    let (mut path, mut fields) = (Vec::new(), Vec::new());
+    flat(&v, &mut path, &mut fields);
+    let head = path.join(".");
+    if fields.is_empty() {
+        head
+    } else {
+        format!("{head} {}", fields.join(" "))
     }
 }
 

@@ -1,0 +1,141 @@
+//! A hook invocation as an actor: validates the path, starts the process,
+//! records `Started`, waits (with the timeout), records `Finished` with
+//! what the output meant, answers whoever asked, and stops.
+
+use std::rc::Rc;
+
+use actix::prelude::*;
+use tracing::{debug, warn};
+
+use super::shared::Shared;
+use crate::events::{Event, HookEvent};
+use crate::hooks::{self, HookOutput, HookRun};
+
+/// A finished (or refused) hook, for the actor that asked for it.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct HookDone {
+    /// The hook type.
+    pub hook: &'static str,
+    /// Its output, or why it did not run.
+    pub output: Result<HookOutput, String>,
+}
+
+/// Says what a hook's output means, for the log.
+pub type Classify = fn(&HookOutput) -> String;
+
+/// One hook invocation.
+pub struct HookActor {
+    shared: Rc<Shared>,
+    id: String,
+    hook: &'static str,
+    slot: String,
+    claim: Option<u64>,
+    run: HookRun,
+    classify: Classify,
+    reply: Option<Recipient<HookDone>>,
+}
+
+impl HookActor {
+    /// Starts `run` as hook `hook` of `slot`; `reply` hears the outcome.
+    pub fn launch(
+        shared: &Rc<Shared>,
+        hook: &'static str,
+        slot: &str,
+        claim: Option<u64>,
+        run: HookRun,
+        classify: Classify,
+        reply: Option<Recipient<HookDone>>,
+    ) {
+        let id = format!("{slot}/{hook}/{}", shared.next_id());
+        HookActor {
+            shared: Rc::clone(shared),
+            id,
+            hook,
+            slot: slot.to_string(),
+            claim,
+            run,
+            classify,
+            reply,
+        }
+        .start();
+    }
+
+    fn refuse(&mut self, reason: String, ctx: &mut Context<Self>) {
+        warn!(message = "Hook not run.", hook = self.hook, slot = %self.slot, reason = %reason);
+        let ev = HookEvent::Refused {
+            hook: self.hook.to_string(),
+            slot: self.slot.clone(),
+            path: self.run.path.display().to_string(),
+            reason: reason.clone(),
+        };
+        let _ = self.shared.append(&self.id, vec![Event::Hook(ev)]);
+        if let Some(r) = self.reply.take() {
+            r.do_send(HookDone {
+                hook: self.hook,
+                output: Err(reason),
+            });
+        }
+        ctx.stop();
+    }
+}
+
+impl Actor for HookActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        if let Err(e) = hooks::validate(&self.run.path) {
+            return self.refuse(e.to_string(), ctx);
+        }
+        let running = match hooks::spawn(&self.run) {
+            Ok(r) => r,
+            Err(e) => return self.refuse(e.to_string(), ctx),
+        };
+        let pid = running.pid();
+        debug!(message = "Hook started.", hook = self.hook, slot = %self.slot, pid);
+        let ev = HookEvent::Started {
+            hook: self.hook.to_string(),
+            slot: self.slot.clone(),
+            path: self.run.path.display().to_string(),
+            args: self.run.args.clone(),
+            pid,
+            claim: self.claim,
+        };
+        if let Err(e) = self.shared.append(&self.id, vec![Event::Hook(ev)]) {
+            warn!(message = "Cannot record hook start.", hook = self.hook, error = %e);
+        }
+        ctx.spawn(running.finish().into_actor(self).map(|out, act, ctx| {
+            for line in &out.stderr {
+                warn!(message = "Hook stderr.", hook = act.hook, slot = %act.slot, line = %line);
+            }
+            let outcome = (act.classify)(&out);
+            if out.timed_out {
+                warn!(message = "Hook killed at its timeout.", hook = act.hook, slot = %act.slot,
+                    seconds = out.elapsed.as_secs_f64());
+            }
+            let ev = HookEvent::Finished {
+                exit: out.exit.clone(),
+                timed_out: out.timed_out,
+                truncated: out.truncated,
+                stdout_bytes: out.stdout.len() as u64,
+                outcome,
+                elapsed: out.elapsed.as_secs_f64(),
+            };
+            if let Err(e) = act.shared.append(&act.id, vec![Event::Hook(ev)]) {
+                warn!(message = "Cannot record hook end.", hook = act.hook, error = %e);
+            }
+            if let Some(r) = act.reply.take() {
+                r.do_send(HookDone {
+                    hook: act.hook,
+                    output: Ok(out),
+                });
+            }
+            ctx.stop();
+        }));
+    }
+}
+
+/// For hooks whose output is ignored.
+pub fn ignored(out: &HookOutput) -> String {
+    format!("{} (output ignored)", out.exit)
+}

@@ -1,0 +1,93 @@
+//! What the daemon detects about its machine: CPUs, memory, the disk of
+//! `EXECUTE`, swap, load average, keyboard and console idle time.
+
+use std::path::Path;
+
+use crate::classad::{ClassAd, Value};
+use crate::policy::layout::MachineInputs;
+
+fn meminfo_kb(key: &str) -> Option<i64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(key))
+        .and_then(|v| v.split_whitespace().next())
+        .and_then(|v| v.parse().ok())
+}
+
+/// Free KiB of the file system holding `dir`.
+pub fn disk_kb(dir: &Path) -> i64 {
+    match nix::sys::statvfs::statvfs(dir) {
+        Ok(s) => {
+            let bytes = u128::from(s.blocks_available()) * u128::from(s.fragment_size());
+            i64::try_from(bytes / 1024).unwrap_or(i64::MAX)
+        }
+        Err(_) => 0,
+    }
+}
+
+/// The machine's resources as detected now.
+pub fn detect(execute: &Path) -> MachineInputs {
+    let cpus =
+        std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(1));
+    MachineInputs {
+        cpus,
+        memory_mb: meminfo_kb("MemTotal:").map_or(1024, |k| k / 1024),
+        disk_kb: disk_kb(execute),
+        swap_kb: meminfo_kb("SwapTotal:").unwrap_or(0),
+        gpus: 0,
+    }
+}
+
+/// The 1-minute load average.
+pub fn load_avg() -> f64 {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|t| t.split_whitespace().next().and_then(|v| v.parse().ok()))
+        .unwrap_or(0.0)
+}
+
+/// Seconds since a terminal device was last used (its access time), the
+/// smallest over `devices`; `None` when none exists.
+fn idle_of(devices: &[&str], now: i64) -> Option<i64> {
+    devices
+        .iter()
+        .filter_map(|d| std::fs::metadata(d).ok())
+        .map(|m| {
+            use std::os::unix::fs::MetadataExt;
+            (now - m.atime()).max(0)
+        })
+        .min()
+}
+
+/// Seconds since boot.
+fn uptime() -> i64 {
+    std::fs::read_to_string("/proc/uptime")
+        .ok()
+        .and_then(|t| t.split('.').next().and_then(|v| v.parse().ok()))
+        .unwrap_or(0)
+}
+
+/// The machine attributes every slot ad carries (the dynamic part).
+pub fn machine_ad(now: i64) -> ClassAd {
+    let mut ad = ClassAd::new();
+    let load = load_avg();
+    ad.insert_value("TotalLoadAvg", Value::Real(load));
+    ad.insert_value("LoadAvg", Value::Real(load));
+    ad.insert_value("TotalCondorLoadAvg", Value::Real(0.0));
+    ad.insert_value("CondorLoadAvg", Value::Real(0.0));
+    // Without a console device, idle since the machine booted.
+    let console = idle_of(&["/dev/console", "/dev/tty0"], now).unwrap_or_else(uptime);
+    ad.insert_value("ConsoleIdle", Value::Int(console));
+    ad.insert_value("KeyboardIdle", Value::Int(console));
+    ad.insert_value("MyCurrentTime", Value::Int(now));
+    ad.insert_value("OpSys", Value::from("LINUX"));
+    ad.insert_value(
+        "Arch",
+        Value::from(if std::env::consts::ARCH == "x86_64" {
+            "X86_64"
+        } else {
+            std::env::consts::ARCH
+        }),
+    );
+    ad
+}

@@ -1,0 +1,18 @@
+//! The daemon's actors (actix). Each is a thin shell: it receives a
+//! message, asks the pure core what to do, appends the resulting events to
+//! the log, applies them, and only then acts on the world.
+//!
+//! * [`node::NodeActor`]: the supervisor (slots, drains, shutdown).
+//! * [`slot::SlotActor`]: one per slot, around `policy::engine::decide`.
+//! * [`hook::HookActor`]: one per hook invocation.
+//! * [`starter::StarterActor`]: one per `roost starter` process.
+//!
+//! The single event-log writer is `events::GroupCommitter`'s thread.
+
+pub mod clock;
+pub mod hook;
+pub mod machine;
+pub mod node;
+pub mod shared;
+pub mod slot;
+pub mod starter;

@@ -1,0 +1,372 @@
+//! The daemon's supervisor: creates the slot actors, carves and deletes
+//! dynamic slots, refreshes the machine's attributes, applies drains and
+//! shutdowns, reconfigures on SIGHUP, and stops the system when a shutdown
+//! has no job left.
+
+use std::collections::BTreeMap;
+use std::rc::Rc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use tracing::{error, info, warn};
+
+use super::machine::machine_ad;
+use super::shared::Shared;
+use super::slot::{PublicAd, SlotActor, SlotInput, idle};
+use crate::config::Config;
+use crate::events::{DaemonEvent, Event};
+use crate::policy::engine::{Drain, DrainHow, Input, Policy};
+use crate::policy::layout::SlotSpec;
+use crate::policy::publish::StartdAttrs;
+use crate::policy::slot::{Activity, Claim, Resources, Slot, SlotKind, State};
+
+/// A slot's state, as the supervisor tracks it.
+#[derive(Message, Clone, Debug)]
+#[rtype(result = "()")]
+pub struct SlotStatus {
+    /// Slot id.
+    pub id: String,
+    /// State.
+    pub state: State,
+    /// Activity.
+    pub activity: Activity,
+    /// Holds a claim or a starter.
+    pub busy: bool,
+    /// Deleted (a dynamic slot that went).
+    pub deleted: bool,
+}
+
+/// A partitionable slot carved a dynamic slot.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SlotBorn {
+    /// The partitionable slot's id.
+    pub parent: String,
+    /// The new slot's sub-id.
+    pub sub: u32,
+    /// Its resources.
+    pub resources: Resources,
+    /// The claim it was carved for.
+    pub claim: Claim,
+    /// The parent's layout.
+    pub spec: SlotSpec,
+}
+
+/// A dynamic slot was deleted.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SlotGone {
+    /// Its id.
+    pub id: String,
+    /// What it gives back.
+    pub resources: Resources,
+}
+
+/// A signal or an admin command.
+#[derive(Message, Clone, Debug)]
+#[rtype(result = "Result<String, String>")]
+pub enum Control {
+    /// Drain every slot; `None`: cancel.
+    Drain(Option<(DrainHow, Option<String>)>),
+    /// Shut down.
+    Off(DrainHow),
+    /// Vacate one slot or all.
+    Vacate(Option<String>),
+    /// Re-read the configuration.
+    Reconfig(Box<Config>),
+    /// The slots' public ads (new syntax), by name.
+    Status,
+}
+
+/// The supervisor.
+pub struct NodeActor {
+    shared: Rc<Shared>,
+    initial: Vec<(Slot, SlotSpec, Policy, StartdAttrs)>,
+    slots: BTreeMap<String, (Addr<SlotActor>, SlotStatus)>,
+    stopped: bool,
+}
+
+impl NodeActor {
+    /// A supervisor that will create `slots`.
+    pub fn new(shared: Rc<Shared>, slots: Vec<(Slot, SlotSpec, Policy, StartdAttrs)>) -> NodeActor {
+        NodeActor {
+            shared,
+            initial: slots,
+            slots: BTreeMap::new(),
+            stopped: false,
+        }
+    }
+
+    fn refresh_machine(&self) {
+        *self.shared.machine_ad.borrow_mut() = machine_ad(self.shared.clock.now());
+    }
+
+    fn record(&self, e: DaemonEvent) {
+        if let Err(err) = self.shared.append("daemon", vec![Event::Daemon(e)]) {
+            error!(message = "Cannot record daemon event.", error = %err);
+        }
+    }
+
+    fn evaluate_all(&self) {
+        for (addr, st) in self.slots.values() {
+            if !st.deleted {
+                addr.do_send(SlotInput(Input::Evaluate));
+            }
+        }
+    }
+
+    fn check_done(&mut self) {
+        let live: Vec<&SlotStatus> = self
+            .slots
+            .values()
+            .map(|(_, s)| s)
+            .filter(|s| !s.deleted)
+            .collect();
+        let mut retiring = Vec::new();
+        if let Some(d) = self.shared.drain.borrow_mut().as_mut() {
+            let all = live.iter().all(|s| s.state == State::Drained);
+            if all && !d.all_drained {
+                for s in &live {
+                    if s.activity == Activity::Retiring {
+                        retiring.push(s.id.clone());
+                    }
+                }
+            }
+            d.all_drained = all;
+        }
+        for id in retiring {
+            if let Some((a, _)) = self.slots.get(&id) {
+                a.do_send(SlotInput(Input::Evaluate));
+            }
+        }
+        let shutdown = self
+            .shared
+            .drain
+            .borrow()
+            .as_ref()
+            .is_some_and(|d| d.shutdown);
+        if shutdown && !self.stopped && live.iter().all(|s| idle(s.state, s.busy)) {
+            self.stopped = true;
+            info!(message = "Shutdown complete.");
+            self.record(DaemonEvent::Stopped {
+                why: "shutdown: no job left".into(),
+            });
+            System::current().stop();
+        }
+    }
+}
+
+impl Actor for NodeActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.refresh_machine();
+        let me = ctx.address();
+        let initial = std::mem::take(&mut self.initial);
+        self.shared.total_slots.set(initial.len());
+        let names: Vec<String> = initial.iter().map(|(s, ..)| s.name.clone()).collect();
+        self.record(DaemonEvent::Started {
+            version: env!("CARGO_PKG_VERSION").into(),
+            pid: std::process::id(),
+            host: self.shared.host.clone(),
+            slots: names,
+        });
+        for (slot, spec, policy, attrs) in initial {
+            let id = slot.id.clone();
+            let status = SlotStatus {
+                id: id.clone(),
+                state: slot.state,
+                activity: slot.activity,
+                busy: false,
+                deleted: false,
+            };
+            let addr = SlotActor::new(
+                &self.shared,
+                me.clone(),
+                slot,
+                spec,
+                policy,
+                attrs,
+                Input::Evaluate,
+            )
+            .start();
+            self.slots.insert(id, (addr, status));
+        }
+        let every = self
+            .shared
+            .config()
+            .int("UPDATE_INTERVAL")
+            .ok()
+            .flatten()
+            .and_then(|v| u64::try_from(v).ok())
+            .unwrap_or(300)
+            .clamp(1, 300);
+        ctx.run_interval(Duration::from_secs(every), |act, _| act.refresh_machine());
+    }
+}
+
+impl Handler<SlotStatus> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, st: SlotStatus, _: &mut Context<Self>) {
+        if let Some(e) = self.slots.get_mut(&st.id) {
+            e.1 = st;
+        }
+        self.check_done();
+    }
+}
+
+impl Handler<SlotBorn> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, b: SlotBorn, ctx: &mut Context<Self>) {
+        let id = format!("{}_{}", b.parent, b.sub);
+        let config = self.shared.config();
+        let policy = match Policy::from_config(&config, &id, b.spec.type_id) {
+            Ok(p) => p,
+            Err(e) => {
+                error!(message = "Cannot make the dynamic slot's policy.", slot = %id, error = %e);
+                return;
+            }
+        };
+        let attrs = StartdAttrs::from_config(&config, &id).unwrap_or(StartdAttrs(Vec::new()));
+        let mut spec = b.spec.clone();
+        spec.partitionable = false;
+        let now = self.shared.clock.now();
+        let slot = Slot::with(
+            &id,
+            &self.shared.host,
+            now,
+            SlotKind::Dynamic {
+                parent: b.parent.clone(),
+            },
+            b.resources,
+        );
+        info!(message = "Dynamic slot created.", slot = %slot.name, parent = %b.parent);
+        let status = SlotStatus {
+            id: id.clone(),
+            state: slot.state,
+            activity: slot.activity,
+            busy: true,
+            deleted: false,
+        };
+        let addr = SlotActor::new(
+            &self.shared,
+            ctx.address(),
+            slot,
+            spec,
+            policy,
+            attrs,
+            Input::Claimed(b.claim),
+        )
+        .start();
+        self.slots.insert(id, (addr, status));
+        self.shared
+            .total_slots
+            .set(self.slots.values().filter(|(_, s)| !s.deleted).count());
+    }
+}
+
+impl Handler<SlotGone> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, g: SlotGone, _: &mut Context<Self>) {
+        self.slots.remove(&g.id);
+        if let Some((parent, sub)) = g.id.rsplit_once('_')
+            && let Ok(sub) = sub.parse::<u32>()
+            && let Some((addr, _)) = self.slots.get(parent)
+        {
+            addr.do_send(SlotInput(Input::ChildDeleted {
+                sub,
+                resources: g.resources,
+            }));
+        }
+        self.shared.total_slots.set(self.slots.len());
+        self.check_done();
+    }
+}
+
+impl Handler<Control> for NodeActor {
+    type Result = ResponseActFuture<Self, Result<String, String>>;
+
+    fn handle(&mut self, c: Control, _: &mut Context<Self>) -> Self::Result {
+        let done = |r: Result<String, String>| Box::pin(actix::fut::ready(r)) as Self::Result;
+        match c {
+            Control::Drain(Some((how, start))) => {
+                let d = match Drain::new(how, start.as_deref()) {
+                    Ok(d) => d,
+                    Err(e) => return done(Err(e.to_string())),
+                };
+                self.record(DaemonEvent::Command {
+                    command: format!("drain {how:?}"),
+                });
+                *self.shared.drain.borrow_mut() = Some(d);
+                self.evaluate_all();
+                done(Ok(format!("draining ({how:?})")))
+            }
+            Control::Drain(None) => {
+                self.record(DaemonEvent::Command {
+                    command: "drain cancel".into(),
+                });
+                *self.shared.drain.borrow_mut() = None;
+                self.evaluate_all();
+                done(Ok("drain cancelled".into()))
+            }
+            Control::Off(how) => {
+                info!(message = "Shutting down.", how = ?how);
+                self.record(DaemonEvent::Command {
+                    command: format!("off {how:?}"),
+                });
+                *self.shared.drain.borrow_mut() = Some(Drain::shutdown(how));
+                self.evaluate_all();
+                self.check_done();
+                done(Ok(format!("shutting down ({how:?})")))
+            }
+            Control::Vacate(which) => {
+                let mut n = 0;
+                for (addr, st) in self.slots.values() {
+                    let hit = which
+                        .as_deref()
+                        .is_none_or(|w| w == st.id || w.split('@').next() == Some(st.id.as_str()));
+                    if hit && !st.deleted {
+                        addr.do_send(SlotInput(Input::Vacate));
+                        n += 1;
+                    }
+                }
+                self.record(DaemonEvent::Command {
+                    command: format!("vacate {}", which.as_deref().unwrap_or("all")),
+                });
+                done(Ok(format!("vacating {n} slot(s)")))
+            }
+            Control::Reconfig(config) => {
+                *self.shared.config.borrow_mut() = Rc::new(*config);
+                self.record(DaemonEvent::Reconfigured {
+                    ok: true,
+                    message: "configuration re-read; slot policies apply from the next evaluation of new slots, and the layout needs a restart".into(),
+                });
+                done(Ok("reconfigured".into()))
+            }
+            Control::Status => {
+                let addrs: Vec<Addr<SlotActor>> = self
+                    .slots
+                    .values()
+                    .filter(|(_, s)| !s.deleted)
+                    .map(|(a, _)| a.clone())
+                    .collect();
+                Box::pin(
+                    async move {
+                        let mut ads = Vec::new();
+                        for a in addrs {
+                            match a.send(PublicAd).await {
+                                Ok(ad) => ads.push(ad),
+                                Err(e) => warn!(message = "Slot did not answer.", error = %e),
+                            }
+                        }
+                        Ok(ads.join("\n"))
+                    }
+                    .into_actor(self),
+                )
+            }
+        }
+    }
+}

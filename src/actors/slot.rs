@@ -1,0 +1,451 @@
+//! A slot as an actor: the shell around the pure policy state machine.
+//! Each input is decided, the events appended durably, applied, and only
+//! then are the effects carried out (hooks, starters, signals).
+
+use std::rc::Rc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use tracing::{error, info, warn};
+
+use super::hook::{HookActor, HookDone, ignored};
+use super::node::{NodeActor, SlotBorn, SlotGone, SlotStatus};
+use super::shared::Shared;
+use super::starter::{StarterActor, StarterCmd, starter_hooks};
+use crate::classad::unparse::{OldOrder, ad_to_old};
+use crate::classad::{ClassAd, FixedEnv, Value, parse_ad};
+use crate::events::{Event, slot_batch};
+use crate::hooks::HookRun;
+use crate::hooks::output::{Fetched, fetched};
+use crate::policy::engine::{
+    Ctx, Effect, Input, Policy, decide, evaluation_interval, next_fetch_at, slot_ad,
+};
+use crate::policy::layout::SlotSpec;
+use crate::policy::publish::{Publish, StartdAttrs, public_ad};
+use crate::policy::slot::{Slot, SlotEvent, State, apply};
+use crate::starter::protocol::{Command, Request, default_hook_timeout};
+
+/// An input for the slot's state machine.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SlotInput(pub Input);
+
+/// Asks for the slot's public ad.
+#[derive(Message)]
+#[rtype(result = "String")]
+pub struct PublicAd;
+
+/// One slot.
+pub struct SlotActor {
+    shared: Rc<Shared>,
+    node: Addr<NodeActor>,
+    slot: Slot,
+    spec: SlotSpec,
+    policy: Policy,
+    attrs: StartdAttrs,
+    starter: Option<Addr<StarterActor>>,
+    eval_at: Option<(i64, SpawnHandle)>,
+    fetch_timer: Option<SpawnHandle>,
+    first: Option<Input>,
+}
+
+impl SlotActor {
+    /// A slot actor, which starts by handling `first`.
+    pub fn new(
+        shared: &Rc<Shared>,
+        node: Addr<NodeActor>,
+        slot: Slot,
+        spec: SlotSpec,
+        policy: Policy,
+        attrs: StartdAttrs,
+        first: Input,
+    ) -> SlotActor {
+        SlotActor {
+            shared: Rc::clone(shared),
+            node,
+            slot,
+            spec,
+            policy,
+            attrs,
+            starter: None,
+            eval_at: None,
+            fetch_timer: None,
+            first: Some(first),
+        }
+    }
+
+    /// Calls `f` with the slot's decision context at `now`.
+    fn with_ctx<R>(&self, now: i64, f: impl FnOnce(&Ctx<'_>) -> R) -> R {
+        let machine = self.shared.machine_ad.borrow();
+        let drain = self.shared.drain.borrow();
+        f(&Ctx {
+            policy: &self.policy,
+            spec: &self.spec,
+            machine: &machine,
+            now,
+            drain: drain.as_ref(),
+        })
+    }
+
+    fn public(&self, now: i64) -> ClassAd {
+        let p = Publish {
+            machine: &self.shared.machine,
+            detected: self.shared.detected,
+            host: &self.shared.host,
+            total_slots: self.shared.total_slots.get(),
+            attrs: &self.attrs,
+        };
+        self.with_ctx(now, |ctx| public_ad(&self.slot, ctx, &p))
+    }
+
+    fn internal(&self, now: i64) -> ClassAd {
+        self.with_ctx(now, |ctx| slot_ad(&self.slot, ctx))
+    }
+
+    /// Decide, append, apply, act.
+    fn step(&mut self, input: &Input, ctx: &mut Context<Self>) {
+        let now = self.shared.clock.now();
+        let d = self.with_ctx(now, |c| decide(&self.slot, c, input));
+        if !d.events.is_empty() {
+            let batch: Vec<Event> = slot_batch(&self.slot.id, &d.events)
+                .into_iter()
+                .map(|(_, _, e)| e)
+                .collect();
+            if let Err(e) = self.shared.append(&self.slot.id, batch) {
+                // Nothing unrecorded is acted on; the input is dropped and
+                // the next evaluation tries again.
+                error!(message = "Cannot record slot events; not acting on them.",
+                    slot = %self.slot.name, error = %e);
+                self.reschedule(ctx, now);
+                return;
+            }
+        }
+        for e in &d.events {
+            if let SlotEvent::ActivityChanged {
+                state,
+                activity,
+                why,
+                ..
+            } = e
+            {
+                info!(message = "Slot changed.", slot = %self.slot.name,
+                    from = %format!("{}/{}", self.slot.state, self.slot.activity),
+                    to = %format!("{state}/{activity}"), why = %why);
+            }
+            apply(&mut self.slot, e);
+            match e {
+                SlotEvent::DynamicSlotCreated {
+                    sub,
+                    resources,
+                    claim,
+                    ..
+                } => self.node.do_send(SlotBorn {
+                    parent: self.slot.id.clone(),
+                    sub: *sub,
+                    resources: resources.clone(),
+                    claim: claim.clone(),
+                    spec: self.spec.clone(),
+                }),
+                SlotEvent::SlotDeleted { .. } => {
+                    self.node.do_send(SlotGone {
+                        id: self.slot.id.clone(),
+                        resources: self.slot.resources.clone(),
+                    });
+                }
+                _ => {}
+            }
+        }
+        for eff in d.effects {
+            self.act(eff, now, ctx);
+        }
+        self.node.do_send(SlotStatus {
+            id: self.slot.id.clone(),
+            state: self.slot.state,
+            activity: self.slot.activity,
+            busy: self.slot.claim.is_some() || self.slot.starter,
+            deleted: self.slot.deleted,
+        });
+        if self.slot.deleted {
+            ctx.stop();
+            return;
+        }
+        self.reschedule(ctx, now);
+    }
+
+    fn reschedule(&mut self, ctx: &mut Context<Self>, now: i64) {
+        let want = now + evaluation_interval(&self.slot, &self.policy).max(1);
+        let keep = self
+            .eval_at
+            .as_ref()
+            .is_some_and(|(t, _)| *t > now && *t <= want);
+        if !keep {
+            if let Some((_, h)) = self.eval_at.take() {
+                ctx.cancel_future(h);
+            }
+            let secs = u64::try_from(want - now).unwrap_or(1);
+            let h = ctx.run_later(Duration::from_secs(secs), |act, ctx| {
+                act.eval_at = None;
+                act.step(&Input::Evaluate, ctx);
+            });
+            self.eval_at = Some((want, h));
+        }
+        if let Some(h) = self.fetch_timer.take() {
+            ctx.cancel_future(h);
+        }
+        let next = self.with_ctx(now, |c| next_fetch_at(&self.slot, c));
+        if let Some(f) = next
+            && f < want
+        {
+            let secs = u64::try_from((f - now).max(1)).unwrap_or(1);
+            self.fetch_timer = Some(ctx.run_later(Duration::from_secs(secs), |act, ctx| {
+                act.fetch_timer = None;
+                act.step(&Input::FetchTimer, ctx);
+            }));
+        }
+    }
+
+    fn hook_path(&self, hook: &str) -> Option<std::path::PathBuf> {
+        let kw = self.policy.keyword.as_deref()?;
+        self.shared
+            .config()
+            .get(&format!("{kw}_HOOK_{hook}"))
+            .ok()
+            .flatten()
+            .map(|p| p.trim().to_string())
+            .filter(|p| !p.is_empty())
+            .map(std::path::PathBuf::from)
+    }
+
+    fn hook_run(
+        &self,
+        hook: &str,
+        path: std::path::PathBuf,
+        args: Vec<String>,
+        stdin: String,
+    ) -> HookRun {
+        let kw = self.policy.keyword.clone().unwrap_or_default();
+        let timeout = self
+            .shared
+            .config()
+            .int(&format!("{kw}_HOOK_{hook}_TIMEOUT"))
+            .ok()
+            .flatten()
+            .and_then(|t| u64::try_from(t).ok())
+            .unwrap_or_else(|| default_hook_timeout(hook));
+        HookRun {
+            path,
+            args,
+            stdin: stdin.into_bytes(),
+            cwd: self.shared.dirs.log.clone(),
+            env: self.shared.hooks.env.clone(),
+            user: self.shared.hooks.user,
+            timeout: Some(Duration::from_secs(timeout.max(1))),
+            stdout_limit: self.shared.hooks.stdout_limit,
+        }
+    }
+
+    fn claim_id(&self, claim: u64) -> String {
+        format!(
+            "<{}>#{}#{claim}#{}",
+            self.shared.host, self.shared.started, self.slot.id
+        )
+    }
+
+    /// `job -----\n slot [ClaimId]` as REPLY_FETCH and EVICT_CLAIM read it.
+    fn job_and_slot(&self, job: &str, now: i64, claim: Option<u64>) -> String {
+        let job = parse_ad(job).unwrap_or_default();
+        let mut text = ad_to_old(&job, OldOrder::Bytes);
+        text.push_str("-----\n");
+        text.push_str(&ad_to_old(&self.internal(now), OldOrder::Bytes));
+        if let Some(c) = claim {
+            let mut a = ClassAd::new();
+            a.insert_value("ClaimId", Value::from(self.claim_id(c).as_str()));
+            text.push_str(&ad_to_old(&a, OldOrder::Bytes));
+        }
+        text
+    }
+
+    fn act(&mut self, eff: Effect, now: i64, ctx: &mut Context<Self>) {
+        let claim = self.slot.claim.as_ref().map(|c| c.id);
+        match eff {
+            Effect::FetchWork => {
+                let Some(path) = self.hook_path("FETCH_WORK") else {
+                    self.step(&Input::FetchFailed, ctx);
+                    return;
+                };
+                let stdin = ad_to_old(&self.public(now), OldOrder::Bytes);
+                let run = self.hook_run("FETCH_WORK", path, Vec::new(), stdin);
+                HookActor::launch(
+                    &self.shared,
+                    "FETCH_WORK",
+                    &self.slot.id,
+                    None,
+                    run,
+                    classify_fetch,
+                    Some(ctx.address().recipient()),
+                );
+            }
+            Effect::ReplyFetch { accept, job } => {
+                if let Some(path) = self.hook_path("REPLY_FETCH") {
+                    let arg = if accept { "accept" } else { "reject" };
+                    let stdin = self.job_and_slot(&job, now, if accept { claim } else { None });
+                    let run = self.hook_run("REPLY_FETCH", path, vec![arg.into()], stdin);
+                    HookActor::launch(
+                        &self.shared,
+                        "REPLY_FETCH",
+                        &self.slot.id,
+                        claim,
+                        run,
+                        ignored,
+                        None,
+                    );
+                }
+            }
+            Effect::EvictClaim { job } => {
+                if let Some(path) = self.hook_path("EVICT_CLAIM") {
+                    let stdin = self.job_and_slot(&job, now, claim);
+                    let run = self.hook_run("EVICT_CLAIM", path, Vec::new(), stdin);
+                    HookActor::launch(
+                        &self.shared,
+                        "EVICT_CLAIM",
+                        &self.slot.id,
+                        claim,
+                        run,
+                        ignored,
+                        None,
+                    );
+                }
+            }
+            Effect::SpawnStarter { job } => {
+                let ad = parse_ad(&job).unwrap_or_default();
+                let config = self.shared.config();
+                let env = FixedEnv::new(now);
+                let label = format!(
+                    "{}.{} {}",
+                    match ad.eval_attr("ClusterId", &env) {
+                        Value::Int(i) => i,
+                        _ => 1,
+                    },
+                    match ad.eval_attr("ProcId", &env) {
+                        Value::Int(i) => i,
+                        _ => 0,
+                    },
+                    match ad.eval_attr("Owner", &env) {
+                        Value::Str(s) => s.to_string_lossy(),
+                        _ => String::new(),
+                    },
+                );
+                let int = |k: &str, d: u64| {
+                    config
+                        .int(k)
+                        .ok()
+                        .flatten()
+                        .and_then(|v| u64::try_from(v).ok())
+                        .unwrap_or(d)
+                };
+                let req = Request {
+                    slot: self.slot.id.clone(),
+                    job: ad_to_old(&ad, OldOrder::Bytes),
+                    machine: ad_to_old(&self.public(now), OldOrder::Bytes),
+                    execute: self.shared.dirs.execute.clone(),
+                    hooks: starter_hooks(&config, &ad),
+                    update_intervals: (
+                        int("STARTER_INITIAL_UPDATE_INTERVAL", 8),
+                        int("STARTER_UPDATE_INTERVAL", 300),
+                    ),
+                    hook_env: self.shared.hooks.env.clone(),
+                    stdout_limit: self.shared.hooks.stdout_limit,
+                };
+                self.starter = Some(StarterActor::launch(
+                    &self.shared,
+                    ctx.address(),
+                    &self.slot.id,
+                    claim.unwrap_or(0),
+                    label,
+                    req,
+                ));
+            }
+            Effect::Suspend => self.tell(StarterCmd::Send(Command::Suspend)),
+            Effect::Continue => self.tell(StarterCmd::Send(Command::Continue)),
+            Effect::SoftKill => self.tell(StarterCmd::Send(Command::SoftKill)),
+            Effect::HardKill => self.tell(StarterCmd::Send(Command::HardKill)),
+            Effect::KillStarter => self.tell(StarterCmd::KillAll),
+            Effect::ReplyClaim { accept } => {
+                warn!(message = "Claim request answered with no one to tell.", slot = %self.slot.name, accept);
+            }
+        }
+    }
+
+    fn tell(&self, cmd: StarterCmd) {
+        match &self.starter {
+            Some(s) => s.do_send(cmd),
+            None => warn!(message = "No starter to signal.", slot = %self.slot.name),
+        }
+    }
+}
+
+/// FETCH_WORK's outcome for the log.
+fn classify_fetch(out: &crate::hooks::HookOutput) -> String {
+    if out.timed_out {
+        return "killed at its timeout; no work taken".into();
+    }
+    match fetched(&out.stdout, out.truncated, out.stdout.len()) {
+        Fetched::NoWork => "no work".into(),
+        Fetched::Job(ad) => format!("job ad with {} attributes", ad.len()),
+        Fetched::Malformed(m) => format!("malformed output: {m}"),
+    }
+}
+
+impl Actor for SlotActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        if let Some(first) = self.first.take() {
+            self.step(&first, ctx);
+        }
+    }
+}
+
+impl Handler<SlotInput> for SlotActor {
+    type Result = ();
+
+    fn handle(&mut self, SlotInput(input): SlotInput, ctx: &mut Context<Self>) {
+        if matches!(input, Input::StarterExited) {
+            self.starter = None;
+        }
+        self.step(&input, ctx);
+    }
+}
+
+impl Handler<PublicAd> for SlotActor {
+    type Result = String;
+
+    fn handle(&mut self, _: PublicAd, _: &mut Context<Self>) -> String {
+        crate::classad::unparse::ad_to_string(&self.public(self.shared.clock.now()))
+    }
+}
+
+impl Handler<HookDone> for SlotActor {
+    type Result = ();
+
+    fn handle(&mut self, done: HookDone, ctx: &mut Context<Self>) {
+        let input = match done.output {
+            Err(_) => Input::FetchFailed,
+            Ok(out) if out.timed_out => Input::FetchFailed,
+            Ok(out) => match fetched(&out.stdout, out.truncated, self.shared.hooks.stdout_limit) {
+                Fetched::NoWork => Input::FetchedNothing,
+                Fetched::Job(ad) => Input::FetchedJob(crate::classad::unparse::ad_to_string(&ad)),
+                Fetched::Malformed(m) => {
+                    error!(message = "FETCH_WORK output refused.", slot = %self.slot.name, reason = %m);
+                    Input::FetchFailed
+                }
+            },
+        };
+        self.step(&input, ctx);
+    }
+}
+
+/// Whether the slot holds nothing that must finish before the daemon exits.
+pub fn idle(state: State, busy: bool) -> bool {
+    !busy && state != State::Preempting
+}

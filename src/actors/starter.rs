@@ -1,0 +1,330 @@
+//! A starter as an actor: runs one `roost starter` process for a claim,
+//! hands it the job, forwards the slot's commands, records what it reports
+//! in the event log, and tells the slot when it has gone.
+
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::rc::Rc;
+
+use actix::prelude::*;
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::Pid;
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::sync::mpsc;
+use tracing::{info, warn};
+
+use super::shared::Shared;
+use super::slot::{SlotActor, SlotInput};
+use crate::classad::argenv::split_v2;
+use crate::classad::{ClassAd, FixedEnv, Value};
+use crate::config::Config;
+use crate::events::{Event, StarterEvent};
+use crate::hooks::{self, Exit};
+use crate::policy::engine::Input;
+use crate::starter::protocol::{Command, Report, Request, StarterHooks, default_hook_timeout};
+
+/// A command from the slot.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub enum StarterCmd {
+    /// Pass this on to the starter.
+    Send(Command),
+    /// The starter did not go in time: kill it and the job.
+    KillAll,
+}
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Line(Report);
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Gone(Exit);
+
+/// One starter process.
+pub struct StarterActor {
+    shared: Rc<Shared>,
+    id: String,
+    slot: Addr<SlotActor>,
+    slot_id: String,
+    claim: u64,
+    job: String,
+    request: Option<Request>,
+    pid: u32,
+    job_pid: Option<u32>,
+    commands: Option<mpsc::UnboundedSender<String>>,
+}
+
+impl StarterActor {
+    /// Starts a starter for `claim` of slot `slot_id`.
+    pub fn launch(
+        shared: &Rc<Shared>,
+        slot: Addr<SlotActor>,
+        slot_id: &str,
+        claim: u64,
+        job_label: String,
+        request: Request,
+    ) -> Addr<StarterActor> {
+        StarterActor {
+            shared: Rc::clone(shared),
+            id: format!("{slot_id}/starter/{}", shared.next_id()),
+            slot,
+            slot_id: slot_id.to_string(),
+            claim,
+            job: job_label,
+            request: Some(request),
+            pid: 0,
+            job_pid: None,
+            commands: None,
+        }
+        .start()
+    }
+
+    fn record(&self, e: StarterEvent) {
+        if let Err(err) = self.shared.append(&self.id, vec![Event::Starter(e)]) {
+            warn!(message = "Cannot record starter event.", starter = %self.id, error = %err);
+        }
+    }
+}
+
+impl Actor for StarterActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        let Some(request) = self.request.take() else {
+            return;
+        };
+        let mut cmd = tokio::process::Command::new(&self.shared.starter_exe);
+        cmd.arg("starter")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .process_group(0)
+            .env_clear()
+            .envs(self.shared.hooks.env.iter().map(|(k, v)| (k, v)));
+        let mut child = match cmd.spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                warn!(message = "Cannot start the starter.", slot = %self.slot_id, error = %e);
+                self.record(StarterEvent::JobNotStarted {
+                    reason: format!("cannot start {}: {e}", self.shared.starter_exe.display()),
+                });
+                self.slot.do_send(SlotInput(Input::StarterExited));
+                ctx.stop();
+                return;
+            }
+        };
+        self.pid = child.id().unwrap_or(0);
+        info!(message = "Starter spawned.", slot = %self.slot_id, claim = self.claim, pid = self.pid);
+        self.record(StarterEvent::Spawned {
+            slot: self.slot_id.clone(),
+            claim: self.claim,
+            pid: self.pid,
+            job: self.job.clone(),
+        });
+        let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+        let first = serde_json::to_string(&request).unwrap_or_default();
+        let _ = tx.send(first);
+        self.commands = Some(tx);
+        if let Some(mut stdin) = child.stdin.take() {
+            actix::spawn(async move {
+                while let Some(mut line) = rx.recv().await {
+                    line.push('\n');
+                    if stdin.write_all(line.as_bytes()).await.is_err() {
+                        break;
+                    }
+                    let _ = stdin.flush().await;
+                }
+            });
+        }
+        let me = ctx.address();
+        if let Some(out) = child.stdout.take() {
+            let me = me.clone();
+            let slot = self.slot_id.clone();
+            actix::spawn(async move {
+                let mut lines = BufReader::new(out).lines();
+                while let Ok(Some(l)) = lines.next_line().await {
+                    match serde_json::from_str::<Report>(&l) {
+                        Ok(r) => {
+                            if me.send(Line(r)).await.is_err() {
+                                break;
+                            }
+                        }
+                        Err(e) => warn!(message = "Starter said something unreadable.",
+                            slot = %slot, line = %l, error = %e),
+                    }
+                }
+            });
+        }
+        if let Some(err) = child.stderr.take() {
+            let slot = self.slot_id.clone();
+            actix::spawn(async move {
+                let mut lines = BufReader::new(err).lines();
+                while let Ok(Some(l)) = lines.next_line().await {
+                    info!(target: "starter", slot = %slot, "{l}");
+                }
+            });
+        }
+        actix::spawn(async move {
+            let exit = match child.wait().await {
+                Ok(s) => hooks::exit_of(s),
+                Err(_) => Exit::Code(-1),
+            };
+            let _ = me.send(Gone(exit)).await;
+        });
+    }
+}
+
+impl Handler<Line> for StarterActor {
+    type Result = ();
+
+    fn handle(&mut self, Line(r): Line, _: &mut Context<Self>) {
+        let e = match r {
+            Report::JobStarted { pid } => {
+                self.job_pid = Some(pid);
+                info!(message = "Job started.", slot = %self.slot_id, pid);
+                StarterEvent::JobStarted { pid }
+            }
+            Report::NotStarted { reason } => {
+                warn!(message = "Job not started.", slot = %self.slot_id, reason = %reason);
+                StarterEvent::JobNotStarted { reason }
+            }
+            Report::Hook {
+                hook,
+                args,
+                exit,
+                timed_out,
+                outcome,
+            } => StarterEvent::Hook {
+                hook,
+                args,
+                exit,
+                timed_out,
+                outcome,
+            },
+            Report::Suspended { stopped } => StarterEvent::Suspended { stopped },
+            Report::JobExited {
+                exit,
+                how,
+                duration,
+            } => {
+                info!(message = "Job exited.", slot = %self.slot_id, exit = %exit, how = %how);
+                StarterEvent::JobExited {
+                    exit,
+                    how,
+                    duration,
+                }
+            }
+            Report::Warning { message } => {
+                warn!(message = "Starter warning.", slot = %self.slot_id, warning = %message);
+                StarterEvent::Warning { message }
+            }
+        };
+        self.record(e);
+    }
+}
+
+impl Handler<Gone> for StarterActor {
+    type Result = ();
+
+    fn handle(&mut self, Gone(exit): Gone, ctx: &mut Context<Self>) {
+        self.record(StarterEvent::Exited { exit });
+        self.slot.do_send(SlotInput(Input::StarterExited));
+        ctx.stop();
+    }
+}
+
+impl Handler<StarterCmd> for StarterActor {
+    type Result = ();
+
+    fn handle(&mut self, cmd: StarterCmd, _: &mut Context<Self>) {
+        match cmd {
+            StarterCmd::Send(c) => {
+                if let Some(tx) = &self.commands {
+                    let _ = tx.send(serde_json::to_string(&c).unwrap_or_default());
+                }
+            }
+            StarterCmd::KillAll => {
+                for pid in [self.job_pid, Some(self.pid)].into_iter().flatten() {
+                    if let Ok(p) = i32::try_from(pid)
+                        && p > 0
+                    {
+                        let _ = killpg(Pid::from_raw(p), Signal::SIGKILL);
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn hook_path(config: &Config, keyword: &str, hook: &str) -> Option<PathBuf> {
+    config
+        .get(&format!("{keyword}_HOOK_{hook}"))
+        .ok()
+        .flatten()
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| PathBuf::from(p.trim()))
+}
+
+fn defines_hooks(config: &Config, keyword: &str) -> bool {
+    ["PREPARE_JOB", "UPDATE_JOB_INFO", "JOB_EXIT"]
+        .iter()
+        .any(|h| hook_path(config, keyword, h).is_some())
+}
+
+/// The starter hooks for a job: `STARTER_JOB_HOOK_KEYWORD`, else the job's
+/// `HookKeyword` when that keyword defines hooks, else
+/// `STARTER_DEFAULT_JOB_HOOK_KEYWORD`. Paths that fail HTCondor's checks
+/// are left out (and logged).
+pub fn starter_hooks(config: &Config, job: &ClassAd) -> StarterHooks {
+    let get = |k: &str| {
+        config
+            .get(k)
+            .ok()
+            .flatten()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    let from_job = match job.eval_attr("HookKeyword", &FixedEnv::new(0)) {
+        Value::Str(s) => Some(s.to_string_lossy()).filter(|k| defines_hooks(config, k)),
+        _ => None,
+    };
+    let keyword = get("STARTER_JOB_HOOK_KEYWORD")
+        .or(from_job)
+        .or_else(|| get("STARTER_DEFAULT_JOB_HOOK_KEYWORD"));
+    let Some(kw) = keyword else {
+        return StarterHooks::default();
+    };
+    let checked = |hook: &str| {
+        let p = hook_path(config, &kw, hook)?;
+        match hooks::validate(&p) {
+            Ok(()) => Some(p),
+            Err(e) => {
+                warn!(message = "Starter hook refused.", hook, error = %e);
+                None
+            }
+        }
+    };
+    let timeout = |hook: &str| {
+        config
+            .int(&format!("{kw}_HOOK_{hook}_TIMEOUT"))
+            .ok()
+            .flatten()
+            .and_then(|t| u64::try_from(t).ok())
+            .unwrap_or_else(|| default_hook_timeout(hook))
+    };
+    StarterHooks {
+        prepare_job: checked("PREPARE_JOB"),
+        prepare_job_args: get(&format!("{kw}_HOOK_PREPARE_JOB_ARGS"))
+            .and_then(|a| split_v2(&a).ok())
+            .unwrap_or_default(),
+        update_job_info: checked("UPDATE_JOB_INFO"),
+        job_exit: checked("JOB_EXIT"),
+        timeouts: [
+            timeout("PREPARE_JOB"),
+            timeout("UPDATE_JOB_INFO"),
+            timeout("JOB_EXIT"),
+        ],
+        keyword: Some(kw),
+    }
+}

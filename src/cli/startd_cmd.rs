@@ -1,0 +1,278 @@
+//! `roost startd`: the execute-point daemon. Reads HTCondor configuration,
+//! detects the machine, opens the event log, reconciles what an earlier
+//! run left unfinished, creates the slots and runs the actors until a
+//! shutdown (SIGTERM graceful, SIGQUIT fast, SIGINT graceful then fast;
+//! SIGHUP re-reads the configuration).
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use actix::prelude::*;
+use anyhow::{Context as _, Result, anyhow};
+use clap::Args;
+use tracing::{error, info, warn};
+
+use super::quickstart;
+use super::sysconfig::{FsFiles, find_root, load_input};
+use crate::actors::clock::{Clock, SystemClock};
+use crate::actors::machine::detect;
+use crate::actors::node::{Control, NodeActor};
+use crate::actors::shared::{Dirs, HookSettings, Shared};
+use crate::config::{Config, Scope, load};
+use crate::events::{DaemonEvent, Event, EventStore, GroupCommitter, SledStore, StarterEvent};
+use crate::policy::engine::{DrainHow, Policy};
+use crate::policy::layout::{layout, machine};
+use crate::policy::publish::StartdAttrs;
+
+/// `roost startd` options.
+#[derive(Args, Debug)]
+pub struct StartdCmd {
+    /// The root configuration file (default: $CONDOR_CONFIG, then the
+    /// standard places).
+    #[arg(long, value_name = "FILE")]
+    config: Option<String>,
+    /// Stay in the foreground (as HTCondor's -f); without it the daemon
+    /// detaches.
+    #[arg(short = 'f', long)]
+    foreground: bool,
+    /// Write the quickstart setup (configuration, spool hooks, example
+    /// jobs) into DIR if it is not there yet, and run on it.
+    #[arg(long, value_name = "DIR", conflicts_with = "config")]
+    quickstart: Option<PathBuf>,
+}
+
+fn load_config(root: Option<&str>) -> Result<Config> {
+    let root = find_root(root).map_err(|e| anyhow!(e))?;
+    let scope = Scope {
+        subsys: Some("STARTD".into()),
+        localname: None,
+    };
+    let mut input = load_input(root, scope);
+    let mem = detect(Path::new("/")).memory_mb;
+    input
+        .specials
+        .push(("DETECTED_MEMORY".to_string(), mem.to_string()));
+    load(&input, &FsFiles).map_err(|e| anyhow!("configuration error: {e}"))
+}
+
+fn dir(config: &Config, knob: &str) -> Result<PathBuf> {
+    let v = config
+        .get(knob)
+        .map_err(|e| anyhow!("{knob}: {e}"))?
+        .filter(|v| !v.trim().is_empty())
+        .ok_or_else(|| anyhow!("{knob} is not set; set it (or LOCAL_DIR) in the configuration"))?;
+    let p = PathBuf::from(v.trim());
+    std::fs::create_dir_all(&p)
+        .with_context(|| format!("{knob}: cannot create {}", p.display()))?;
+    Ok(p)
+}
+
+fn hook_user(config: &Config) -> Option<(u32, u32)> {
+    if !nix::unistd::Uid::effective().is_root() {
+        return None;
+    }
+    if let Ok(Some(ids)) = config.get("CONDOR_IDS")
+        && let Some((u, g)) = ids.trim().split_once('.')
+        && let (Ok(u), Ok(g)) = (u.parse(), g.parse())
+    {
+        return Some((u, g));
+    }
+    match nix::unistd::User::from_name("condor") {
+        Ok(Some(u)) => Some((u.uid.as_raw(), u.gid.as_raw())),
+        _ => None,
+    }
+}
+
+fn init_logging(config: &Config, log_dir: &Path) -> Result<()> {
+    use tracing_subscriber::fmt::writer::MakeWriterExt;
+    let debug = config
+        .get("STARTD_DEBUG")
+        .ok()
+        .flatten()
+        .unwrap_or_default()
+        .to_ascii_uppercase();
+    let level = if debug.contains("D_FULLDEBUG") || debug.contains("D_ALL") {
+        tracing::Level::DEBUG
+    } else {
+        tracing::Level::INFO
+    };
+    let path = log_dir.join("StartLog");
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .with_context(|| format!("cannot open {}", path.display()))?;
+    let file = std::sync::Mutex::new(file);
+    let writer = std::io::stderr.and(file);
+    tracing_subscriber::fmt()
+        .with_max_level(level)
+        .with_writer(writer.with_max_level(level))
+        .with_ansi(false)
+        .try_init()
+        .map_err(|e| anyhow!("cannot set up logging: {e}"))
+}
+
+/// Starters the log says were running and never reported their end: the
+/// daemon stopped under them.
+fn unfinished_starters(store: &SledStore) -> Vec<(String, String)> {
+    let mut open: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
+    for env in store.read_from(1).flatten() {
+        if let Event::Starter(e) = &env.event {
+            match e {
+                StarterEvent::Spawned { slot, .. } => {
+                    open.insert(env.actor.clone(), slot.clone());
+                }
+                StarterEvent::Exited { .. } => {
+                    open.remove(&env.actor);
+                }
+                _ => {}
+            }
+        }
+    }
+    open.into_iter().collect()
+}
+
+/// Runs `roost startd`.
+pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
+    let root = match &cmd.quickstart {
+        Some(d) => Some(quickstart::prepare(d)?.display().to_string()),
+        None => cmd.config.clone(),
+    };
+    let config = load_config(root.as_deref())?;
+    for w in config.warnings() {
+        eprintln!("roost: warning: {w}");
+    }
+    let dirs = Dirs {
+        log: dir(&config, "LOG")?,
+        execute: dir(&config, "EXECUTE")?,
+        spool: dir(&config, "SPOOL")?,
+    };
+    if !cmd.foreground {
+        nix::unistd::daemon(true, false).map_err(|e| anyhow!("cannot detach: {e}"))?;
+    }
+    init_logging(&config, &dirs.log)?;
+    // Hooks and jobs get files no one else may write.
+    nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o022));
+
+    let events_dir = dirs.spool.join("roost-events");
+    let store = SledStore::open(&events_dir).map_err(|e| anyhow!("event log: {e}"))?;
+    let lost = unfinished_starters(&store);
+    let first_id = store.next_seq();
+    let (committer, appender) = GroupCommitter::start(store);
+
+    let clock: Arc<dyn Clock> = Arc::new(SystemClock);
+    let now = clock.now();
+    let inputs = detect(&dirs.execute);
+    let m = machine(&config, &inputs).map_err(|e| anyhow!("machine resources: {e}"))?;
+    let specs = layout(&config, &m).map_err(|e| anyhow!("slot layout: {e}"))?;
+    let host = config
+        .get("FULL_HOSTNAME")
+        .ok()
+        .flatten()
+        .filter(|h| !h.is_empty())
+        .unwrap_or_else(|| "localhost".into());
+    let mut slots = Vec::new();
+    for spec in specs {
+        let id = format!("slot{}", spec.id);
+        let policy = Policy::from_config(&config, &id, spec.type_id)
+            .map_err(|e| anyhow!("policy of {id}: {e}"))?;
+        let attrs = StartdAttrs::from_config(&config, &id).map_err(|e| anyhow!("{id}: {e}"))?;
+        slots.push((spec.new_slot(&m, &host, now), spec, policy, attrs));
+    }
+    let hooks = HookSettings {
+        user: hook_user(&config),
+        env: std::env::vars_os()
+            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+            .collect(),
+        stdout_limit: config
+            .int("PIPE_BUFFER_MAX")
+            .ok()
+            .flatten()
+            .and_then(|v| usize::try_from(v).ok())
+            .unwrap_or(crate::hooks::DEFAULT_STDOUT_LIMIT),
+    };
+    if nix::unistd::Uid::effective().is_root() && hooks.user.is_none() {
+        warn!(
+            message =
+                "Running as root without a condor user or CONDOR_IDS: startd hooks run as root."
+        );
+    }
+    let starter_exe = std::env::current_exe().context("cannot find the roost executable")?;
+    let detected = (inputs.cpus, inputs.memory_mb);
+    let config_root = root.clone();
+    info!(message = "Starting.", host = %host, slots = slots.len(), log = %events_dir.display());
+
+    let sys = System::new();
+    let result: Result<()> = sys.block_on(async {
+        let shared = std::rc::Rc::new(Shared::new(
+            std::rc::Rc::new(config),
+            appender,
+            clock,
+            dirs,
+            host,
+            hooks,
+            m,
+            detected,
+            starter_exe,
+            first_id,
+        ));
+        for (actor, slot) in &lost {
+            let e = DaemonEvent::Reconciled {
+                slot: slot.clone(),
+                what: format!(
+                    "starter {actor} was running when the daemon stopped; its job is not followed"
+                ),
+            };
+            warn!(message = "Unfinished starter from an earlier run.", starter = %actor, slot = %slot);
+            shared
+                .append("daemon", vec![Event::Daemon(e)])
+                .map_err(|e| anyhow!("event log: {e}"))?;
+        }
+        let node = NodeActor::new(shared, slots).start();
+        actix::spawn(signals(node, config_root));
+        Ok(())
+    });
+    result?;
+    sys.run().context("actor system")?;
+    drop(committer.finish());
+    info!(message = "Stopped.");
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn signals(node: Addr<NodeActor>, root: Option<String>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut quit), Ok(mut int), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::quit()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        error!(message = "Cannot install signal handlers.");
+        return;
+    };
+    let mut interrupted = false;
+    loop {
+        let control = tokio::select! {
+            _ = term.recv() => Control::Off(DrainHow::Graceful),
+            _ = quit.recv() => Control::Off(DrainHow::Fast),
+            _ = int.recv() => {
+                let how = if interrupted { DrainHow::Fast } else { DrainHow::Graceful };
+                interrupted = true;
+                Control::Off(how)
+            }
+            _ = hup.recv() => match load_config(root.as_deref()) {
+                Ok(c) => Control::Reconfig(Box::new(c)),
+                Err(e) => {
+                    error!(message = "Reconfiguration refused; keeping the old configuration.", error = %e);
+                    continue;
+                }
+            },
+        };
+        match node.send(control).await {
+            Ok(Ok(msg)) => info!(message = "Command done.", result = %msg),
+            Ok(Err(e)) => warn!(message = "Command failed.", error = %e),
+            Err(_) => return,
+        }
+    }
+}

@@ -1,0 +1,155 @@
+//! Events of the daemon's shell actors: hook invocations, starters and the
+//! daemon itself. Slot events live with the policy (`policy::slot`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::hooks::Exit;
+
+/// A hook invocation's life.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum HookEvent {
+    /// The hook process was started.
+    Started {
+        /// `FETCH_WORK`, `REPLY_FETCH`, `EVICT_CLAIM`.
+        hook: String,
+        /// For which slot.
+        slot: String,
+        /// The executable.
+        path: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// Its pid.
+        pid: u32,
+        /// The claim it concerns, if any.
+        claim: Option<u64>,
+    },
+    /// It finished.
+    Finished {
+        /// How it ended.
+        exit: Exit,
+        /// Killed at its timeout.
+        timed_out: bool,
+        /// Its stdout was cut at the limit.
+        truncated: bool,
+        /// Bytes of stdout kept.
+        stdout_bytes: u64,
+        /// What its output meant (`job`, `no work`, the parse error, …).
+        outcome: String,
+        /// Seconds it ran.
+        elapsed: f64,
+    },
+    /// It could not be run (refused path, spawn failure).
+    Refused {
+        /// The hook type.
+        hook: String,
+        /// For which slot.
+        slot: String,
+        /// The configured path.
+        path: String,
+        /// Why.
+        reason: String,
+    },
+}
+
+/// A starter's life, as it reports it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum StarterEvent {
+    /// The starter process was started for a claim.
+    Spawned {
+        /// The slot.
+        slot: String,
+        /// The claim.
+        claim: u64,
+        /// The starter's pid.
+        pid: u32,
+        /// The job's `ClusterId.ProcId` and `Owner`, for the audit trail.
+        job: String,
+    },
+    /// The job process exists.
+    JobStarted {
+        /// Its pid.
+        pid: u32,
+    },
+    /// The job was not started.
+    JobNotStarted {
+        /// Why.
+        reason: String,
+    },
+    /// A starter hook finished.
+    Hook {
+        /// Which.
+        hook: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// How it ended (`None`: not run).
+        exit: Option<Exit>,
+        /// Killed at its timeout.
+        timed_out: bool,
+        /// What came of it.
+        outcome: String,
+    },
+    /// The job was stopped or continued.
+    Suspended {
+        /// True: stopped.
+        stopped: bool,
+    },
+    /// The job's process ended.
+    JobExited {
+        /// How.
+        exit: Exit,
+        /// JOB_EXIT's argument.
+        how: String,
+        /// Seconds it ran.
+        duration: f64,
+    },
+    /// The starter process ended.
+    Exited {
+        /// How.
+        exit: Exit,
+    },
+    /// A warning the starter reported.
+    Warning {
+        /// The message.
+        message: String,
+    },
+}
+
+/// The daemon's own events.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum DaemonEvent {
+    /// The daemon started.
+    Started {
+        /// Roost's version.
+        version: String,
+        /// Its pid.
+        pid: u32,
+        /// The host name it publishes.
+        host: String,
+        /// Slots it created or restored.
+        slots: Vec<String>,
+    },
+    /// After a restart, something the log promised could not be resumed.
+    Reconciled {
+        /// The slot.
+        slot: String,
+        /// What was done.
+        what: String,
+    },
+    /// A reconfiguration was tried.
+    Reconfigured {
+        /// Whether the new configuration was taken.
+        ok: bool,
+        /// What happened.
+        message: String,
+    },
+    /// A drain or shutdown was asked for.
+    Command {
+        /// The command (`drain graceful`, `off fast`, `vacate slot1`, …).
+        command: String,
+    },
+    /// The daemon is exiting.
+    Stopped {
+        /// Why.
+        why: String,
+    },
+}

@@ -1,0 +1,117 @@
+//! What the daemon and a `roost starter` process say to each other: one
+//! JSON [`Request`] line on the starter's stdin, then [`Command`] lines;
+//! [`Report`] lines on its stdout. The starter's stderr is its log.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::hooks::Exit;
+
+/// The starter hooks chosen for a job (paths already validated).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StarterHooks {
+    /// The keyword they came from.
+    pub keyword: Option<String>,
+    /// `<KW>_HOOK_PREPARE_JOB`.
+    pub prepare_job: Option<PathBuf>,
+    /// `<KW>_HOOK_PREPARE_JOB_ARGS`, split.
+    pub prepare_job_args: Vec<String>,
+    /// `<KW>_HOOK_UPDATE_JOB_INFO`.
+    pub update_job_info: Option<PathBuf>,
+    /// `<KW>_HOOK_JOB_EXIT`.
+    pub job_exit: Option<PathBuf>,
+    /// Timeouts in seconds: PREPARE_JOB, UPDATE_JOB_INFO, JOB_EXIT.
+    pub timeouts: [u64; 3],
+}
+
+/// Everything a starter needs; it reads no configuration itself.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Request {
+    /// The slot's id (`slot1`, `slot1_2`): `_CONDOR_SLOT`.
+    pub slot: String,
+    /// The job ad, old syntax.
+    pub job: String,
+    /// The slot ad, old syntax (`.machine.ad`).
+    pub machine: String,
+    /// `EXECUTE`: the sandbox is made under it.
+    pub execute: PathBuf,
+    /// The hooks.
+    pub hooks: StarterHooks,
+    /// `STARTER_INITIAL_UPDATE_INTERVAL`, `STARTER_UPDATE_INTERVAL`.
+    pub update_intervals: (u64, u64),
+    /// The environment hooks inherit from the daemon.
+    pub hook_env: Vec<(String, String)>,
+    /// The hook stdout cap.
+    pub stdout_limit: usize,
+}
+
+/// From the daemon to a starter.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Command {
+    /// SIGSTOP the job's process group.
+    Suspend,
+    /// SIGCONT it.
+    Continue,
+    /// Send the job's `KillSig`.
+    SoftKill,
+    /// SIGKILL the job's process group.
+    HardKill,
+}
+
+/// From a starter to the daemon.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Report {
+    /// The job process exists.
+    JobStarted {
+        /// Its pid.
+        pid: u32,
+    },
+    /// The job was not started; JOB_EXIT was (or would be) told so.
+    NotStarted {
+        /// Why, for the fetcher and the log.
+        reason: String,
+    },
+    /// A starter hook finished.
+    Hook {
+        /// `PREPARE_JOB`, `UPDATE_JOB_INFO`, `JOB_EXIT`.
+        hook: String,
+        /// Its arguments.
+        args: Vec<String>,
+        /// How it ended (`None`: it could not be started).
+        exit: Option<Exit>,
+        /// Killed at its timeout.
+        timed_out: bool,
+        /// What came of it, for the log.
+        outcome: String,
+    },
+    /// The job was suspended or continued.
+    Suspended {
+        /// True: stopped; false: continued.
+        stopped: bool,
+    },
+    /// The job's process ended.
+    JobExited {
+        /// How.
+        exit: Exit,
+        /// The JOB_EXIT argument: `exit`, `evict`, `hold`, `remove`.
+        how: String,
+        /// Seconds it ran.
+        duration: f64,
+    },
+    /// Something worth a line in the daemon's log.
+    Warning {
+        /// The message.
+        message: String,
+    },
+}
+
+/// Default timeouts of hooks, in seconds. HTCondor has only JOB_EXIT's
+/// (30); the rest are Roost's, so that a hung hook never holds a slot.
+pub fn default_hook_timeout(hook: &str) -> u64 {
+    match hook {
+        "FETCH_WORK" | "REPLY_FETCH" | "EVICT_CLAIM" | "UPDATE_JOB_INFO" => 60,
+        "PREPARE_JOB" | "PREPARE_JOB_BEFORE_TRANSFER" => 300,
+        _ => 30,
+    }
+}

@@ -1,0 +1,747 @@
+//! The `roost starter` process: makes the sandbox, runs PREPARE_JOB, the
+//! job (in its own process group, as its owner), UPDATE_JOB_INFO on its
+//! timer and JOB_EXIT at the end, obeys the daemon's commands, and reports
+//! every step as a JSON line on stdout.
+
+use std::path::{Path, PathBuf};
+use std::process::Stdio;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use nix::sys::signal::{Signal, killpg};
+use nix::unistd::{Gid, Pid, Uid, User};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+
+use super::job::{JobSpec, job_spec, signal_description, under};
+use super::protocol::{Command, Report, Request};
+use crate::classad::old::OldReader;
+use crate::classad::unparse::{OldOrder, ad_to_old};
+use crate::classad::{ClassAd, Expr, FixedEnv, Value, parse_expr};
+use crate::hooks::{self, Exit, HookOutput, HookRun};
+
+/// Runs a starter on this process's stdin/stdout; returns the exit code.
+pub fn main() -> i32 {
+    let rt = match tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("roost starter: cannot start: {e}");
+            return 1;
+        }
+    };
+    let code = rt.block_on(async {
+        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        let request = match lines.next_line().await {
+            Ok(Some(l)) => serde_json::from_str::<Request>(&l)
+                .map_err(|e| format!("the request line is not valid: {e}")),
+            Ok(None) => Err("no request on stdin".to_string()),
+            Err(e) => Err(format!("cannot read stdin: {e}")),
+        };
+        match request {
+            Ok(r) => Starter::new(r).run(lines).await,
+            Err(e) => {
+                eprintln!("roost starter: {e}");
+                1
+            }
+        }
+    });
+    // The stdin reader may still be blocked on a read; do not wait for it.
+    rt.shutdown_background();
+    code
+}
+
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+}
+
+async fn report(r: &Report) {
+    if let Ok(mut line) = serde_json::to_string(r) {
+        line.push('\n');
+        let mut out = tokio::io::stdout();
+        // The daemon may be gone; the job goes on regardless.
+        let _ = out.write_all(line.as_bytes()).await;
+        let _ = out.flush().await;
+    }
+}
+
+fn log(msg: &str) {
+    eprintln!("{msg}");
+}
+
+/// The user a job and its hooks run as.
+#[derive(Clone, Debug)]
+struct RunAs {
+    uid: u32,
+    gid: u32,
+    name: String,
+}
+
+struct Starter {
+    req: Request,
+    job: ClassAd,
+    sandbox: PathBuf,
+    user: Option<RunAs>,
+}
+
+impl Starter {
+    fn new(req: Request) -> Starter {
+        let reader = OldReader {
+            skip_comments: true,
+            ..OldReader::default()
+        };
+        // The starter, like HTCondor's, ignores job-ad lines that do not
+        // parse (the daemon already checked the ad).
+        let mut job = ClassAd::new();
+        for item in reader.read(req.job.as_bytes()) {
+            if let crate::classad::old::OldItem::Ad(a) = item {
+                job.update(&a.ad);
+            }
+        }
+        let sandbox = req.execute.join(format!("dir_{}", std::process::id()));
+        Starter {
+            req,
+            job,
+            sandbox,
+            user: None,
+        }
+    }
+
+    /// Whom the job runs as: its Owner when we are root (unknown users and
+    /// root refused), else ourselves.
+    fn resolve_user(&self, spec: &JobSpec) -> Result<Option<RunAs>, String> {
+        if !Uid::effective().is_root() {
+            return Ok(None);
+        }
+        let Some(owner) = &spec.owner else {
+            return Err("Owner not found in job ad; a job must name its Owner".into());
+        };
+        match User::from_name(owner) {
+            Ok(Some(u)) if u.uid.is_root() => Err(format!(
+                "Owner \"{owner}\" is root; jobs may not run as root"
+            )),
+            Ok(Some(u)) => Ok(Some(RunAs {
+                uid: u.uid.as_raw(),
+                gid: u.gid.as_raw(),
+                name: u.name,
+            })),
+            Ok(None) => Err(format!(
+                "Uid for \"{owner}\" not found in passwd database for a local job"
+            )),
+            Err(e) => Err(format!("cannot look up Owner \"{owner}\": {e}")),
+        }
+    }
+
+    fn make_sandbox(&self) -> Result<(), String> {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::create_dir_all(&self.sandbox)
+            .map_err(|e| format!("cannot create sandbox {}: {e}", self.sandbox.display()))?;
+        let _ = std::fs::set_permissions(&self.sandbox, std::fs::Permissions::from_mode(0o700));
+        if let Some(u) = &self.user {
+            nix::unistd::chown(
+                &self.sandbox,
+                Some(Uid::from_raw(u.uid)),
+                Some(Gid::from_raw(u.gid)),
+            )
+            .map_err(|e| format!("cannot give sandbox to {}: {e}", u.name))?;
+        }
+        let write = |name: &str, text: &str| {
+            let p = self.sandbox.join(name);
+            std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+            if let Some(u) = &self.user {
+                let _ =
+                    nix::unistd::chown(&p, Some(Uid::from_raw(u.uid)), Some(Gid::from_raw(u.gid)));
+            }
+            Ok::<(), String>(())
+        };
+        write(".job.ad", &ad_to_old(&self.job, OldOrder::Bytes))?;
+        write(".machine.ad", &self.req.machine)?;
+        Ok(())
+    }
+
+    /// The HTCondor variables every job and starter hook sees.
+    fn condor_env(&self, iwd: &str) -> Vec<(String, String)> {
+        let sb = self.sandbox.display().to_string();
+        vec![
+            ("BATCH_SYSTEM".into(), "HTCondor".into()),
+            ("_CONDOR_SCRATCH_DIR".into(), sb.clone()),
+            ("_CONDOR_JOB_AD".into(), format!("{sb}/.job.ad")),
+            ("_CONDOR_MACHINE_AD".into(), format!("{sb}/.machine.ad")),
+            ("_CONDOR_JOB_IWD".into(), iwd.to_string()),
+            ("_CONDOR_SLOT".into(), self.req.slot.clone()),
+            (
+                "_CONDOR_EXECUTE".into(),
+                self.req.execute.display().to_string(),
+            ),
+            ("_CONDOR_JOB_PIDS".into(), String::new()),
+            ("_CHIRP_DELAYED_UPDATE_PREFIX".into(), "Chirp*".into()),
+            ("TMPDIR".into(), sb.clone()),
+            ("TMP".into(), sb.clone()),
+            ("TEMP".into(), sb),
+        ]
+    }
+
+    fn hook_run(&self, path: &Path, args: Vec<String>, stdin: String, timeout: u64) -> HookRun {
+        let mut env = self.req.hook_env.clone();
+        let iwd = self.iwd();
+        for (k, v) in self.condor_env(&iwd) {
+            env.retain(|(n, _)| *n != k);
+            env.push((k, v));
+        }
+        HookRun {
+            path: path.to_path_buf(),
+            args,
+            stdin: stdin.into_bytes(),
+            cwd: self.sandbox.clone(),
+            env,
+            user: self.user.as_ref().map(|u| (u.uid, u.gid)),
+            timeout: Some(Duration::from_secs(timeout.max(1))),
+            stdout_limit: self.req.stdout_limit,
+        }
+    }
+
+    fn iwd(&self) -> String {
+        match self.job.eval_attr("Iwd", &FixedEnv::new(0)) {
+            Value::Str(s) if !s.is_empty() => s.to_string_lossy(),
+            _ => self.sandbox.display().to_string(),
+        }
+    }
+
+    async fn run(mut self, mut commands: tokio::io::Lines<BufReader<tokio::io::Stdin>>) -> i32 {
+        let spec = job_spec(&self.job);
+        let user = match &spec {
+            Ok(s) => self.resolve_user(s),
+            Err(_) => Ok(None),
+        };
+        let prepared: Result<JobSpec, (String, &'static str)> = match (spec, user) {
+            (Err(e), _) => Err((e.0, "evict")),
+            (_, Err(e)) => Err((e, "evict")),
+            (Ok(s), Ok(u)) => {
+                self.user = u;
+                match self.make_sandbox() {
+                    Ok(()) => Ok(s),
+                    Err(e) => Err((e, "evict")),
+                }
+            }
+        };
+        let spec = match prepared {
+            Ok(s) => s,
+            Err((reason, how)) => return self.not_started(&reason, how).await,
+        };
+        if let Err((reason, how)) = self.prepare_job().await {
+            return self.not_started(&reason, how).await;
+        }
+        // PREPARE_JOB may have changed the job.
+        let spec = job_spec(&self.job).unwrap_or(spec);
+        self.run_job(&spec, &mut commands).await
+    }
+
+    /// Reports a job that never ran, still telling JOB_EXIT.
+    async fn not_started(&self, reason: &str, how: &str) -> i32 {
+        log(&format!("job not started: {reason}"));
+        report(&Report::NotStarted {
+            reason: reason.to_string(),
+        })
+        .await;
+        let mut ad = self.job.clone();
+        let (name, value) = if how == "hold" {
+            ("HoldReason", reason)
+        } else {
+            ("VacateReason", reason)
+        };
+        ad.insert_value(name, Value::from(value));
+        ad.insert_value("JobState", Value::from("Exited"));
+        self.job_exit(&ad, how).await;
+        self.cleanup();
+        0
+    }
+
+    async fn prepare_job(&mut self) -> Result<(), (String, &'static str)> {
+        let Some(path) = self.req.hooks.prepare_job.clone() else {
+            return Ok(());
+        };
+        let stdin = ad_to_old(&self.job, OldOrder::Bytes);
+        let args = self.req.hooks.prepare_job_args.clone();
+        let run = self.hook_run(&path, args.clone(), stdin, self.req.hooks.timeouts[0]);
+        let out = match hooks::run(&run).await {
+            Ok(o) => o,
+            Err(e) => {
+                let reason = format!("PREPARE_JOB ({}) failed: {e}", path.display());
+                report(&hook_report("PREPARE_JOB", args, None, false, &reason)).await;
+                return Err((reason, "evict"));
+            }
+        };
+        log_stderr("PREPARE_JOB", &out);
+        // HTCondor keeps the lines before the first bad one.
+        let mut edits = ClassAd::new();
+        let reader = OldReader::default();
+        'items: for item in reader.read(&out.stdout) {
+            if let crate::classad::old::OldItem::Ad(a) = item {
+                let bad_line = a.errors.first().map(|e| e.position.line);
+                for (n, e) in a.ad.iter() {
+                    edits.insert(n.clone(), e.clone());
+                }
+                if let Some(line) = bad_line {
+                    report(&Report::Warning {
+                        message: format!(
+                            "PREPARE_JOB output line {line} is not 'Name = expression'; \
+                             it and what follows were ignored"
+                        ),
+                    })
+                    .await;
+                    break 'items;
+                }
+            }
+        }
+        let env = FixedEnv::new(now());
+        let code = match edits.eval_attr("HookStatusCode", &env) {
+            Value::Int(c) if c >= 0 => Some(c),
+            _ => None,
+        };
+        let status = code.unwrap_or(match out.exit {
+            Exit::Code(c) => i64::from(c),
+            Exit::Signal(s) => -i64::from(s),
+        });
+        let message = match edits.eval_attr("HookStatusMessage", &env) {
+            Value::Str(s) => Some(s.to_string_lossy()),
+            _ => None,
+        };
+        let detail = match (&code, &message) {
+            (Some(c), Some(m)) => format!("reported status {c:03}): {m}"),
+            (Some(c), None) => format!("reported status {c:03}): <no message>"),
+            (None, m) => format!(
+                "{}): {}",
+                if out.timed_out {
+                    "timed out".to_string()
+                } else {
+                    format!("exited with {}", out.exit)
+                },
+                m.as_deref().unwrap_or("<no message>")
+            ),
+        };
+        let outcome = format!("PREPARE_JOB ({}) failed ({detail}", path.display());
+        if status != 0 || out.timed_out {
+            report(&hook_report(
+                "PREPARE_JOB",
+                args,
+                Some(out.exit),
+                out.timed_out,
+                &outcome,
+            ))
+            .await;
+            let how = if (1..300).contains(&status) {
+                "hold"
+            } else {
+                "evict"
+            };
+            let reason = if how == "hold" {
+                message.unwrap_or(outcome)
+            } else {
+                outcome
+            };
+            return Err((reason, how));
+        }
+        if let Some(m) = &message {
+            report(&Report::Warning {
+                message: format!("PREPARE_JOB ({}) says: {m}", path.display()),
+            })
+            .await;
+        }
+        report(&hook_report(
+            "PREPARE_JOB",
+            args,
+            Some(out.exit),
+            false,
+            &format!("{} attribute(s) merged into the job ad", edits.len()),
+        ))
+        .await;
+        self.job.update(&edits);
+        Ok(())
+    }
+
+    fn open_stdio(&self, spec: &JobSpec, iwd: &str) -> Result<[Stdio; 3], String> {
+        let mut out: Vec<Stdio> = Vec::new();
+        // Files are opened with the job user's rights, so a job cannot
+        // make the starter write where its owner may not.
+        let guard = self
+            .user
+            .as_ref()
+            .map(|u| EffectiveUser::become_user(u.uid, u.gid));
+        if let Some(Err(e)) = &guard {
+            return Err(format!("cannot take the job user's identity: {e}"));
+        }
+        for (i, p) in spec.stdio.iter().enumerate() {
+            let Some(p) = p else {
+                out.push(Stdio::null());
+                continue;
+            };
+            let path = under(iwd, p);
+            let f = if i == 0 {
+                std::fs::File::open(&path)
+            } else {
+                std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .open(&path)
+            };
+            match f {
+                Ok(f) => out.push(Stdio::from(f)),
+                Err(e) => {
+                    let what = ["In", "Out", "Err"][i];
+                    return Err(format!("cannot open {what} file {path}: {e}"));
+                }
+            }
+        }
+        drop(guard);
+        let mut it = out.into_iter();
+        match (it.next(), it.next(), it.next()) {
+            (Some(a), Some(b), Some(c)) => Ok([a, b, c]),
+            _ => Err("internal: stdio".into()),
+        }
+    }
+
+    async fn run_job(
+        &mut self,
+        spec: &JobSpec,
+        commands: &mut tokio::io::Lines<BufReader<tokio::io::Stdin>>,
+    ) -> i32 {
+        let iwd = self.iwd();
+        if self.job.lookup("Iwd").is_none() {
+            self.job.insert_value("Iwd", Value::from(iwd.as_str()));
+        }
+        let [sin, sout, serr] = match self.open_stdio(spec, &iwd) {
+            Ok(s) => s,
+            Err(e) => return self.not_started(&e, "evict").await,
+        };
+        let mut env = self.condor_env(&iwd);
+        for (k, v) in &spec.env {
+            env.retain(|(n, _)| n != k);
+            env.push((k.clone(), v.clone()));
+        }
+        let cmd = under(&iwd, &spec.cmd);
+        let mut c = tokio::process::Command::new(&cmd);
+        c.args(&spec.args)
+            .current_dir(&iwd)
+            .env_clear()
+            .envs(env)
+            .stdin(sin)
+            .stdout(sout)
+            .stderr(serr)
+            .process_group(0);
+        if let Some(u) = &self.user {
+            c.uid(u.uid).gid(u.gid);
+        }
+        let before = children_cpu();
+        let started = Instant::now();
+        let start_date = now();
+        let mut child = match c.spawn() {
+            Ok(ch) => ch,
+            Err(e) => {
+                return self
+                    .not_started(&format!("cannot execute {cmd}: {e}"), "evict")
+                    .await;
+            }
+        };
+        let pid = child.id().unwrap_or(0);
+        log(&format!(
+            "job {}.{} started: pid {pid}",
+            spec.id.0, spec.id.1
+        ));
+        report(&Report::JobStarted { pid }).await;
+        self.job.insert_value("JobPid", Value::Int(i64::from(pid)));
+        self.job
+            .insert_value("JobStartDate", Value::Int(start_date));
+
+        let (first, every) = self.req.update_intervals;
+        let every = every.max(1);
+        let mut next_update = tokio::time::Instant::now() + Duration::from_secs(first.min(every));
+        let mut suspended = false;
+        let mut evicted = false;
+        let mut commands_open = true;
+        let status = loop {
+            tokio::select! {
+                s = child.wait() => break s,
+                line = commands.next_line(), if commands_open => {
+                    let cmd = match line {
+                        Ok(Some(l)) => serde_json::from_str::<Command>(&l).ok(),
+                        _ => { commands_open = false; None }
+                    };
+                    let group = Pid::from_raw(i32::try_from(pid).unwrap_or(0));
+                    match cmd {
+                        Some(Command::Suspend) if !suspended => {
+                            let _ = killpg(group, Signal::SIGSTOP);
+                            suspended = true;
+                            report(&Report::Suspended { stopped: true }).await;
+                        }
+                        Some(Command::Continue) if suspended => {
+                            let _ = killpg(group, Signal::SIGCONT);
+                            suspended = false;
+                            report(&Report::Suspended { stopped: false }).await;
+                        }
+                        Some(Command::SoftKill) => {
+                            evicted = true;
+                            let sig = Signal::try_from(spec.kill_sig).unwrap_or(Signal::SIGTERM);
+                            let _ = killpg(group, sig);
+                            if suspended {
+                                let _ = killpg(group, Signal::SIGCONT);
+                                suspended = false;
+                            }
+                        }
+                        Some(Command::HardKill) => {
+                            evicted = true;
+                            let _ = killpg(group, Signal::SIGKILL);
+                        }
+                        _ => {}
+                    }
+                }
+                () = tokio::time::sleep_until(next_update) => {
+                    next_update += Duration::from_secs(every);
+                    let state = if suspended { "Suspended" } else { "Running" };
+                    self.update_job_info(pid, state, before);
+                }
+            }
+        };
+        // Whatever the job left in its group goes with it.
+        hooks::kill_group(pid);
+        let exit = match status {
+            Ok(s) => hooks::exit_of(s),
+            Err(_) => Exit::Code(-1),
+        };
+        let duration = started.elapsed().as_secs_f64();
+        let how = if evicted { "evict" } else { "exit" };
+        log(&format!("job exited: {exit} ({how})"));
+        report(&Report::JobExited {
+            exit: exit.clone(),
+            how: how.to_string(),
+            duration,
+        })
+        .await;
+        let mut ad = self.job.clone();
+        publish_usage(&mut ad, pid, "Exited", before);
+        match exit {
+            Exit::Code(c) => {
+                ad.insert_value("ExitBySignal", Value::Bool(false));
+                ad.insert_value("ExitCode", Value::Int(i64::from(c)));
+                ad.insert_value(
+                    "ExitReason",
+                    Value::from(format!("exited normally with status {c}").as_str()),
+                );
+            }
+            Exit::Signal(s) => {
+                ad.insert_value("ExitBySignal", Value::Bool(true));
+                ad.insert_value("ExitSignal", Value::Int(i64::from(s)));
+                ad.insert_value(
+                    "ExitReason",
+                    Value::from(format!("died on signal {s} ({})", signal_description(s)).as_str()),
+                );
+            }
+        }
+        ad.insert_value("JobDuration", Value::Real(duration));
+        self.job_exit(&ad, how).await;
+        self.cleanup();
+        0
+    }
+
+    /// Runs UPDATE_JOB_INFO without waiting for it.
+    fn update_job_info(&self, pid: u32, state: &str, before: (f64, f64)) {
+        let Some(path) = self.req.hooks.update_job_info.clone() else {
+            return;
+        };
+        let mut ad = self.job.clone();
+        publish_usage(&mut ad, pid, state, before);
+        let run = self.hook_run(
+            &path,
+            Vec::new(),
+            ad_to_old(&ad, OldOrder::Bytes),
+            self.req.hooks.timeouts[1],
+        );
+        tokio::spawn(async move {
+            let r = hooks::run(&run).await;
+            let (exit, timed_out, outcome) = match &r {
+                Ok(o) => {
+                    log_stderr("UPDATE_JOB_INFO", o);
+                    (Some(o.exit.clone()), o.timed_out, "ran".to_string())
+                }
+                Err(e) => (None, false, e.to_string()),
+            };
+            report(&hook_report(
+                "UPDATE_JOB_INFO",
+                Vec::new(),
+                exit,
+                timed_out,
+                &outcome,
+            ))
+            .await;
+        });
+    }
+
+    async fn job_exit(&self, ad: &ClassAd, how: &str) {
+        let Some(path) = self.req.hooks.job_exit.clone() else {
+            return;
+        };
+        let args = vec![how.to_string()];
+        let run = self.hook_run(
+            &path,
+            args.clone(),
+            ad_to_old(ad, OldOrder::Bytes),
+            self.req.hooks.timeouts[2],
+        );
+        let (exit, timed_out, outcome) = match hooks::run(&run).await {
+            Ok(o) => {
+                log_stderr("JOB_EXIT", &o);
+                let what = if o.timed_out {
+                    "killed at its timeout".to_string()
+                } else {
+                    "ran".to_string()
+                };
+                (Some(o.exit), o.timed_out, what)
+            }
+            Err(e) => (None, false, e.to_string()),
+        };
+        report(&hook_report("JOB_EXIT", args, exit, timed_out, &outcome)).await;
+    }
+
+    fn cleanup(&self) {
+        if self.sandbox.exists()
+            && let Err(e) = std::fs::remove_dir_all(&self.sandbox)
+        {
+            log(&format!(
+                "cannot remove sandbox {}: {e}",
+                self.sandbox.display()
+            ));
+        }
+    }
+}
+
+fn hook_report(
+    hook: &str,
+    args: Vec<String>,
+    exit: Option<Exit>,
+    timed_out: bool,
+    outcome: &str,
+) -> Report {
+    Report::Hook {
+        hook: hook.to_string(),
+        args,
+        exit,
+        timed_out,
+        outcome: outcome.to_string(),
+    }
+}
+
+fn log_stderr(hook: &str, out: &HookOutput) {
+    for line in &out.stderr {
+        log(&format!("{hook} stderr: {line}"));
+    }
+    if out.truncated {
+        log(&format!("{hook}: stdout went past the limit and was cut"));
+    }
+}
+
+/// CPU seconds (user, system) of reaped children so far.
+fn children_cpu() -> (f64, f64) {
+    use nix::sys::resource::{UsageWho, getrusage};
+    match getrusage(UsageWho::RUSAGE_CHILDREN) {
+        Ok(u) => {
+            let t = |tv: nix::sys::time::TimeVal| {
+                #[allow(clippy::cast_precision_loss)]
+                let s = tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
+                s
+            };
+            (t(u.user_time()), t(u.system_time()))
+        }
+        Err(_) => (0.0, 0.0),
+    }
+}
+
+/// The usage attributes of UPDATE_JOB_INFO and JOB_EXIT: from /proc while
+/// the job runs, from the reaped children's rusage after it exited.
+fn publish_usage(ad: &mut ClassAd, pid: u32, state: &str, before: (f64, f64)) {
+    ad.insert_value("JobState", Value::from(state));
+    let (mut user, mut sys, mut image, mut rss, mut pids) = (0.0, 0.0, 0i64, 0i64, 0i64);
+    if state == "Exited" {
+        let after = children_cpu();
+        user = (after.0 - before.0).max(0.0);
+        sys = (after.1 - before.1).max(0.0);
+    } else if let Some(p) = proc_usage(pid) {
+        (user, sys, image, rss, pids) = p;
+    }
+    ad.insert_value("NumPids", Value::Int(pids));
+    ad.insert_value("RemoteUserCpu", Value::Real(user.floor()));
+    ad.insert_value("RemoteSysCpu", Value::Real(sys.floor()));
+    ad.insert_value("ImageSize", Value::Int(image));
+    ad.insert_value("ResidentSetSize", Value::Int(rss));
+    if let Ok(e) = parse_expr("((ResidentSetSize + 1023) / 1024)") {
+        ad.insert("MemoryUsage", e);
+    } else {
+        ad.insert("MemoryUsage", Expr::from_value(Value::Int(0)));
+    }
+}
+
+/// (user s, sys s, VmSize KiB, VmRSS KiB, processes in the job's group).
+fn proc_usage(pid: u32) -> Option<(f64, f64, i64, i64, i64)> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    let rest = stat.rsplit_once(')')?.1;
+    let f: Vec<&str> = rest.split_whitespace().collect();
+    let ticks = 100.0;
+    let utime: f64 = f.get(11)?.parse().ok()?;
+    let stime: f64 = f.get(12)?.parse().ok()?;
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    let kb = |key: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(key))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|v| v.parse::<i64>().ok())
+            .unwrap_or(0)
+    };
+    let mut pids = 0;
+    if let Ok(dir) = std::fs::read_dir("/proc") {
+        for e in dir.flatten() {
+            let name = e.file_name();
+            let Some(n) = name
+                .to_str()
+                .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
+            else {
+                continue;
+            };
+            if let Ok(s) = std::fs::read_to_string(format!("/proc/{n}/stat"))
+                && let Some(r) = s.rsplit_once(')')
+                && r.1.split_whitespace().nth(2) == Some(&pid.to_string())
+            {
+                pids += 1;
+            }
+        }
+    }
+    Some((
+        utime / ticks,
+        stime / ticks,
+        kb("VmSize:"),
+        kb("VmRSS:"),
+        pids,
+    ))
+}
+
+/// Takes a user's identity for file access; gives it back when dropped.
+struct EffectiveUser;
+
+impl EffectiveUser {
+    fn become_user(uid: u32, gid: u32) -> Result<EffectiveUser, nix::Error> {
+        nix::unistd::setegid(Gid::from_raw(gid))?;
+        if let Err(e) = nix::unistd::seteuid(Uid::from_raw(uid)) {
+            let _ = nix::unistd::setegid(Gid::from_raw(0));
+            return Err(e);
+        }
+        Ok(EffectiveUser)
+    }
+}
+
+impl Drop for EffectiveUser {
+    fn drop(&mut self) {
+        let _ = nix::unistd::seteuid(Uid::from_raw(0));
+        let _ = nix::unistd::setegid(Gid::from_raw(0));
+    }
+}

@@ -7,6 +7,7 @@ mod classad_props;
 mod config_cli;
 mod config_oracle;
 mod config_props;
+mod daemon;
 mod events_cli;
 mod events_store;
 mod policy_engine;

@@ -1,0 +1,212 @@
+//! `roost startd` end to end: the real daemon on a temp directory, with
+//! real hook scripts and jobs, stopped with SIGTERM; checked through the
+//! files the hooks wrote and the event log (`roost-log list --json`).
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn temp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("roost-daemon-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    d
+}
+
+/// Waits (up to a minute: machines are shared and slow) for `ok`.
+fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+    let start = Instant::now();
+    while !ok() {
+        assert!(
+            start.elapsed() < Duration::from_secs(60),
+            "timed out waiting for {what}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// SIGTERM (graceful shutdown) and the exit status.
+fn stop(mut child: Child) -> std::process::ExitStatus {
+    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(0));
+    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
+    let start = Instant::now();
+    loop {
+        if let Ok(Some(s)) = child.try_wait() {
+            return s;
+        }
+        if start.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            panic!("the daemon did not stop after SIGTERM");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn events(log: &Path) -> Vec<serde_json::Value> {
+    let out = Command::new(env!("CARGO_BIN_EXE_roost-log"))
+        .args(["--log"])
+        .arg(log)
+        .args(["list", "--json"])
+        .output()
+        .expect("roost-log runs");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json line"))
+        .collect()
+}
+
+fn count(
+    events: &[serde_json::Value],
+    pointer: &str,
+    pred: impl Fn(&serde_json::Value) -> bool,
+) -> usize {
+    events
+        .iter()
+        .filter(|e| e.pointer(pointer).is_some_and(&pred))
+        .count()
+}
+
+#[test]
+fn quickstart_runs_the_example_jobs_and_keeps_fetching() {
+    let dir = temp("quickstart");
+    let child = Command::new(env!("CARGO_BIN_EXE_roost"))
+        .args(["startd", "-f", "--quickstart"])
+        .arg(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("daemon starts");
+    let done = dir.join("spool/done");
+    let n_done = |d: &Path| std::fs::read_dir(d).map_or(0, Iterator::count);
+    wait_for("the three example jobs", || n_done(&done) == 3);
+    // A job dropped into the spool later is fetched too.
+    std::fs::write(
+        dir.join("spool/jobs/late.job"),
+        format!(
+            "Cmd = \"/bin/sh\"\nArguments = \"-c 'exit 3'\"\nOwner = \"nobody\"\nIwd = \"{}\"\n",
+            dir.join("output").display()
+        ),
+    )
+    .expect("drop a job");
+    wait_for("the late job", || n_done(&done) == 4);
+    let status = stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+
+    let hello = std::fs::read_to_string(dir.join("output/hello.out")).expect("hello.out");
+    assert_eq!(hello, "hello from roost\n");
+    let env = std::fs::read_to_string(dir.join("output/environment.out")).expect("env out");
+    assert!(env.contains("GREETING=hello world\n"), "{env}");
+    assert!(env.contains("BATCH_SYSTEM=HTCondor\n"), "{env}");
+    assert!(!env.contains("\nPATH="), "a job gets no PATH: {env}");
+    let late = std::fs::read_to_string(done.join("late.job")).expect("late.job exit ad");
+    assert!(late.starts_with("JobExitHow = \"exit\"\n"), "{late}");
+    assert!(late.contains("ExitCode = 3\n"), "{late}");
+    assert!(late.contains("ExitBySignal = false\n"), "{late}");
+    assert!(late.contains("JobState = \"Exited\"\n"), "{late}");
+    assert!(
+        std::fs::read_dir(dir.join("spool/claimed"))
+            .expect("claimed")
+            .next()
+            .is_none()
+    );
+    // Sandboxes are removed.
+    assert!(
+        std::fs::read_dir(dir.join("execute"))
+            .expect("execute")
+            .next()
+            .is_none()
+    );
+
+    let ev = events(&dir.join("spool/roost-events"));
+    assert_eq!(
+        count(&ev, "/event/Starter/JobExited/how", |v| v == "exit"),
+        4
+    );
+    assert_eq!(
+        count(&ev, "/event/Starter/Hook/hook", |v| v == "JOB_EXIT"),
+        4
+    );
+    assert_eq!(
+        count(&ev, "/event/Hook/Started/args/0", |v| v == "accept"),
+        4
+    );
+    assert_eq!(count(&ev, "/event/Daemon/Stopped/why", |_| true), 1);
+    // Sequence numbers are contiguous from 1.
+    for (i, e) in ev.iter().enumerate() {
+        assert_eq!(e["seq"], serde_json::json!(i + 1));
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn garbage_and_hung_fetch_hooks_change_nothing_and_fetching_goes_on() {
+    let dir = temp("badfetch");
+    std::fs::create_dir_all(dir.join("hooks")).expect("mkdir");
+    // Call 1 prints garbage; call 2 hangs past its timeout; later calls
+    // print nothing.
+    let hook = dir.join("hooks/fetch");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\nn=$(cat {d}/count 2>/dev/null || echo 0)\nn=$((n+1))\necho $n > {d}/count\n\
+             case $n in\n1) echo 'this is not a classad';;\n2) sleep 600;;\nesac\n",
+            d = dir.display()
+        ),
+    )
+    .expect("hook");
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let config = dir.join("condor_config");
+    std::fs::write(
+        &config,
+        format!(
+            "LOCAL_DIR = {}\nLOG = $(LOCAL_DIR)/log\nEXECUTE = $(LOCAL_DIR)/execute\n\
+             SPOOL = $(LOCAL_DIR)/spool\nNUM_CPUS = 1\nSLOT_TYPE_1 = cpus=1\nNUM_SLOTS_TYPE_1 = 1\n\
+             IS_OWNER = False\nSTARTD_JOB_HOOK_KEYWORD = T\nT_HOOK_FETCH_WORK = {}\n\
+             T_HOOK_FETCH_WORK_TIMEOUT = 1\nFetchWorkDelay = 0\n",
+            dir.display(),
+            hook.display()
+        ),
+    )
+    .expect("config");
+    let child = Command::new(env!("CARGO_BIN_EXE_roost"))
+        .args(["startd", "-f", "--config"])
+        .arg(&config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("daemon starts");
+    let calls = || {
+        std::fs::read_to_string(dir.join("count"))
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+            .unwrap_or(0)
+    };
+    wait_for("a fetch after the hung one", || calls() >= 3);
+    let status = stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+    let ev = events(&dir.join("spool/roost-events"));
+    let outcome = |e: &serde_json::Value| e.as_str().unwrap_or("").to_string();
+    let outcomes: Vec<String> = ev
+        .iter()
+        .filter_map(|e| e.pointer("/event/Hook/Finished/outcome").map(outcome))
+        .collect();
+    assert!(
+        outcomes[0].starts_with("malformed output: line 1 "),
+        "{outcomes:?}"
+    );
+    assert!(outcomes[1].contains("timeout"), "{outcomes:?}");
+    assert_eq!(
+        count(&ev, "/event/Hook/Finished/timed_out", |v| v == true),
+        1
+    );
+    // Nothing was claimed.
+    assert_eq!(count(&ev, "/event/Slot/ClaimCreated", |_| true), 0);
+    let log = std::fs::read_to_string(dir.join("log/StartLog")).expect("StartLog");
+    assert!(log.contains("FETCH_WORK output refused"), "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -253,6 +253,12 @@ impl Starter {
         };
         ad.insert_value(name, Value::from(value));
         ad.insert_value("JobState", Value::from("Exited"));
+        // JOB_EXIT runs in the sandbox, which may not exist yet.
+        if !self.sandbox.exists()
+            && let Err(e) = self.make_sandbox()
+        {
+            log(&e);
+        }
         self.job_exit(&ad, how).await;
         self.cleanup();
         0

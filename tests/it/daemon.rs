@@ -92,7 +92,9 @@ fn quickstart_runs_the_example_jobs_and_keeps_fetching() {
         ),
     )
     .expect("drop a job");
-    wait_for("the late job", || n_done(&done) == 4);
+    // A job that cannot start still reaches JOB_EXIT, so the fetcher learns.
+    std::fs::write(dir.join("spool/jobs/nocmd.job"), "Owner = \"nobody\"\n").expect("drop");
+    wait_for("the late jobs", || n_done(&done) == 5);
     let status = stop(child);
     assert!(status.success(), "daemon exit: {status}");
 
@@ -128,11 +130,15 @@ fn quickstart_runs_the_example_jobs_and_keeps_fetching() {
     );
     assert_eq!(
         count(&ev, "/event/Starter/Hook/hook", |v| v == "JOB_EXIT"),
-        4
+        5
     );
     assert_eq!(
         count(&ev, "/event/Hook/Started/args/0", |v| v == "accept"),
-        4
+        5
+    );
+    assert_eq!(
+        count(&ev, "/event/Starter/JobNotStarted/reason", |_| true),
+        1
     );
     assert_eq!(count(&ev, "/event/Daemon/Stopped/why", |_| true), 1);
     // Sequence numbers are contiguous from 1.

@@ -2,14 +2,17 @@
 //! records `Started`, waits (with the timeout), records `Finished` with
 //! what the output meant, answers whoever asked, and stops.
 
+use std::path::PathBuf;
 use std::rc::Rc;
 
 use actix::prelude::*;
 use tracing::{debug, warn};
 
 use super::shared::Shared;
+use crate::config::Config;
 use crate::events::{Event, HookEvent};
 use crate::hooks::{self, HookOutput, HookRun};
+use crate::starter::protocol::default_hook_timeout;
 
 /// A finished (or refused) hook, for the actor that asked for it.
 #[derive(Message)]
@@ -138,4 +141,24 @@ impl Actor for HookActor {
 /// For hooks whose output is ignored.
 pub fn ignored(out: &HookOutput) -> String {
     format!("{} (output ignored)", out.exit)
+}
+
+/// `<KEYWORD>_HOOK_<TYPE>`: the hook's configured path, if set.
+pub fn hook_path(config: &Config, keyword: &str, hook: &str) -> Option<PathBuf> {
+    config
+        .get(&format!("{keyword}_HOOK_{hook}"))
+        .ok()
+        .flatten()
+        .filter(|p| !p.trim().is_empty())
+        .map(|p| PathBuf::from(p.trim()))
+}
+
+/// `<KEYWORD>_HOOK_<TYPE>_TIMEOUT` in seconds, else the default.
+pub fn hook_timeout(config: &Config, keyword: &str, hook: &str) -> u64 {
+    config
+        .int(&format!("{keyword}_HOOK_{hook}_TIMEOUT"))
+        .ok()
+        .flatten()
+        .and_then(|t| u64::try_from(t).ok())
+        .unwrap_or_else(|| default_hook_timeout(hook))
 }

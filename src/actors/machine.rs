@@ -25,13 +25,18 @@ pub fn disk_kb(dir: &Path) -> i64 {
     }
 }
 
+/// Physical memory in MiB (1024 if /proc/meminfo cannot be read).
+pub fn memory_mb() -> i64 {
+    meminfo_kb("MemTotal:").map_or(1024, |k| k / 1024)
+}
+
 /// The machine's resources as detected now.
 pub fn detect(execute: &Path) -> MachineInputs {
     let cpus =
         std::thread::available_parallelism().map_or(1, |n| u32::try_from(n.get()).unwrap_or(1));
     MachineInputs {
         cpus,
-        memory_mb: meminfo_kb("MemTotal:").map_or(1024, |k| k / 1024),
+        memory_mb: memory_mb(),
         disk_kb: disk_kb(execute),
         swap_kb: meminfo_kb("SwapTotal:").unwrap_or(0),
         gpus: 0,

@@ -342,7 +342,7 @@ impl Handler<Control> for NodeActor {
                 *self.shared.config.borrow_mut() = Rc::new(*config);
                 self.record(DaemonEvent::Reconfigured {
                     ok: true,
-                    message: "configuration re-read; slot policies apply from the next evaluation of new slots, and the layout needs a restart".into(),
+                    message: "configuration re-read: hooks, timeouts and new dynamic slots use it; existing slots keep their policy and the layout until a restart".into(),
                 });
                 done(Ok("reconfigured".into()))
             }

@@ -8,13 +8,13 @@ use std::time::Duration;
 use actix::prelude::*;
 use tracing::{error, info, warn};
 
-use super::hook::{HookActor, HookDone, ignored};
+use super::hook::{HookActor, HookDone, hook_path, hook_timeout, ignored};
 use super::node::{NodeActor, SlotBorn, SlotGone, SlotStatus};
 use super::shared::Shared;
 use super::starter::{StarterActor, StarterCmd, starter_hooks};
 use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, FixedEnv, Value, parse_ad};
-use crate::events::{Event, slot_batch};
+use crate::events::Event;
 use crate::hooks::HookRun;
 use crate::hooks::output::{Fetched, fetched};
 use crate::policy::engine::{
@@ -23,7 +23,7 @@ use crate::policy::engine::{
 use crate::policy::layout::SlotSpec;
 use crate::policy::publish::{Publish, StartdAttrs, public_ad};
 use crate::policy::slot::{Slot, SlotEvent, State, apply};
-use crate::starter::protocol::{Command, Request, default_hook_timeout};
+use crate::starter::protocol::{Command, Request};
 
 /// An input for the slot's state machine.
 #[derive(Message)]
@@ -107,10 +107,7 @@ impl SlotActor {
         let now = self.shared.clock.now();
         let d = self.with_ctx(now, |c| decide(&self.slot, c, input));
         if !d.events.is_empty() {
-            let batch: Vec<Event> = slot_batch(&self.slot.id, &d.events)
-                .into_iter()
-                .map(|(_, _, e)| e)
-                .collect();
+            let batch: Vec<Event> = d.events.iter().cloned().map(Event::Slot).collect();
             if let Err(e) = self.shared.append(&self.slot.id, batch) {
                 // Nothing unrecorded is acted on; the input is dropped and
                 // the next evaluation tries again.
@@ -205,15 +202,7 @@ impl SlotActor {
     }
 
     fn hook_path(&self, hook: &str) -> Option<std::path::PathBuf> {
-        let kw = self.policy.keyword.as_deref()?;
-        self.shared
-            .config()
-            .get(&format!("{kw}_HOOK_{hook}"))
-            .ok()
-            .flatten()
-            .map(|p| p.trim().to_string())
-            .filter(|p| !p.is_empty())
-            .map(std::path::PathBuf::from)
+        hook_path(&self.shared.config(), self.policy.keyword.as_deref()?, hook)
     }
 
     fn hook_run(
@@ -223,15 +212,8 @@ impl SlotActor {
         args: Vec<String>,
         stdin: String,
     ) -> HookRun {
-        let kw = self.policy.keyword.clone().unwrap_or_default();
-        let timeout = self
-            .shared
-            .config()
-            .int(&format!("{kw}_HOOK_{hook}_TIMEOUT"))
-            .ok()
-            .flatten()
-            .and_then(|t| u64::try_from(t).ok())
-            .unwrap_or_else(|| default_hook_timeout(hook));
+        let kw = self.policy.keyword.as_deref().unwrap_or_default();
+        let timeout = hook_timeout(&self.shared.config(), kw, hook);
         HookRun {
             path,
             args,

@@ -2,7 +2,6 @@
 //! hands it the job, forwards the slot's commands, records what it reports
 //! in the event log, and tells the slot when it has gone.
 
-use std::path::PathBuf;
 use std::process::Stdio;
 use std::rc::Rc;
 
@@ -13,6 +12,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tracing::{info, warn};
 
+use super::hook::{hook_path, hook_timeout};
 use super::shared::Shared;
 use super::slot::{SlotActor, SlotInput};
 use crate::classad::argenv::split_v2;
@@ -21,7 +21,7 @@ use crate::config::Config;
 use crate::events::{Event, StarterEvent};
 use crate::hooks::{self, Exit};
 use crate::policy::engine::Input;
-use crate::starter::protocol::{Command, Report, Request, StarterHooks, default_hook_timeout};
+use crate::starter::protocol::{Command, Report, Request, StarterHooks};
 
 /// A command from the slot.
 #[derive(Message)]
@@ -257,15 +257,6 @@ impl Handler<StarterCmd> for StarterActor {
     }
 }
 
-fn hook_path(config: &Config, keyword: &str, hook: &str) -> Option<PathBuf> {
-    config
-        .get(&format!("{keyword}_HOOK_{hook}"))
-        .ok()
-        .flatten()
-        .filter(|p| !p.trim().is_empty())
-        .map(|p| PathBuf::from(p.trim()))
-}
-
 fn defines_hooks(config: &Config, keyword: &str) -> bool {
     ["PREPARE_JOB", "UPDATE_JOB_INFO", "JOB_EXIT"]
         .iter()
@@ -305,14 +296,7 @@ pub fn starter_hooks(config: &Config, job: &ClassAd) -> StarterHooks {
             }
         }
     };
-    let timeout = |hook: &str| {
-        config
-            .int(&format!("{kw}_HOOK_{hook}_TIMEOUT"))
-            .ok()
-            .flatten()
-            .and_then(|t| u64::try_from(t).ok())
-            .unwrap_or_else(|| default_hook_timeout(hook))
-    };
+    let timeout = |hook: &str| hook_timeout(config, &kw, hook);
     StarterHooks {
         prepare_job: checked("PREPARE_JOB"),
         prepare_job_args: get(&format!("{kw}_HOOK_PREPARE_JOB_ARGS"))

@@ -16,7 +16,7 @@ use tracing::{error, info, warn};
 use super::quickstart;
 use super::sysconfig::{FsFiles, find_root, load_input};
 use crate::actors::clock::{Clock, SystemClock};
-use crate::actors::machine::detect;
+use crate::actors::machine::{detect, memory_mb};
 use crate::actors::node::{Control, NodeActor};
 use crate::actors::shared::{Dirs, HookSettings, Shared};
 use crate::config::{Config, Scope, load};
@@ -49,7 +49,7 @@ fn load_config(root: Option<&str>) -> Result<Config> {
         localname: None,
     };
     let mut input = load_input(root, scope);
-    let mem = detect(Path::new("/")).memory_mb;
+    let mem = memory_mb();
     input
         .specials
         .push(("DETECTED_MEMORY".to_string(), mem.to_string()));

@@ -5,6 +5,7 @@
 #![warn(missing_docs)]
 
 pub mod actors;
+pub mod admin;
 pub mod classad;
 pub mod cli;
 pub mod config;

@@ -6,9 +6,12 @@
 //! * [`slot::SlotActor`]: one per slot, around `policy::engine::decide`.
 //! * [`hook::HookActor`]: one per hook invocation.
 //! * [`starter::StarterActor`]: one per `roost starter` process.
+//! * [`admin`]: the admin socket's server, a task per connection that
+//!   hands commands to the supervisor.
 //!
 //! The single event-log writer is `events::GroupCommitter`'s thread.
 
+pub mod admin;
 pub mod clock;
 pub mod hook;
 pub mod machine;

@@ -13,9 +13,11 @@ use tracing::{error, info, warn};
 use super::machine::machine_ad;
 use super::shared::Shared;
 use super::slot::{PublicAd, SlotActor, SlotInput, idle};
+use crate::admin::Response;
+use crate::classad::{ClassAd, parse_ad};
 use crate::config::Config;
 use crate::events::{DaemonEvent, Event};
-use crate::policy::engine::{Drain, DrainHow, Input, Policy};
+use crate::policy::engine::{Drain, DrainHow, Input, OnCompletion, Policy, drain_check};
 use crate::policy::layout::SlotSpec;
 use crate::policy::publish::StartdAttrs;
 use crate::policy::slot::{Activity, Claim, Resources, Slot, SlotKind, State};
@@ -62,21 +64,41 @@ pub struct SlotGone {
     pub resources: Resources,
 }
 
+/// A drain as `condor_drain` asks for it.
+#[derive(Clone, Debug)]
+pub struct DrainRequest {
+    /// How running jobs go.
+    pub how: DrainHow,
+    /// `DrainReason`; default "by command".
+    pub reason: Option<String>,
+    /// START while draining; default: nothing starts.
+    pub start: Option<String>,
+    /// Must be true in every slot, else the drain is refused.
+    pub check: Option<String>,
+    /// What happens once every slot is drained.
+    pub on_completion: OnCompletion,
+}
+
 /// A signal or an admin command.
 #[derive(Message, Clone, Debug)]
-#[rtype(result = "Result<String, String>")]
+#[rtype(result = "Response")]
 pub enum Control {
-    /// Drain every slot; `None`: cancel.
-    Drain(Option<(DrainHow, Option<String>)>),
+    /// Drain every slot.
+    Drain(DrainRequest),
+    /// Cancel the drain (only the one with this request id, if given).
+    CancelDrain(Option<String>),
     /// Shut down.
     Off(DrainHow),
-    /// Vacate one slot or all.
-    Vacate(Option<String>),
+    /// Vacate one slot or all; `true`: fast (hard-kill).
+    Vacate(Option<String>, bool),
     /// Re-read the configuration.
-    Reconfig(Box<Config>),
-    /// The slots' public ads (new syntax), by name.
+    Reconfig,
+    /// The slots' public ads (new syntax).
     Status,
 }
+
+/// Re-reads the configuration the daemon was started with.
+pub type Reload = Box<dyn Fn() -> Result<Config, String>>;
 
 /// The supervisor.
 pub struct NodeActor {
@@ -84,16 +106,23 @@ pub struct NodeActor {
     initial: Vec<(Slot, SlotSpec, Policy, StartdAttrs)>,
     slots: BTreeMap<String, (Addr<SlotActor>, SlotStatus)>,
     stopped: bool,
+    reload: Reload,
 }
 
 impl NodeActor {
     /// A supervisor that will create `slots`.
-    pub fn new(shared: Rc<Shared>, slots: Vec<(Slot, SlotSpec, Policy, StartdAttrs)>) -> NodeActor {
+    /// `reload` re-reads the configuration for `Control::Reconfig`.
+    pub fn new(
+        shared: Rc<Shared>,
+        slots: Vec<(Slot, SlotSpec, Policy, StartdAttrs)>,
+        reload: Reload,
+    ) -> NodeActor {
         NodeActor {
             shared,
             initial: slots,
             slots: BTreeMap::new(),
             stopped: false,
+            reload,
         }
     }
 
@@ -105,6 +134,115 @@ impl NodeActor {
         if let Err(err) = self.shared.append("daemon", vec![Event::Daemon(e)]) {
             error!(message = "Cannot record daemon event.", error = %err);
         }
+    }
+
+    /// Cancels the drain in force, if any.
+    fn end_drain(&self, why: &str) {
+        if self.shared.drain.borrow_mut().take().is_none() {
+            return;
+        }
+        let (start, _) = self.shared.drain_times.get();
+        self.shared
+            .drain_times
+            .set((start, self.shared.clock.now()));
+        info!(message = "Draining ended.", why);
+        self.record(DaemonEvent::Command {
+            command: why.to_string(),
+        });
+        self.evaluate_all();
+    }
+
+    /// Re-reads the configuration; an invalid one is refused and the old
+    /// one kept.
+    fn reconfig(&self) -> Response {
+        match (self.reload)() {
+            Ok(config) => {
+                *self.shared.config.borrow_mut() = Rc::new(config);
+                let message = "configuration re-read: hooks, timeouts and new dynamic slots use it; existing slots keep their policy and the layout until a restart";
+                info!(message = "Reconfigured.");
+                self.record(DaemonEvent::Reconfigured {
+                    ok: true,
+                    message: message.into(),
+                });
+                Response::done(message)
+            }
+            Err(e) => {
+                error!(message = "Reconfiguration refused; keeping the old configuration.", error = %e);
+                self.record(DaemonEvent::Reconfigured {
+                    ok: false,
+                    message: e.clone(),
+                });
+                Response::refused(format!(
+                    "reconfiguration refused, the old configuration stays: {e}"
+                ))
+            }
+        }
+    }
+
+    /// Every live slot's public ad.
+    fn public_ads(&self) -> impl std::future::Future<Output = Vec<String>> + 'static {
+        let addrs: Vec<Addr<SlotActor>> = self
+            .slots
+            .values()
+            .filter(|(_, s)| !s.deleted)
+            .map(|(a, _)| a.clone())
+            .collect();
+        async move {
+            let mut ads = Vec::new();
+            for a in addrs {
+                match a.send(PublicAd).await {
+                    Ok(ad) => ads.push(ad),
+                    Err(e) => warn!(message = "Slot did not answer.", error = %e),
+                }
+            }
+            ads
+        }
+    }
+
+    /// Starts the drain `req`, unless one is in force or its check fails
+    /// in `ads`.
+    fn start_drain(&self, req: DrainRequest, ads: &[String]) -> Response {
+        if let Some(d) = self.shared.drain.borrow().as_ref() {
+            return Response::refused(if d.shutdown {
+                "the daemon is shutting down".to_string()
+            } else {
+                format!(
+                    "a drain is already in progress (request id {}); cancel it first",
+                    d.request_id
+                )
+            });
+        }
+        let now = self.shared.clock.now();
+        if let Some(check) = &req.check {
+            let parsed: Vec<ClassAd> = ads.iter().filter_map(|a| parse_ad(a).ok()).collect();
+            if let Err(e) = drain_check(check, &parsed, now) {
+                return Response::refused(e);
+            }
+        }
+        let mut d = match Drain::new(req.how, req.start.as_deref()) {
+            Ok(d) => d,
+            Err(e) => return Response::refused(e.to_string()),
+        };
+        let id = self.shared.drain_requests.get() + 1;
+        self.shared.drain_requests.set(id);
+        d.request_id = id;
+        d.started = now;
+        d.on_completion = req.on_completion;
+        if let Some(r) = req.reason.filter(|r| !r.is_empty()) {
+            d.reason = r;
+        }
+        let (_, stop) = self.shared.drain_times.get();
+        self.shared.drain_times.set((now, stop));
+        info!(message = "Draining.", how = ?req.how, request = id, reason = %d.reason);
+        self.record(DaemonEvent::Command {
+            command: format!(
+                "drain {:?} request {id} reason {:?} on completion {:?}",
+                req.how, d.reason, req.on_completion
+            ),
+        });
+        *self.shared.drain.borrow_mut() = Some(d);
+        self.evaluate_all();
+        Response::done(format!("draining ({:?}), request id {id}", req.how))
     }
 
     fn evaluate_all(&self) {
@@ -137,6 +275,36 @@ impl NodeActor {
         for id in retiring {
             if let Some((a, _)) = self.slots.get(&id) {
                 a.do_send(SlotInput(Input::Evaluate));
+            }
+        }
+        let completed = live
+            .iter()
+            .all(|s| s.state == State::Drained && s.activity == Activity::Idle);
+        let action = self
+            .shared
+            .drain
+            .borrow()
+            .as_ref()
+            .filter(|d| !d.shutdown && completed)
+            .map(|d| d.on_completion);
+        match action {
+            None | Some(OnCompletion::Nothing) => {}
+            Some(OnCompletion::Resume) => {
+                self.end_drain("drain complete: resuming");
+            }
+            Some(OnCompletion::Reconfig) => {
+                self.reconfig();
+                self.end_drain("drain complete: reconfigured, resuming");
+            }
+            Some(how @ (OnCompletion::Exit | OnCompletion::Restart)) => {
+                let restart = how == OnCompletion::Restart;
+                self.shared.restart.set(restart);
+                let what = if restart { "restarting" } else { "exiting" };
+                info!(message = "Drain complete.", then = what);
+                self.record(DaemonEvent::Command {
+                    command: format!("drain complete: {what}"),
+                });
+                *self.shared.drain.borrow_mut() = Some(Drain::shutdown(DrainHow::Fast));
             }
         }
         let shutdown = self
@@ -287,30 +455,40 @@ impl Handler<SlotGone> for NodeActor {
 }
 
 impl Handler<Control> for NodeActor {
-    type Result = ResponseActFuture<Self, Result<String, String>>;
+    type Result = ResponseActFuture<Self, Response>;
 
     fn handle(&mut self, c: Control, _: &mut Context<Self>) -> Self::Result {
-        let done = |r: Result<String, String>| Box::pin(actix::fut::ready(r)) as Self::Result;
+        let done = |r: Response| Box::pin(actix::fut::ready(r)) as Self::Result;
         match c {
-            Control::Drain(Some((how, start))) => {
-                let d = match Drain::new(how, start.as_deref()) {
-                    Ok(d) => d,
-                    Err(e) => return done(Err(e.to_string())),
-                };
-                self.record(DaemonEvent::Command {
-                    command: format!("drain {how:?}"),
-                });
-                *self.shared.drain.borrow_mut() = Some(d);
-                self.evaluate_all();
-                done(Ok(format!("draining ({how:?})")))
+            Control::Drain(req) => {
+                Box::pin(self.public_ads().into_actor(self).map(move |ads, act, _| {
+                    let r = act.start_drain(req, &ads);
+                    act.check_done();
+                    r
+                }))
             }
-            Control::Drain(None) => {
-                self.record(DaemonEvent::Command {
-                    command: "drain cancel".into(),
-                });
-                *self.shared.drain.borrow_mut() = None;
-                self.evaluate_all();
-                done(Ok("drain cancelled".into()))
+            Control::CancelDrain(id) => {
+                let current = self
+                    .shared
+                    .drain
+                    .borrow()
+                    .as_ref()
+                    .map(|d| (d.shutdown, d.request_id));
+                match (current, id) {
+                    (None, _) => done(Response::refused("the machine is not draining")),
+                    (Some((true, _)), _) => done(Response::refused(
+                        "the daemon is shutting down; that cannot be cancelled",
+                    )),
+                    (Some((false, n)), Some(want)) if want.trim() != n.to_string() => {
+                        done(Response::refused(format!(
+                            "no drain with request id {want}; the drain in progress is {n}"
+                        )))
+                    }
+                    (Some(_), _) => {
+                        self.end_drain("drain cancelled");
+                        done(Response::done("drain cancelled"))
+                    }
+                }
             }
             Control::Off(how) => {
                 info!(message = "Shutting down.", how = ?how);
@@ -320,51 +498,49 @@ impl Handler<Control> for NodeActor {
                 *self.shared.drain.borrow_mut() = Some(Drain::shutdown(how));
                 self.evaluate_all();
                 self.check_done();
-                done(Ok(format!("shutting down ({how:?})")))
+                done(Response::done(format!("shutting down ({how:?})")))
             }
-            Control::Vacate(which) => {
+            Control::Vacate(which, fast) => {
+                let input = if fast {
+                    Input::VacateFast
+                } else {
+                    Input::Vacate
+                };
                 let mut n = 0;
                 for (addr, st) in self.slots.values() {
                     let hit = which
                         .as_deref()
                         .is_none_or(|w| w == st.id || w.split('@').next() == Some(st.id.as_str()));
                     if hit && !st.deleted {
-                        addr.do_send(SlotInput(Input::Vacate));
+                        addr.do_send(SlotInput(input.clone()));
                         n += 1;
                     }
                 }
+                if n == 0 && which.is_some() {
+                    return done(Response::refused(format!(
+                        "no slot named {}",
+                        which.unwrap_or_default()
+                    )));
+                }
                 self.record(DaemonEvent::Command {
-                    command: format!("vacate {}", which.as_deref().unwrap_or("all")),
+                    command: format!(
+                        "vacate{} {}",
+                        if fast { " -fast" } else { "" },
+                        which.as_deref().unwrap_or("all")
+                    ),
                 });
-                done(Ok(format!("vacating {n} slot(s)")))
+                done(Response::done(format!("vacating {n} slot(s)")))
             }
-            Control::Reconfig(config) => {
-                *self.shared.config.borrow_mut() = Rc::new(*config);
-                self.record(DaemonEvent::Reconfigured {
-                    ok: true,
-                    message: "configuration re-read: hooks, timeouts and new dynamic slots use it; existing slots keep their policy and the layout until a restart".into(),
-                });
-                done(Ok("reconfigured".into()))
-            }
+            Control::Reconfig => done(self.reconfig()),
             Control::Status => {
-                let addrs: Vec<Addr<SlotActor>> = self
-                    .slots
-                    .values()
-                    .filter(|(_, s)| !s.deleted)
-                    .map(|(a, _)| a.clone())
-                    .collect();
                 Box::pin(
-                    async move {
-                        let mut ads = Vec::new();
-                        for a in addrs {
-                            match a.send(PublicAd).await {
-                                Ok(ad) => ads.push(ad),
-                                Err(e) => warn!(message = "Slot did not answer.", error = %e),
-                            }
-                        }
-                        Ok(ads.join("\n"))
-                    }
-                    .into_actor(self),
+                    self.public_ads()
+                        .into_actor(self)
+                        .map(|ads, _, _| Response {
+                            ok: true,
+                            message: String::new(),
+                            ads,
+                        }),
                 )
             }
         }

@@ -59,6 +59,12 @@ pub struct Shared {
     pub machine_ad: RefCell<ClassAd>,
     /// The drain or shutdown in force.
     pub drain: RefCell<Option<Drain>>,
+    /// When the last drain started and stopped (0: never).
+    pub drain_times: Cell<(i64, i64)>,
+    /// The last drain request's id.
+    pub drain_requests: Cell<u64>,
+    /// Set when the daemon should start again once it has stopped.
+    pub restart: Cell<bool>,
     /// How many slots exist.
     pub total_slots: Cell<usize>,
     /// The program to run as `roost starter`.
@@ -97,6 +103,9 @@ impl Shared {
             detected,
             machine_ad: RefCell::new(ClassAd::new()),
             drain: RefCell::new(None),
+            drain_times: Cell::new((0, 0)),
+            drain_requests: Cell::new(0),
+            restart: Cell::new(false),
             total_slots: Cell::new(0),
             starter_exe,
             started,

@@ -30,6 +30,17 @@ use crate::starter::protocol::{Command, Request};
 #[rtype(result = "()")]
 pub struct SlotInput(pub Input);
 
+/// The starter's and the job's process ids, published as `StarterPid`
+/// and `JobPid`.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct StarterPids {
+    /// The starter.
+    pub starter: u32,
+    /// The job, once it runs.
+    pub job: Option<u32>,
+}
+
 /// Asks for the slot's public ad.
 #[derive(Message)]
 #[rtype(result = "String")]
@@ -44,6 +55,7 @@ pub struct SlotActor {
     policy: Policy,
     attrs: StartdAttrs,
     starter: Option<Addr<StarterActor>>,
+    pids: Option<StarterPids>,
     eval_at: Option<(i64, SpawnHandle)>,
     fetch_timer: Option<SpawnHandle>,
     first: Option<Input>,
@@ -68,6 +80,7 @@ impl SlotActor {
             policy,
             attrs,
             starter: None,
+            pids: None,
             eval_at: None,
             fetch_timer: None,
             first: Some(first),
@@ -94,8 +107,23 @@ impl SlotActor {
             host: &self.shared.host,
             total_slots: self.shared.total_slots.get(),
             attrs: &self.attrs,
+            drain_times: self.shared.drain_times.get(),
         };
-        self.with_ctx(now, |ctx| public_ad(&self.slot, ctx, &p))
+        let mut ad = self.with_ctx(now, |ctx| public_ad(&self.slot, ctx, &p));
+        if let Some(c) = &self.slot.claim {
+            let id = format!(
+                "<{}>#{}#{}#...",
+                self.shared.host, self.shared.started, c.id
+            );
+            ad.insert_value("PublicClaimId", id.as_str());
+        }
+        if let Some(p) = &self.pids {
+            ad.insert_value("StarterPid", i64::from(p.starter));
+            if let Some(j) = p.job {
+                ad.insert_value("JobPid", i64::from(j));
+            }
+        }
+        ad
     }
 
     fn internal(&self, now: i64) -> ClassAd {
@@ -283,15 +311,15 @@ impl SlotActor {
                     );
                 }
             }
-            Effect::EvictClaim { job } => {
+            Effect::EvictClaim { job, claim } => {
                 if let Some(path) = self.hook_path("EVICT_CLAIM") {
-                    let stdin = self.job_and_slot(&job, now, claim);
+                    let stdin = self.job_and_slot(&job, now, Some(claim));
                     let run = self.hook_run("EVICT_CLAIM", path, Vec::new(), stdin);
                     HookActor::launch(
                         &self.shared,
                         "EVICT_CLAIM",
                         &self.slot.id,
-                        claim,
+                        Some(claim),
                         run,
                         ignored,
                         None,
@@ -394,8 +422,17 @@ impl Handler<SlotInput> for SlotActor {
     fn handle(&mut self, SlotInput(input): SlotInput, ctx: &mut Context<Self>) {
         if matches!(input, Input::StarterExited) {
             self.starter = None;
+            self.pids = None;
         }
         self.step(&input, ctx);
+    }
+}
+
+impl Handler<StarterPids> for SlotActor {
+    type Result = ();
+
+    fn handle(&mut self, p: StarterPids, _: &mut Context<Self>) {
+        self.pids = Some(p);
     }
 }
 

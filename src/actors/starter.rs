@@ -14,7 +14,7 @@ use tracing::{info, warn};
 
 use super::hook::{hook_path, hook_timeout};
 use super::shared::Shared;
-use super::slot::{SlotActor, SlotInput};
+use super::slot::{SlotActor, SlotInput, StarterPids};
 use crate::classad::argenv::split_v2;
 use crate::classad::{ClassAd, FixedEnv, Value};
 use crate::config::Config;
@@ -115,6 +115,10 @@ impl Actor for StarterActor {
             }
         };
         self.pid = child.id().unwrap_or(0);
+        self.slot.do_send(StarterPids {
+            starter: self.pid,
+            job: None,
+        });
         info!(message = "Starter spawned.", slot = %self.slot_id, claim = self.claim, pid = self.pid);
         self.record(StarterEvent::Spawned {
             slot: self.slot_id.clone(),
@@ -182,6 +186,10 @@ impl Handler<Line> for StarterActor {
         let e = match r {
             Report::JobStarted { pid } => {
                 self.job_pid = Some(pid);
+                self.slot.do_send(StarterPids {
+                    starter: self.pid,
+                    job: Some(pid),
+                });
                 info!(message = "Job started.", slot = %self.slot_id, pid);
                 StarterEvent::JobStarted { pid }
             }

@@ -1,5 +1,6 @@
 //! The `roost` command line: argument parsing and dispatch to subcommands.
 
+mod admin_cmd;
 mod classad_cmd;
 mod config_cmd;
 mod policy_cmd;
@@ -32,6 +33,18 @@ enum Command {
     Policy(policy_cmd::PolicyCmd),
     /// Run the execute-point daemon.
     Startd(startd_cmd::StartdCmd),
+    /// The running daemon's slots (like condor_status on this node).
+    Status(admin_cmd::StatusCmd),
+    /// The jobs running on this node (like condor_who).
+    Who(admin_cmd::WhoCmd),
+    /// Vacate one slot's job, or every slot's.
+    Vacate(admin_cmd::VacateCmd),
+    /// Drain the node, or cancel a drain (like condor_drain).
+    Drain(admin_cmd::DrainCmd),
+    /// Shut the daemon down (like condor_off).
+    Off(admin_cmd::OffCmd),
+    /// Make the daemon re-read its configuration (like condor_reconfig).
+    Reconfig(admin_cmd::ReconfigCmd),
     /// Run one job for the daemon (started by `roost startd`, not by hand).
     #[command(hide = true)]
     Starter,
@@ -39,12 +52,18 @@ enum Command {
 
 /// Runs the command line; returns the process exit code.
 pub fn run() -> ExitCode {
-    let cli = Cli::parse();
+    let cli = Cli::parse_from(admin_cmd::normalize(std::env::args().collect()));
     let result = match cli.command {
         Command::Classad(cmd) => classad_cmd::run(cmd),
         Command::Config(cmd) => config_cmd::run(cmd),
         Command::Policy(cmd) => policy_cmd::run(cmd),
         Command::Startd(cmd) => startd_cmd::run(cmd),
+        Command::Status(cmd) => admin_cmd::status(cmd),
+        Command::Who(cmd) => admin_cmd::who(cmd),
+        Command::Vacate(cmd) => admin_cmd::vacate(cmd),
+        Command::Drain(cmd) => admin_cmd::drain(cmd),
+        Command::Off(cmd) => admin_cmd::off(cmd),
+        Command::Reconfig(cmd) => admin_cmd::reconfig(cmd),
         Command::Starter => Ok(ExitCode::from(
             u8::try_from(crate::starter::run::main()).unwrap_or(1),
         )),

@@ -14,12 +14,13 @@ use clap::Args;
 use tracing::{error, info, warn};
 
 use super::quickstart;
-use super::sysconfig::{FsFiles, find_root, load_input};
+use super::sysconfig::load_startd_config;
 use crate::actors::clock::{Clock, SystemClock};
-use crate::actors::machine::{detect, memory_mb};
+use crate::actors::machine::detect;
 use crate::actors::node::{Control, NodeActor};
 use crate::actors::shared::{Dirs, HookSettings, Shared};
-use crate::config::{Config, Scope, load};
+use crate::admin::socket_path;
+use crate::config::Config;
 use crate::events::{DaemonEvent, Event, EventStore, GroupCommitter, SledStore, StarterEvent};
 use crate::policy::engine::{DrainHow, Policy};
 use crate::policy::layout::{layout, machine};
@@ -40,20 +41,6 @@ pub struct StartdCmd {
     /// jobs) into DIR if it is not there yet, and run on it.
     #[arg(long, value_name = "DIR", conflicts_with = "config")]
     quickstart: Option<PathBuf>,
-}
-
-fn load_config(root: Option<&str>) -> Result<Config> {
-    let root = find_root(root).map_err(|e| anyhow!(e))?;
-    let scope = Scope {
-        subsys: Some("STARTD".into()),
-        localname: None,
-    };
-    let mut input = load_input(root, scope);
-    let mem = memory_mb();
-    input
-        .specials
-        .push(("DETECTED_MEMORY".to_string(), mem.to_string()));
-    load(&input, &FsFiles).map_err(|e| anyhow!("configuration error: {e}"))
 }
 
 fn dir(config: &Config, knob: &str) -> Result<PathBuf> {
@@ -139,7 +126,7 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
         Some(d) => Some(quickstart::prepare(d)?.display().to_string()),
         None => cmd.config.clone(),
     };
-    let config = load_config(root.as_deref())?;
+    let config = load_startd_config(root.as_deref())?;
     for w in config.warnings() {
         eprintln!("roost: warning: {w}");
     }
@@ -154,6 +141,11 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     init_logging(&config, &dirs.log)?;
     // Hooks and jobs get files no one else may write.
     nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o022));
+
+    let socket = socket_path(&config).ok_or_else(|| {
+        anyhow!("no place for the admin socket: set LOCK, LOG or ROOST_ADMIN_SOCKET")
+    })?;
+    let listener = crate::actors::admin::bind(&socket).map_err(|e| anyhow!("admin socket: {e}"))?;
 
     let events_dir = dirs.spool.join("roost-events");
     let store = SledStore::open(&events_dir).map_err(|e| anyhow!("event log: {e}"))?;
@@ -199,12 +191,13 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
         );
     }
     let starter_exe = std::env::current_exe().context("cannot find the roost executable")?;
+    let own_exe = starter_exe.clone();
     let detected = (inputs.cpus, inputs.memory_mb);
     let config_root = root.clone();
     info!(message = "Starting.", host = %host, slots = slots.len(), log = %events_dir.display());
 
     let sys = System::new();
-    let result: Result<()> = sys.block_on(async {
+    let result: Result<std::rc::Rc<Shared>> = sys.block_on(async {
         let shared = std::rc::Rc::new(Shared::new(
             std::rc::Rc::new(config),
             appender,
@@ -229,18 +222,36 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
                 .append("daemon", vec![Event::Daemon(e)])
                 .map_err(|e| anyhow!("event log: {e}"))?;
         }
-        let node = NodeActor::new(shared, slots).start();
-        actix::spawn(signals(node, config_root));
-        Ok(())
+        let reload_root = config_root.clone();
+        let reload = Box::new(move || {
+            load_startd_config(reload_root.as_deref()).map_err(|e| format!("{e:#}"))
+        });
+        let restart = std::rc::Rc::clone(&shared);
+        let node = NodeActor::new(shared, slots, reload).start();
+        actix::spawn(crate::actors::admin::serve(listener, node.clone()));
+        actix::spawn(signals(node));
+        Ok(restart)
     });
-    result?;
+    let shared = result?;
     sys.run().context("actor system")?;
+    // The log's writer ends once every appender is gone.
+    let restart = shared.restart.get();
+    drop(shared);
     drop(committer.finish());
+    let _ = std::fs::remove_file(&socket);
+    if restart {
+        info!(message = "Restarting.");
+        use std::os::unix::process::CommandExt;
+        let err = std::process::Command::new(&own_exe)
+            .args(std::env::args_os().skip(1))
+            .exec();
+        return Err(anyhow!("cannot restart: {err}"));
+    }
     info!(message = "Stopped.");
     Ok(ExitCode::SUCCESS)
 }
 
-async fn signals(node: Addr<NodeActor>, root: Option<String>) {
+async fn signals(node: Addr<NodeActor>) {
     use tokio::signal::unix::{SignalKind, signal};
     let (Ok(mut term), Ok(mut quit), Ok(mut int), Ok(mut hup)) = (
         signal(SignalKind::terminate()),
@@ -261,17 +272,11 @@ async fn signals(node: Addr<NodeActor>, root: Option<String>) {
                 interrupted = true;
                 Control::Off(how)
             }
-            _ = hup.recv() => match load_config(root.as_deref()) {
-                Ok(c) => Control::Reconfig(Box::new(c)),
-                Err(e) => {
-                    error!(message = "Reconfiguration refused; keeping the old configuration.", error = %e);
-                    continue;
-                }
-            },
+            _ = hup.recv() => Control::Reconfig,
         };
         match node.send(control).await {
-            Ok(Ok(msg)) => info!(message = "Command done.", result = %msg),
-            Ok(Err(e)) => warn!(message = "Command failed.", error = %e),
+            Ok(r) if r.ok => info!(message = "Command done.", result = %r.message),
+            Ok(r) => warn!(message = "Command failed.", error = %r.message),
             Err(_) => return,
         }
     }

@@ -147,3 +147,19 @@ pub fn load_input(root: Root, scope: Scope) -> LoadInput {
         now,
     }
 }
+
+/// The configuration as `roost startd` reads it: subsystem STARTD, with
+/// the detected memory defined; `root` as `--config` gives it.
+pub fn load_startd_config(root: Option<&str>) -> anyhow::Result<crate::config::Config> {
+    let root = find_root(root).map_err(|e| anyhow::anyhow!(e))?;
+    let scope = Scope {
+        subsys: Some("STARTD".into()),
+        localname: None,
+    };
+    let mut input = load_input(root, scope);
+    let mem = crate::actors::machine::memory_mb();
+    input
+        .specials
+        .push(("DETECTED_MEMORY".to_string(), mem.to_string()));
+    crate::config::load(&input, &FsFiles).map_err(|e| anyhow::anyhow!("configuration error: {e}"))
+}

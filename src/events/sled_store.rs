@@ -38,7 +38,32 @@ fn seq_of(key: &[u8]) -> Option<u64> {
 impl SledStore {
     /// Opens (or creates) the log in directory `dir`.
     pub fn open(dir: &Path) -> Result<SledStore, StoreError> {
-        let db = sled::open(dir).map_err(|e| StoreError::Io(format!("{}: {e}", dir.display())))?;
+        // A store just dropped keeps its lock until sled's flusher thread
+        // lets go (up to its flush interval), and a daemon being restarted
+        // may still be exiting: wait a little for the lock before failing.
+        let mut tries = 0;
+        let db = loop {
+            match sled::open(dir) {
+                Ok(db) => break db,
+                Err(sled::Error::Io(e))
+                    if e.to_string().contains("could not acquire lock") && tries < 50 =>
+                {
+                    tries += 1;
+                    std::thread::sleep(std::time::Duration::from_millis(100));
+                }
+                Err(e) => {
+                    return Err(StoreError::Io(format!(
+                        "{}: {e}{}",
+                        dir.display(),
+                        if tries > 0 {
+                            " (another process holds the event log)"
+                        } else {
+                            ""
+                        }
+                    )));
+                }
+            }
+        };
         let log = db.open_tree("log").map_err(io)?;
         let by_actor = db.open_tree("by_actor").map_err(io)?;
         let next = match log.last().map_err(io)? {

@@ -212,8 +212,11 @@ pub enum Input {
     FetchFailed,
     /// The starter exited.
     StarterExited,
-    /// `condor_vacate` for this slot.
+    /// `condor_vacate` for this slot: the job retires (its retirement
+    /// time honoured), then is vacated.
     Vacate,
+    /// `condor_vacate -fast`: the job is hard-killed at once.
+    VacateFast,
     /// A new dynamic slot receives the claim it was carved for.
     Claimed(Claim),
     /// An external claim request for a job (canonical new syntax), as a
@@ -266,6 +269,8 @@ pub enum Effect {
     EvictClaim {
         /// The job ad.
         job: String,
+        /// The claim's number (for its `ClaimId` line).
+        claim: u64,
     },
 }
 
@@ -330,6 +335,32 @@ pub struct Drain {
     /// Drained, nothing new is fetched, and the daemon exits when no job
     /// is left.
     pub shutdown: bool,
+    /// Why (`DrainReason`; HTCondor's default is "by command").
+    pub reason: String,
+    /// The request's id (`DrainingRequestId`), for cancelling it.
+    pub request_id: u64,
+    /// When it began (`LastDrainStartTime`).
+    pub started: i64,
+    /// What happens once every slot is Drained/Idle.
+    pub on_completion: OnCompletion,
+}
+
+/// What a drain does once every slot is Drained/Idle (`condor_drain
+/// -resume-on-completion` and friends; HTCondor's codes 0–4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OnCompletion {
+    /// Stay Drained until cancelled.
+    #[default]
+    Nothing,
+    /// Cancel the drain: slots accept work again.
+    Resume,
+    /// The daemon exits.
+    Exit,
+    /// The daemon restarts.
+    Restart,
+    /// The configuration is re-read, then the drain is cancelled.
+    Reconfig,
 }
 
 impl Drain {
@@ -349,6 +380,10 @@ impl Drain {
             requirements,
             all_drained: false,
             shutdown: false,
+            reason: "by command".into(),
+            request_id: 0,
+            started: 0,
+            on_completion: OnCompletion::Nothing,
         })
     }
 
@@ -359,8 +394,34 @@ impl Drain {
             requirements: Expr::from_value(Value::Bool(false)),
             all_drained: false,
             shutdown: true,
+            reason: "shutdown".into(),
+            request_id: 0,
+            started: 0,
+            on_completion: OnCompletion::Nothing,
         }
     }
+}
+
+/// `condor_drain -check`: the expression must evaluate to true in every
+/// slot ad, else the drain is refused with the first slot where it did not
+/// (HTCondor's `DRAINING_CHECK_EXPR_FAILED`).
+pub fn drain_check(check: &str, ads: &[ClassAd], now: i64) -> Result<(), String> {
+    let e = parse_expr(check)
+        .map_err(|err| format!("the check expression is not a ClassAd expression: {err}"))?;
+    let env = crate::classad::FixedEnv::new(now);
+    for ad in ads {
+        let v = ad.eval(&e, &env);
+        if !matches!(v, Value::Bool(true)) {
+            let name = match ad.eval_attr("Name", &env) {
+                Value::Str(s) => s.to_string_lossy(),
+                _ => "a slot".into(),
+            };
+            return Err(format!(
+                "check expression {check} is {v} in {name}, not true: drain refused"
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// The slot ad a policy is evaluated in: machine attributes, resources,
@@ -636,7 +697,10 @@ impl<'c, 'a> Work<'c, 'a> {
                 if self.s.preempting.is_some() {
                     // Never drop a waiting claim silently: evict it.
                     if let Some(c) = self.s.preempting.clone() {
-                        self.effect(Effect::EvictClaim { job: c.job });
+                        self.effect(Effect::EvictClaim {
+                            job: c.job,
+                            claim: c.id,
+                        });
                     }
                 }
                 if !matches!(self.s.kind, SlotKind::Dynamic { .. })
@@ -686,7 +750,10 @@ impl<'c, 'a> Work<'c, 'a> {
         if let Some(c) = self.s.claim.clone()
             && c.fetched
         {
-            self.effect(Effect::EvictClaim { job: c.job });
+            self.effect(Effect::EvictClaim {
+                job: c.job,
+                claim: c.id,
+            });
         }
         self.emit(SlotEvent::ClaimEnded {
             at: self.ctx.now,
@@ -1125,13 +1192,6 @@ impl<'c, 'a> Work<'c, 'a> {
         let Ok(mut job) = parse_ad(text) else {
             return;
         };
-        if self.s.kind != SlotKind::Partitionable {
-            for attr in ["RequestCpus", "RequestMemory", "RequestDisk"] {
-                if !job.contains(attr) {
-                    job.insert_value(attr, 1i64);
-                }
-            }
-        }
         if let Some(kw) = self.ctx.policy.keyword.as_ref().filter(|_| fetched) {
             let env = FixedEnv::new(self.ctx.now);
             if !matches!(job.eval_attr("HookKeyword", &env), Value::Str(_)) {
@@ -1139,6 +1199,16 @@ impl<'c, 'a> Work<'c, 'a> {
             }
         }
         let text = ad_to_string(&job);
+        // A static slot matches a job without Request* as if it asked for
+        // one of each; the defaults are for matching only, never added to
+        // the ad the hooks and the starter see.
+        if self.s.kind != SlotKind::Partitionable {
+            for attr in ["RequestCpus", "RequestMemory", "RequestDisk"] {
+                if !job.contains(attr) {
+                    job.insert_value(attr, 1i64);
+                }
+            }
+        }
         let reject = |w: &mut Self, text: String| w.effect(reply(fetched, false, text));
         if self.s.state == State::Preempting {
             return reject(self, text);
@@ -1310,6 +1380,17 @@ pub fn decide(slot: &Slot, ctx: &Ctx<'_>, input: &Input) -> Decision {
                 w.settle();
             } else if w.s.state == State::Matched {
                 w.change(State::Owner, Activity::Idle, 8, "vacate");
+            }
+        }
+        Input::VacateFast => {
+            if w.s.state == State::Claimed {
+                w.end_claim(EndCause::Vacate);
+                if w.s.starter {
+                    w.change(State::Preempting, Activity::Killing, 0, "vacate fast");
+                }
+                w.settle();
+            } else if w.s.state == State::Matched {
+                w.change(State::Owner, Activity::Idle, 8, "vacate fast");
             }
         }
     }

@@ -2,12 +2,12 @@
 //! would receive. Attribute names, types and forms follow what a real
 //! HTCondor 23 node publishes (`../shared/reference/captures/`).
 
-use crate::classad::{ClassAd, Expr, Value, parse_expr};
+use crate::classad::{ClassAd, Expr, FixedEnv, Value, parse_ad, parse_expr};
 use crate::config::Config;
 
 use super::engine::{Ctx, PolicyError, fetch_delay};
 use super::layout::Machine;
-use super::slot::{Slot, SlotKind, State};
+use super::slot::{Claim, Slot, SlotKind, State};
 
 /// `STARTD_ATTRS` (and `SLOT<N>_STARTD_ATTRS`) resolved for one slot:
 /// each name with its expression (`SLOT<N>_<name>` overriding `<name>`).
@@ -65,6 +65,8 @@ pub struct Publish<'a> {
     pub total_slots: usize,
     /// The slot's STARTD_ATTRS.
     pub attrs: &'a StartdAttrs,
+    /// When the machine's last drain started and stopped (0: never).
+    pub drain_times: (i64, i64),
 }
 
 fn expr(text: &str) -> Expr {
@@ -196,8 +198,53 @@ pub fn public_ad(slot: &Slot, ctx: &Ctx<'_>, p: &Publish<'_>) -> ClassAd {
     if ctx.policy.keyword.as_deref().is_some_and(|k| !k.is_empty()) {
         ad.insert_value("NextFetchWorkDelay", fetch_delay(slot, ctx));
     }
+    if let Some(d) = ctx.drain.filter(|d| !d.shutdown) {
+        ad.insert_value("Draining", true);
+        ad.insert_value("DrainReason", d.reason.as_str());
+        ad.insert_value("DrainingRequestId", d.request_id.to_string().as_str());
+    }
+    if p.drain_times.0 != 0 {
+        ad.insert_value("LastDrainStartTime", p.drain_times.0);
+    }
+    if p.drain_times.1 != 0 {
+        ad.insert_value("LastDrainStopTime", p.drain_times.1);
+    }
+    if let Some(c) = &slot.claim {
+        publish_claim(&mut ad, c, ctx.now);
+    }
     for (n, e) in &p.attrs.0 {
         ad.insert(n.as_str(), e.clone());
     }
     ad
+}
+
+/// What a claimed slot says about its job: `RemoteOwner`, `RemoteUser`,
+/// `JobId`, `GlobalJobId` and `JobStart`.
+fn publish_claim(ad: &mut ClassAd, c: &Claim, now: i64) {
+    let Ok(job) = parse_ad(&c.job) else {
+        return;
+    };
+    let env = FixedEnv::new(now);
+    let text = |n: &str| match job.eval_attr(n, &env) {
+        Value::Str(s) => Some(s.to_string_lossy()),
+        _ => None,
+    };
+    if let Some(owner) = text("Owner") {
+        ad.insert_value("RemoteOwner", owner.as_str());
+    }
+    if let Some(user) = text("User") {
+        ad.insert_value("RemoteUser", user.as_str());
+    }
+    if let (Value::Int(cl), Value::Int(pr)) = (
+        job.eval_attr("ClusterId", &env),
+        job.eval_attr("ProcId", &env),
+    ) {
+        ad.insert_value("JobId", format!("{cl}.{pr}").as_str());
+    }
+    if let Some(g) = text("GlobalJobId") {
+        ad.insert_value("GlobalJobId", g.as_str());
+    }
+    if let Some(t) = c.job_start {
+        ad.insert_value("JobStart", t);
+    }
 }

@@ -6,14 +6,14 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn temp(name: &str) -> PathBuf {
+pub(crate) fn temp(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("roost-daemon-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&d);
     d
 }
 
 /// Waits (up to a minute: machines are shared and slow) for `ok`.
-fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
+pub(crate) fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
     let start = Instant::now();
     while !ok() {
         assert!(
@@ -25,7 +25,7 @@ fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
 }
 
 /// SIGTERM (graceful shutdown) and the exit status.
-fn stop(mut child: Child) -> std::process::ExitStatus {
+pub(crate) fn stop(mut child: Child) -> std::process::ExitStatus {
     let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(0));
     let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
     let start = Instant::now();
@@ -41,7 +41,7 @@ fn stop(mut child: Child) -> std::process::ExitStatus {
     }
 }
 
-fn events(log: &Path) -> Vec<serde_json::Value> {
+pub(crate) fn events(log: &Path) -> Vec<serde_json::Value> {
     let out = Command::new(env!("CARGO_BIN_EXE_roost-log"))
         .args(["--log"])
         .arg(log)
@@ -59,7 +59,7 @@ fn events(log: &Path) -> Vec<serde_json::Value> {
         .collect()
 }
 
-fn count(
+pub(crate) fn count(
     events: &[serde_json::Value],
     pointer: &str,
     pred: impl Fn(&serde_json::Value) -> bool,

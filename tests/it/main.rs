@@ -8,6 +8,7 @@ mod config_cli;
 mod config_oracle;
 mod config_props;
 mod daemon;
+mod daemon_admin;
 mod events_cli;
 mod events_store;
 mod policy_engine;

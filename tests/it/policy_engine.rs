@@ -163,10 +163,8 @@ fn a_fetched_job_runs_then_no_work_ends_the_claim() {
     let (accept, job) = reply.expect("REPLY_FETCH");
     assert!(accept);
     assert!(job.contains("HookKeyword = \"ROOST\""), "{job}");
-    assert!(
-        job.contains("RequestCpus = 1"),
-        "static slots get requests: {job}"
-    );
+    // As HTCondor: a static slot does not add requests the job lacks.
+    assert!(!job.contains("RequestCpus"), "{job}");
     assert!(spawned(&fx).is_some());
     n.is(State::Claimed, Activity::Busy);
 
@@ -364,6 +362,26 @@ fn vacate_retires_without_retirement_time_and_without_return() {
 }
 
 #[test]
+fn vacate_honours_retirement_and_fast_vacate_kills_at_once() {
+    let mut n = Node::new(&format!("{FETCH}MaxJobRetirementTime = 3600\n"));
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob(JOB.into()));
+    // condor_vacate retires the job: it keeps running.
+    assert!(n.at(3, Input::Vacate).is_empty());
+    n.is(State::Claimed, Activity::Retiring);
+    // -fast kills it, retirement or not.
+    let fx = n.at(4, Input::VacateFast);
+    assert_eq!(fx, [Effect::HardKill]);
+    n.is(State::Preempting, Activity::Killing);
+    let fx = n.at(5, Input::StarterExited);
+    assert!(
+        fx.iter().any(|e| matches!(e, Effect::EvictClaim { .. })),
+        "the fetcher hears of it: {fx:?}"
+    );
+    n.is(State::Unclaimed, Activity::Idle);
+}
+
+#[test]
 fn a_better_ranked_fetched_job_runs_when_the_slot_frees_never_lost() {
     let mut n = Node::new(&format!(
         "{FETCH}RANK = TARGET.Prio\nMaxJobRetirementTime = 30\nMachineMaxVacateTime = 5\n"
@@ -394,7 +412,7 @@ fn a_better_ranked_fetched_job_runs_when_the_slot_frees_never_lost() {
     assert!(job.contains("Prio = 5"), "{job}");
     assert!(
         fx.iter()
-            .any(|e| matches!(e, Effect::EvictClaim { job } if job.contains("Prio = 1")))
+            .any(|e| matches!(e, Effect::EvictClaim { job, .. } if job.contains("Prio = 1")))
     );
     n.is(State::Claimed, Activity::Busy);
     let t = n.transitions();

@@ -123,7 +123,7 @@ proptest! {
             for e in &d.effects {
                 match e {
                     Effect::ReplyFetch { accept: true, job } => { accepted.insert(job.clone()); }
-                    Effect::SpawnStarter { job } | Effect::EvictClaim { job } => { settled.insert(job.clone()); }
+                    Effect::SpawnStarter { job } | Effect::EvictClaim { job, .. } => { settled.insert(job.clone()); }
                     _ => {}
                 }
             }

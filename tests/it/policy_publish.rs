@@ -63,6 +63,7 @@ fn ads(extra: &str) -> Vec<ClassAd> {
                 host: "vm",
                 total_slots: total,
                 attrs: &attrs,
+                drain_times: (0, 0),
             };
             public_ad(&slot, &ctx, &p)
         })

@@ -1,0 +1,276 @@
+//! The admin socket's protocol: one JSON request line from the client, one
+//! JSON response line from the daemon, over a Unix socket only the daemon's
+//! user (and root) may use. Shared by the daemon's server
+//! (`actors::admin`) and the `roost status`/`who`/`vacate`/`drain`/`off`/
+//! `reconfig` commands, which use [`call`].
+
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::Config;
+use crate::policy::engine::{DrainHow, OnCompletion};
+
+/// The knob naming the socket; by default `$(LOCK)/roost_startd.sock`.
+pub const SOCKET_KNOB: &str = "ROOST_ADMIN_SOCKET";
+
+/// Longest request line the daemon reads.
+pub const MAX_REQUEST: usize = 64 * 1024;
+
+/// What a client asks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "snake_case")]
+pub enum Request {
+    /// Every slot's public ad.
+    Status,
+    /// Vacate one slot (by id or name) or every slot.
+    Vacate {
+        /// `slot1`, `slot1_2` or `slot1@host`; none: all.
+        #[serde(default)]
+        slot: Option<String>,
+        /// Hard-kill at once rather than retire (`condor_vacate -fast`).
+        #[serde(default)]
+        fast: bool,
+    },
+    /// Drain the machine.
+    Drain {
+        /// How running jobs go.
+        how: DrainHow,
+        /// `DrainReason` (default "by command").
+        #[serde(default)]
+        reason: Option<String>,
+        /// START while draining (default: accept nothing).
+        #[serde(default)]
+        start: Option<String>,
+        /// Must be true in every slot, else the drain is refused.
+        #[serde(default)]
+        check: Option<String>,
+        /// What happens once everything is drained.
+        #[serde(default)]
+        on_completion: OnCompletion,
+    },
+    /// Cancel the drain (only the one with this request id, if given).
+    CancelDrain {
+        /// `DrainingRequestId`.
+        #[serde(default)]
+        request_id: Option<String>,
+    },
+    /// Shut the daemon down.
+    Off {
+        /// Peaceful, graceful or fast.
+        how: DrainHow,
+    },
+    /// Re-read the configuration.
+    Reconfig,
+}
+
+/// What the daemon answers.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Response {
+    /// Whether the request was carried out.
+    pub ok: bool,
+    /// What was done, or why not.
+    #[serde(default)]
+    pub message: String,
+    /// Slot ads (canonical new syntax), for `status`.
+    #[serde(default)]
+    pub ads: Vec<String>,
+}
+
+impl Response {
+    /// A success.
+    pub fn done(message: impl Into<String>) -> Response {
+        Response {
+            ok: true,
+            message: message.into(),
+            ads: Vec::new(),
+        }
+    }
+
+    /// A refusal.
+    pub fn refused(message: impl Into<String>) -> Response {
+        Response {
+            ok: false,
+            message: message.into(),
+            ads: Vec::new(),
+        }
+    }
+}
+
+/// Why a call failed.
+#[derive(Debug, thiserror::Error)]
+pub enum AdminError {
+    /// No daemon listens there.
+    #[error(
+        "no roost startd is listening on {path} ({source}); is the daemon running with this configuration?"
+    )]
+    NotRunning {
+        /// The socket.
+        path: PathBuf,
+        /// The connect error.
+        source: std::io::Error,
+    },
+    /// The socket is not ours to use.
+    #[error(
+        "permission denied on {path}: the admin socket belongs to {owner}; run this command as that user or as root"
+    )]
+    Permission {
+        /// The socket.
+        path: PathBuf,
+        /// Its owner.
+        owner: String,
+    },
+    /// Talking to the daemon failed.
+    #[error("admin socket {path}: {message}")]
+    Io {
+        /// The socket.
+        path: PathBuf,
+        /// What went wrong.
+        message: String,
+    },
+}
+
+/// The socket's path under `config`: [`SOCKET_KNOB`], else
+/// `$(LOCK)/roost_startd.sock`, else `$(LOG)/roost_startd.sock`.
+pub fn socket_path(config: &Config) -> Option<PathBuf> {
+    let get = |k: &str| {
+        config
+            .get(k)
+            .ok()
+            .flatten()
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+    };
+    if let Some(p) = get(SOCKET_KNOB) {
+        return Some(PathBuf::from(p));
+    }
+    get("LOCK")
+        .or_else(|| get("LOG"))
+        .map(|d| Path::new(&d).join("roost_startd.sock"))
+}
+
+fn owner_of(path: &Path) -> String {
+    use std::os::unix::fs::MetadataExt;
+    match std::fs::metadata(path) {
+        Ok(m) => match nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(m.uid())) {
+            Ok(Some(u)) => format!("{} (uid {})", u.name, m.uid()),
+            _ => format!("uid {}", m.uid()),
+        },
+        Err(_) => "another user".into(),
+    }
+}
+
+/// Sends `request` to the daemon at `path` and returns its answer.
+pub fn call(path: &Path, request: &Request, timeout: Duration) -> Result<Response, AdminError> {
+    let io = |e: std::io::Error| AdminError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    };
+    let stream = UnixStream::connect(path).map_err(|e| match e.kind() {
+        std::io::ErrorKind::PermissionDenied => AdminError::Permission {
+            path: path.to_path_buf(),
+            owner: owner_of(path),
+        },
+        _ => AdminError::NotRunning {
+            path: path.to_path_buf(),
+            source: e,
+        },
+    })?;
+    stream.set_read_timeout(Some(timeout)).map_err(io)?;
+    stream.set_write_timeout(Some(timeout)).map_err(io)?;
+    let mut line = serde_json::to_string(request).map_err(|e| AdminError::Io {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    })?;
+    line.push('\n');
+    // A daemon that refuses may answer before reading everything: its
+    // answer is still there to read.
+    let written = (&stream).write_all(line.as_bytes());
+    let mut answer = String::new();
+    BufReader::new(&stream).read_line(&mut answer).map_err(io)?;
+    if answer.trim().is_empty() {
+        written.map_err(io)?;
+        return Err(AdminError::Io {
+            path: path.to_path_buf(),
+            message: "the daemon closed the connection without an answer".into(),
+        });
+    }
+    serde_json::from_str(&answer).map_err(|e| AdminError::Io {
+        path: path.to_path_buf(),
+        message: format!("unreadable answer: {e}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn requests_are_tagged_json() {
+        let r = Request::Drain {
+            how: DrainHow::Quick,
+            reason: Some("kernel update".into()),
+            start: None,
+            check: Some("Cpus > 0".into()),
+            on_completion: OnCompletion::Resume,
+        };
+        let text = serde_json::to_string(&r).unwrap();
+        assert_eq!(
+            text,
+            r#"{"command":"drain","how":"Quick","reason":"kernel update","start":null,"check":"Cpus > 0","on_completion":"resume"}"#
+        );
+        assert_eq!(serde_json::from_str::<Request>(&text).unwrap(), r);
+        let v: Request = serde_json::from_str(r#"{"command":"vacate"}"#).unwrap();
+        assert_eq!(
+            v,
+            Request::Vacate {
+                slot: None,
+                fast: false
+            }
+        );
+        assert!(serde_json::from_str::<Request>(r#"{"command":"format_disk"}"#).is_err());
+    }
+
+    #[test]
+    fn socket_defaults_to_lock_then_log() {
+        use crate::config::{LoadInput, Root, Scope, load};
+        struct OneFile(String);
+        impl crate::config::Files for OneFile {
+            fn read(&self, _: &str) -> Result<Vec<u8>, String> {
+                Ok(self.0.as_bytes().to_vec())
+            }
+            fn run(&self, _: &str) -> Result<Vec<u8>, String> {
+                Err("no commands here".into())
+            }
+            fn list_dir(&self, _: &str) -> Result<Vec<String>, String> {
+                Ok(Vec::new())
+            }
+        }
+        let cfg = |text: &str| {
+            let input = LoadInput {
+                root: Root::File("root".into()),
+                scope: Scope::default(),
+                attributes: vec![],
+                specials: vec![],
+                env: vec![],
+                now: 0,
+            };
+            load(&input, &OneFile(text.into())).unwrap()
+        };
+        assert_eq!(
+            socket_path(&cfg("LOG = /l\nLOCK = /k\n")),
+            Some(PathBuf::from("/k/roost_startd.sock"))
+        );
+        assert_eq!(
+            socket_path(&cfg("LOG = /l\nLOCK =\n")),
+            Some(PathBuf::from("/l/roost_startd.sock"))
+        );
+        assert_eq!(
+            socket_path(&cfg("LOG = /l\nROOST_ADMIN_SOCKET = /run/r.sock\n")),
+            Some(PathBuf::from("/run/r.sock"))
+        );
+    }
+}

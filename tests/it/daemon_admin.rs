@@ -1,0 +1,371 @@
+//! The admin socket and commands against the real daemon, with recording
+//! hook scripts: `roost status`/`who`/`vacate`/`drain`/`reconfig`/`off`, the
+//! owner-only permission, what each startd hook received (arguments, stdin,
+//! user, environment), and the slot transitions in the event log.
+
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+use super::daemon::{count, events, stop, temp, wait_for};
+
+const NOBODY: u32 = 65534;
+
+/// A hook that records its argv, uid, environment and stdin into
+/// `rec/<name>.<n>`, then runs `tail` (shell).
+fn recording_hook(dir: &Path, name: &str, tail: &str) -> PathBuf {
+    let path = dir.join("hooks").join(name);
+    let script = format!(
+        "#!/bin/sh\nrec={rec}\nf=$rec/{name}.$(date +%s%N).$$\n\
+         {{ echo \"argv: $*\"; echo \"uid: $(id -u)\"; echo \"cwd: $(pwd)\"; echo '--- env ---'; env | sort; \
+         echo '--- stdin ---'; cat; }} > $f.tmp\nmv $f.tmp $f\n{tail}\n",
+        rec = dir.join("rec").display()
+    );
+    std::fs::write(&path, script).expect("hook");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path
+}
+
+fn records(dir: &Path, name: &str) -> Vec<String> {
+    let mut v: Vec<((u128, u32), String)> = std::fs::read_dir(dir.join("rec"))
+        .map(|d| {
+            d.flatten()
+                .filter_map(|e| {
+                    let f = e.file_name().to_string_lossy().into_owned();
+                    let (ns, pid) = f.strip_prefix(&format!("{name}."))?.split_once('.')?;
+                    let key = (ns.parse().ok()?, pid.parse().ok()?);
+                    Some((key, std::fs::read_to_string(e.path()).ok()?))
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    v.sort();
+    v.into_iter().map(|(_, t)| t).collect()
+}
+
+struct Node {
+    dir: PathBuf,
+    config: PathBuf,
+}
+
+impl Node {
+    fn setup(name: &str, extra: &str) -> Node {
+        let dir = temp(name);
+        for d in ["hooks", "rec", "jobs", "taken"] {
+            std::fs::create_dir_all(dir.join(d)).expect("mkdir");
+        }
+        // Hooks run as nobody (CONDOR_IDS): they must be able to write here.
+        for d in ["rec", "jobs", "taken"] {
+            std::fs::set_permissions(dir.join(d), std::fs::Permissions::from_mode(0o777))
+                .expect("chmod");
+        }
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let take = format!(
+            "for f in {jobs}/*.job; do [ -e \"$f\" ] || exit 0; n=${{f##*/}}; \
+             if mv \"$f\" {taken}/$n 2>/dev/null; then cat {taken}/$n; exit 0; fi; done",
+            jobs = dir.join("jobs").display(),
+            taken = dir.join("taken").display()
+        );
+        let fetch = recording_hook(&dir, "fetch", &take);
+        let reply = recording_hook(&dir, "reply", "");
+        let evict = recording_hook(&dir, "evict", "");
+        let exit = recording_hook(&dir, "exit", "");
+        let config = dir.join("condor_config");
+        std::fs::write(
+            &config,
+            format!(
+                "LOCAL_DIR = {d}\nLOG = $(LOCAL_DIR)/log\nEXECUTE = $(LOCAL_DIR)/execute\n\
+                 SPOOL = $(LOCAL_DIR)/spool\nCONDOR_IDS = {NOBODY}.{NOBODY}\n\
+                 NUM_CPUS = 2\nSLOT_TYPE_1 = cpus=1\nNUM_SLOTS_TYPE_1 = 2\n\
+                 START = True\nIS_OWNER = False\nSUSPEND = False\nPREEMPT = False\nKILL = False\n\
+                 WANT_SUSPEND = False\nWANT_VACATE = True\nRunBenchmarks = False\n\
+                 UPDATE_INTERVAL = 2\nPOLLING_INTERVAL = 1\n\
+                 STARTD_JOB_HOOK_KEYWORD = T\nT_HOOK_FETCH_WORK = {fetch}\n\
+                 T_HOOK_REPLY_FETCH = {reply}\nT_HOOK_EVICT_CLAIM = {evict}\n\
+                 T_HOOK_JOB_EXIT = {exit}\nFetchWorkDelay = 1\nMAXJOBRETIREMENTTIME = 3600\n{extra}",
+                d = dir.display(),
+                fetch = fetch.display(),
+                reply = reply.display(),
+                evict = evict.display(),
+                exit = exit.display(),
+            ),
+        )
+        .expect("config");
+        Node { dir, config }
+    }
+
+    fn job(&self, name: &str, cluster: u32, args: &str) {
+        let text = format!(
+            "ClusterId = {cluster}\nProcId = 0\nOwner = \"nobody\"\nCmd = \"/bin/sleep\"\n\
+             Arguments = \"{args}\"\nJobUniverse = 5\n"
+        );
+        let tmp = self.dir.join(format!("{name}.tmp"));
+        std::fs::write(&tmp, text).expect("job");
+        std::fs::rename(&tmp, self.dir.join("jobs").join(format!("{name}.job"))).expect("job");
+    }
+
+    fn roost(&self, args: &[&str]) -> Output {
+        self.roost_as(args, None)
+    }
+
+    fn roost_as(&self, args: &[&str], uid: Option<u32>) -> Output {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_roost"));
+        c.args(args).env("CONDOR_CONFIG", &self.config);
+        if let Some(u) = uid {
+            c.uid(u).gid(u);
+        }
+        c.output().expect("roost runs")
+    }
+
+    /// `roost status -af Name State Activity`, one line per slot.
+    fn states(&self) -> String {
+        let o = self.roost(&["status", "-af", "Name", "State", "Activity"]);
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    }
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn admin_commands_drive_a_running_daemon() {
+    let node = Node::setup("admin", "");
+    let child = Command::new(env!("CARGO_BIN_EXE_roost"))
+        .args(["startd", "-f", "--config"])
+        .arg(&node.config)
+        .env("ROOST_TEST_MARK", "inherited")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("daemon starts");
+    let socket = node.dir.join("log/roost_startd.sock");
+    wait_for("the admin socket", || {
+        node.roost(&["status"]).status.success()
+    });
+    let mode = std::fs::metadata(&socket)
+        .expect("socket")
+        .permissions()
+        .mode();
+    assert_eq!(mode & 0o777, 0o600, "owner-only socket");
+
+    // Another user cannot connect, and is told why.
+    let o = node.roost_as(
+        &["status", "--socket", socket.to_str().unwrap_or_default()],
+        Some(NOBODY),
+    );
+    assert!(!o.status.success());
+    assert!(text(&o).contains("permission denied"), "{}", text(&o));
+    // Even through a socket opened up by mistake, the daemon checks who
+    // is calling.
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o666)).expect("chmod");
+    let o = node.roost_as(
+        &["vacate", "--socket", socket.to_str().unwrap_or_default()],
+        Some(NOBODY),
+    );
+    assert!(!o.status.success());
+    assert!(
+        text(&o).contains("permission denied: uid 65534 is neither the daemon's user"),
+        "{}",
+        text(&o)
+    );
+    std::fs::set_permissions(&socket, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+
+    // A long job: status and who show it.
+    node.job("long", 7, "300");
+    wait_for("the job to run", || node.states().contains("Claimed Busy"));
+    wait_for("the job's pid", || {
+        text(&node.roost(&["who"])).contains("nobody")
+    });
+    let who = text(&node.roost(&["who"]));
+    assert!(who.contains(" 7.0 Claimed/Busy "), "{who}");
+    let o = node.roost(&[
+        "status",
+        "-constraint",
+        "RemoteOwner == \"nobody\"",
+        "-af",
+        "JobId",
+        "JobStart > 0",
+        "PublicClaimId =!= undefined",
+    ]);
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "7.0 true true\n");
+    let table = text(&node.roost(&["status"]));
+    assert!(table.contains("Total Owner Claimed Unclaimed"), "{table}");
+    let long = text(&node.roost(&["status", "-l", "slot2"]));
+    assert!(long.contains("Name = \"slot2@"), "{long}");
+    assert!(!long.contains("slot1@"), "{long}");
+
+    // A drain whose check fails is refused and changes nothing.
+    let o = node.roost(&["drain", "-check", "Cpus > 100"]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("drain refused"), "{}", text(&o));
+    assert!(!text(&o).contains("Draining"));
+
+    // Vacate: the job retires (MAXJOBRETIREMENTTIME = 3600, honoured as
+    // condor_vacate does); -fast evicts it. The fetcher hears of it twice:
+    // JOB_EXIT (evict) from the starter and EVICT_CLAIM from the startd.
+    let o = node.roost(&["vacate", "slot9"]);
+    assert!(text(&o).contains("no slot named slot9"), "{}", text(&o));
+    let busy = node
+        .states()
+        .lines()
+        .find(|l| l.ends_with("Claimed Busy"))
+        .and_then(|l| l.split('@').next().map(String::from))
+        .expect("a busy slot");
+    let o = node.roost(&["vacate", &busy]);
+    assert!(o.status.success(), "{}", text(&o));
+    wait_for("the job to retire", || {
+        node.states().contains("Claimed Retiring")
+    });
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    assert!(records(&node.dir, "exit").is_empty(), "still retiring");
+    let o = node.roost(&["vacate", "-fast", &busy]);
+    assert!(o.status.success(), "{}", text(&o));
+    wait_for("JOB_EXIT evict", || !records(&node.dir, "exit").is_empty());
+    wait_for("EVICT_CLAIM", || !records(&node.dir, "evict").is_empty());
+    let exit = &records(&node.dir, "exit")[0];
+    assert!(exit.starts_with("argv: evict\n"), "{exit}");
+    let evict = &records(&node.dir, "evict")[0];
+    assert!(evict.starts_with("argv: \nuid: 65534\n"), "{evict}");
+    let (job, slot) = evict
+        .split_once("--- stdin ---\n")
+        .map(|(_, s)| s)
+        .and_then(|s| s.split_once("-----\n"))
+        .expect("job ad, -----, slot ad");
+    assert_eq!(
+        job,
+        "Arguments = \"300\"\nClusterId = 7\nCmd = \"/bin/sleep\"\nHookKeyword = \"T\"\nJobUniverse = 5\n\
+         Owner = \"nobody\"\nProcId = 0\n"
+    );
+    assert!(slot.contains(&format!("Name = \"{busy}@")), "{slot}");
+    assert!(slot.contains("\nClaimId = \"<"), "{slot}");
+
+    // What FETCH_WORK and REPLY_FETCH received.
+    let fetch = &records(&node.dir, "fetch")[0];
+    assert!(fetch.starts_with("argv: \nuid: 65534\ncwd: "), "{fetch}");
+    assert!(fetch.contains("\nROOST_TEST_MARK=inherited\n"), "{fetch}");
+    let stdin = fetch
+        .split_once("--- stdin ---\n")
+        .map(|x| x.1)
+        .unwrap_or("");
+    assert!(stdin.contains("\nState = \"Unclaimed\"\n"), "{stdin}");
+    assert!(stdin.contains("\nMyType = \"Machine\"\n"), "{stdin}");
+    let reply = &records(&node.dir, "reply")[0];
+    assert!(reply.starts_with("argv: accept\nuid: 65534\n"), "{reply}");
+    assert!(
+        reply.contains("--- stdin ---\nArguments = \"300\"\n"),
+        "{reply}"
+    );
+    assert!(reply.contains("\n-----\n"), "{reply}");
+
+    // Graceful drain with a reason: a running job retires, then the slots
+    // are Drained; the reason and request id are published.
+    node.job("short", 8, "2");
+    wait_for("the short job to run", || {
+        node.states().contains("Claimed Busy")
+    });
+    let o = node.roost(&["drain", "-graceful", "-reason", "kernel update"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("request id 1"), "{}", text(&o));
+    let o = node.roost(&[
+        "status",
+        "-af",
+        "Draining",
+        "DrainReason",
+        "DrainingRequestId",
+    ]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "true kernel update 1\ntrue kernel update 1\n"
+    );
+    let o = node.roost(&["drain"]);
+    assert!(
+        text(&o).contains("already in progress (request id 1)"),
+        "{}",
+        text(&o)
+    );
+    wait_for("both slots drained", || {
+        node.states().matches("Drained Idle").count() == 2
+    });
+    // The short job ran to completion (graceful).
+    wait_for("JOB_EXIT of the short job", || {
+        records(&node.dir, "exit").len() == 2
+    });
+    assert!(records(&node.dir, "exit")[1].starts_with("argv: exit\n"));
+    let o = node.roost(&["drain", "-cancel", "-request-id", "9"]);
+    assert!(
+        text(&o).contains("no drain with request id 9"),
+        "{}",
+        text(&o)
+    );
+    let o = node.roost(&["drain", "-cancel"]);
+    assert!(o.status.success(), "{}", text(&o));
+    wait_for("slots back to Unclaimed", || {
+        node.states().matches("Unclaimed Idle").count() == 2
+    });
+    let o = node.roost(&["status", "-af", "Draining", "LastDrainStopTime > 0"]);
+    assert_eq!(
+        String::from_utf8_lossy(&o.stdout),
+        "undefined true\nundefined true\n"
+    );
+
+    // Reconfig: a broken file is refused and the old configuration stays.
+    let good = std::fs::read_to_string(&node.config).expect("config");
+    std::fs::write(&node.config, format!("{good}\nif true\n")).expect("break config");
+    let o = node.roost(&["reconfig", "--socket", socket.to_str().unwrap_or_default()]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("reconfiguration refused"), "{}", text(&o));
+    std::fs::write(&node.config, &good).expect("restore config");
+    let o = node.roost(&["reconfig"]);
+    assert!(o.status.success(), "{}", text(&o));
+
+    // off -fast with a job running: it is killed and the daemon exits.
+    node.job("last", 9, "300");
+    wait_for("the last job to run", || {
+        node.states().contains("Claimed Busy")
+    });
+    let o = node.roost(&["off", "-fast"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let status = stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+    assert!(!socket.exists(), "the socket is removed at exit");
+    let exits = records(&node.dir, "exit");
+    assert_eq!(exits.len(), 3);
+    assert!(exits[2].starts_with("argv: evict\n"), "{}", exits[2]);
+
+    let ev = events(&node.dir.join("spool/roost-events"));
+    let commands: Vec<String> = ev
+        .iter()
+        .filter_map(|e| e.pointer("/event/Daemon/Command/command"))
+        .filter_map(|v| v.as_str().map(String::from))
+        .collect();
+    assert!(
+        commands.iter().any(|c| c.starts_with("vacate slot")),
+        "{commands:?}"
+    );
+    assert!(
+        commands
+            .iter()
+            .any(|c| c.contains("reason \"kernel update\"")),
+        "{commands:?}"
+    );
+    assert!(
+        commands.contains(&"drain cancelled".to_string()),
+        "{commands:?}"
+    );
+    assert!(commands.contains(&"off Fast".to_string()), "{commands:?}");
+    assert_eq!(
+        count(&ev, "/event/Daemon/Reconfigured/ok", |v| v == false),
+        1
+    );
+    assert!(
+        count(&ev, "/event/Slot/ActivityChanged/state", |v| v == "Drained") >= 2,
+        "slots were recorded Drained"
+    );
+    let _ = std::fs::remove_dir_all(&node.dir);
+}

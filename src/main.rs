@@ -1,10 +1,10 @@
 //! The `roost` binary.
-
-/// mimalloc: the daemon allocates and frees many small objects (expression
-/// nodes, values, events); mimalloc does that several times faster than the
-/// system allocator. The benchmarks use it too.
-#[global_allocator]
-static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
+//!
+//! It uses the system allocator: the daemon and each starter are long-lived
+//! processes whose resident memory matters more than allocation speed (with
+//! mimalloc the idle daemon held ~60 MB, mostly eagerly committed arena
+//! pages; with glibc's malloc ~9 MB). The benchmarks of the pure core use
+//! mimalloc, as an embedding program might (`docs/performance.md`).
 
 fn main() -> std::process::ExitCode {
     roost::cli::run()

@@ -72,7 +72,7 @@ impl HookActor {
             path: self.run.path.display().to_string(),
             reason: reason.clone(),
         };
-        let _ = self.shared.append(&self.id, vec![Event::Hook(ev)]);
+        let _ = self.shared.record(&self.id, vec![Event::Hook(ev)]);
         if let Some(r) = self.reply.take() {
             r.do_send(HookDone {
                 hook: self.hook,
@@ -104,7 +104,7 @@ impl Actor for HookActor {
             pid,
             claim: self.claim,
         };
-        if let Err(e) = self.shared.append(&self.id, vec![Event::Hook(ev)]) {
+        if let Err(e) = self.shared.record(&self.id, vec![Event::Hook(ev)]) {
             warn!(message = "Cannot record hook start.", hook = self.hook, error = %e);
         }
         ctx.spawn(running.finish().into_actor(self).map(|out, act, ctx| {
@@ -124,7 +124,7 @@ impl Actor for HookActor {
                 outcome,
                 elapsed: out.elapsed.as_secs_f64(),
             };
-            if let Err(e) = act.shared.append(&act.id, vec![Event::Hook(ev)]) {
+            if let Err(e) = act.shared.record(&act.id, vec![Event::Hook(ev)]) {
                 warn!(message = "Cannot record hook end.", hook = act.hook, error = %e);
             }
             if let Some(r) = act.reply.take() {

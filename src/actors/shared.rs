@@ -131,6 +131,19 @@ impl Shared {
         )
     }
 
+    /// Records `events` of `actor` at the current time, in order, without
+    /// waiting for them to be durable: for facts nothing acts on at once
+    /// (see `events::group`).
+    pub fn record(&self, actor: &str, events: Vec<Event>) -> Result<(), StoreError> {
+        let now = self.clock.now();
+        self.log.record(
+            events
+                .into_iter()
+                .map(|e| (now, actor.to_string(), e))
+                .collect(),
+        )
+    }
+
     /// The configuration in force.
     pub fn config(&self) -> Rc<Config> {
         Rc::clone(&self.config.borrow())

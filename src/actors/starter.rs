@@ -81,7 +81,7 @@ impl StarterActor {
     }
 
     fn record(&self, e: StarterEvent) {
-        if let Err(err) = self.shared.append(&self.id, vec![Event::Starter(e)]) {
+        if let Err(err) = self.shared.record(&self.id, vec![Event::Starter(e)]) {
             warn!(message = "Cannot record starter event.", starter = %self.id, error = %err);
         }
     }

@@ -3,19 +3,30 @@
 //! appends them as one atomic, flushed batch, and then answers each
 //! appender with the sequence number of its first event. Durability costs
 //! one flush per group instead of one per batch.
+//!
+//! A batch may also be *recorded* rather than appended: it is written in
+//! its place in the order, without waiting, and becomes durable with the
+//! next durable append or at most [`LAZY_FLUSH`] later. For facts nothing
+//! acts on at once (a hook's output, a starter's report): whatever is
+//! appended durably after a record makes the record durable too.
 
-use std::sync::mpsc::{self, Receiver, Sender};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
+use std::time::Duration;
 
 use super::{Event, EventStore, StoreError};
 
 type Batch = Vec<(i64, String, Event)>;
 type Reply = Sender<Result<u64, String>>;
 
+/// How long a recorded batch may wait for a flush when nothing durable
+/// follows it.
+pub const LAZY_FLUSH: Duration = Duration::from_millis(50);
+
 /// A handle to the single writer; clone it for every appender.
 #[derive(Clone)]
 pub struct Appender {
-    tx: Sender<(Batch, Reply)>,
+    tx: Sender<(Batch, Option<Reply>)>,
 }
 
 /// The writer thread; joining it returns the store.
@@ -26,7 +37,7 @@ pub struct GroupCommitter<S> {
 impl<S: EventStore + Send + 'static> GroupCommitter<S> {
     /// Starts the writer over `store`; returns it and the first appender.
     pub fn start(store: S) -> (GroupCommitter<S>, Appender) {
-        let (tx, rx) = mpsc::channel::<(Batch, Reply)>();
+        let (tx, rx) = mpsc::channel::<(Batch, Option<Reply>)>();
         let handle = std::thread::Builder::new()
             .name("event-log-writer".into())
             .spawn(move || writer(store, &rx))
@@ -47,21 +58,50 @@ impl Appender {
     pub fn append(&self, batch: Batch) -> Result<u64, StoreError> {
         let (reply_tx, reply_rx) = mpsc::channel();
         self.tx
-            .send((batch, reply_tx))
+            .send((batch, Some(reply_tx)))
             .map_err(|_| StoreError::Io("the event log writer has stopped".into()))?;
         reply_rx
             .recv()
             .map_err(|_| StoreError::Io("the event log writer stopped before answering".into()))?
             .map_err(StoreError::Io)
     }
+
+    /// Records `batch` in order without waiting for it to be durable (see
+    /// the module comment). Fails only when the writer has stopped; a
+    /// write error is logged by the writer.
+    pub fn record(&self, batch: Batch) -> Result<(), StoreError> {
+        self.tx
+            .send((batch, None))
+            .map_err(|_| StoreError::Io("the event log writer has stopped".into()))
+    }
 }
 
-fn writer<S: EventStore>(mut store: S, rx: &Receiver<(Batch, Reply)>) -> S {
-    while let Ok(first) = rx.recv() {
+fn writer<S: EventStore>(mut store: S, rx: &Receiver<(Batch, Option<Reply>)>) -> S {
+    let mut dirty = false;
+    loop {
+        let first = if dirty {
+            match rx.recv_timeout(LAZY_FLUSH) {
+                Ok(m) => m,
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Err(e) = store.flush() {
+                        tracing::error!(message = "Cannot flush recorded events.", error = %e);
+                    }
+                    dirty = false;
+                    continue;
+                }
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+        } else {
+            match rx.recv() {
+                Ok(m) => m,
+                Err(_) => break,
+            }
+        };
         let mut group = vec![first];
         while let Ok(more) = rx.try_recv() {
             group.push(more);
         }
+        let durable = group.iter().any(|(_, r)| r.is_some());
         let mut all: Batch = Vec::with_capacity(group.iter().map(|(b, _)| b.len()).sum());
         let mut starts = Vec::with_capacity(group.len());
         let base = store.next_seq();
@@ -69,11 +109,25 @@ fn writer<S: EventStore>(mut store: S, rx: &Receiver<(Batch, Reply)>) -> S {
             starts.push(base + all.len() as u64);
             all.append(batch);
         }
-        let result = store.append(base, &all).map_err(|e| e.to_string());
+        let result = if durable {
+            store.append(base, &all).map_err(|e| e.to_string())
+        } else {
+            store.write(base, &all).map_err(|e| e.to_string())
+        };
+        dirty = !durable && result.is_ok();
+        if !durable && let Err(e) = &result {
+            // No one waits for a recorded batch: the log says it is lost.
+            tracing::error!(message = "Cannot record events.", events = all.len(), error = %e);
+        }
         for ((_, reply), start) in group.into_iter().zip(starts) {
             // An appender that went away no longer needs its answer.
-            let _ = reply.send(result.clone().map(|_| start));
+            if let Some(reply) = reply {
+                let _ = reply.send(result.clone().map(|_| start));
+            }
         }
+    }
+    if dirty {
+        let _ = store.flush();
     }
     store
 }

@@ -111,7 +111,18 @@ pub trait EventStore {
     /// stored and flushed, or none is. `expected` must be
     /// [`EventStore::next_seq`]; returns the next sequence number after the
     /// batch.
-    fn append(&mut self, expected: u64, batch: &[(i64, String, Event)]) -> Result<u64, StoreError>;
+    fn append(&mut self, expected: u64, batch: &[(i64, String, Event)]) -> Result<u64, StoreError> {
+        let next = self.write(expected, batch)?;
+        self.flush()?;
+        Ok(next)
+    }
+
+    /// Appends a batch atomically but does not flush it: it becomes
+    /// durable with the next [`EventStore::flush`] (or durable append).
+    fn write(&mut self, expected: u64, batch: &[(i64, String, Event)]) -> Result<u64, StoreError>;
+
+    /// Makes everything written so far durable.
+    fn flush(&mut self) -> Result<(), StoreError>;
 
     /// Every envelope from `from` on, in order; a record that cannot be
     /// decoded is an error item and reading goes on.

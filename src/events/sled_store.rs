@@ -43,7 +43,11 @@ impl SledStore {
         // may still be exiting: wait a little for the lock before failing.
         let mut tries = 0;
         let db = loop {
-            match sled::open(dir) {
+            match sled::Config::new()
+                .path(dir)
+                .cache_capacity(CACHE_BYTES)
+                .open()
+            {
                 Ok(db) => break db,
                 Err(sled::Error::Io(e))
                     if e.to_string().contains("could not acquire lock") && tries < 50 =>
@@ -79,12 +83,17 @@ impl SledStore {
     }
 }
 
+/// sled's page cache: the log is appended and read back in order, so a
+/// small cache serves it; sled's default (1 GiB) would let a long-running
+/// daemon's memory grow with its log.
+const CACHE_BYTES: u64 = 4 << 20;
+
 impl EventStore for SledStore {
     fn next_seq(&self) -> u64 {
         self.next
     }
 
-    fn append(&mut self, expected: u64, batch: &[(i64, String, Event)]) -> Result<u64, StoreError> {
+    fn write(&mut self, expected: u64, batch: &[(i64, String, Event)]) -> Result<u64, StoreError> {
         if expected != self.next {
             return Err(StoreError::WrongSequence {
                 expected,
@@ -112,11 +121,15 @@ impl EventStore for SledStore {
                 Ok::<(), ConflictableTransactionError<()>>(())
             })
             .map_err(|e: TransactionError<()>| io(format!("append failed: {e:?}")))?;
-        self.db
-            .flush()
-            .map_err(|e| io(format!("flush failed: {e}")))?;
         self.next += batch.len() as u64;
         Ok(self.next)
+    }
+
+    fn flush(&mut self) -> Result<(), StoreError> {
+        self.db
+            .flush()
+            .map(|_| ())
+            .map_err(|e| io(format!("flush failed: {e}")))
     }
 
     fn read_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_> {

@@ -290,3 +290,34 @@ fn group_commit_serves_64_concurrent_appenders_without_loss() {
     drop(store);
     let _ = std::fs::remove_dir_all(&d);
 }
+
+#[test]
+fn recorded_batches_keep_their_place_and_reach_the_disk() {
+    use roost::events::GroupCommitter;
+    let d = dir("record");
+    let store = SledStore::open(&d).expect("open");
+    let (committer, appender) = GroupCommitter::start(store);
+    appender
+        .record(vec![(1, "hook/1".into(), ev(1, "recorded first"))])
+        .expect("record");
+    let first = appender
+        .append(vec![(2, "slot1".into(), ev(2, "durable"))])
+        .expect("append");
+    assert_eq!(first, 2, "the record took its place before the append");
+    // A record with nothing durable after it is still written (flushed by
+    // the writer at the latest when it stops).
+    appender
+        .record(vec![(3, "hook/2".into(), ev(3, "recorded last"))])
+        .expect("record");
+    drop(appender);
+    let store = committer.finish().expect("store");
+    drop(store);
+    let store = SledStore::open(&d).expect("reopen");
+    let actors: Vec<String> = store
+        .read_from(1)
+        .map(|e| e.expect("decodes").actor)
+        .collect();
+    assert_eq!(actors, ["hook/1", "slot1", "hook/2"]);
+    drop(store);
+    let _ = std::fs::remove_dir_all(&d);
+}

@@ -369,3 +369,73 @@ fn admin_commands_drive_a_running_daemon() {
     );
     let _ = std::fs::remove_dir_all(&node.dir);
 }
+
+#[test]
+fn prepare_job_status_codes_warn_hold_or_evict_and_job_exit_always_hears() {
+    let prep_dir = temp("prepare-hooks");
+    std::fs::create_dir_all(&prep_dir).expect("mkdir");
+    std::fs::set_permissions(&prep_dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    // PREPARE_JOB reports the job's `Want` as its status code.
+    let prep = prep_dir.join("prepare");
+    std::fs::write(
+        &prep,
+        "#!/bin/sh\nw=$(sed -n 's/^Want = //p')\n\
+         echo \"HookStatusCode = $w\"\necho \"HookStatusMessage = \\\"code $w\\\"\"\n",
+    )
+    .expect("hook");
+    std::fs::set_permissions(&prep, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let node = Node::setup(
+        "prepare",
+        &format!("T_HOOK_PREPARE_JOB = {}\n", prep.display()),
+    );
+    let child = Command::new(env!("CARGO_BIN_EXE_roost"))
+        .args(["startd", "-f", "--config"])
+        .arg(&node.config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("daemon starts");
+    for (name, cluster, want) in [("warn", 1, 0), ("hold", 2, 150), ("evict", 3, 350)] {
+        let text = format!(
+            "ClusterId = {cluster}\nProcId = 0\nOwner = \"nobody\"\nCmd = \"/bin/true\"\n\
+             JobUniverse = 5\nWant = {want}\n"
+        );
+        std::fs::write(node.dir.join("jobs").join(format!("{name}.job")), text).expect("job");
+    }
+    wait_for("three JOB_EXITs", || records(&node.dir, "exit").len() == 3);
+    let status = stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+    let exits = records(&node.dir, "exit");
+    let by = |cluster: &str| {
+        exits
+            .iter()
+            .find(|r| r.contains(&format!("\nClusterId = {cluster}\n")))
+            .cloned()
+            .unwrap_or_default()
+    };
+    // 0 with a message: a warning, and the job runs.
+    assert!(by("1").starts_with("argv: exit\n"), "{}", by("1"));
+    // 1-299: the job is held, with the hook's message as the reason.
+    assert!(by("2").starts_with("argv: hold\n"), "{}", by("2"));
+    assert!(
+        by("2").contains("\nHoldReason = \"code 150\"\n"),
+        "{}",
+        by("2")
+    );
+    // 300 and up: evicted.
+    assert!(by("3").starts_with("argv: evict\n"), "{}", by("3"));
+    assert!(by("3").contains("reported status 350"), "{}", by("3"));
+    let ev = events(&node.dir.join("spool/roost-events"));
+    assert_eq!(
+        count(&ev, "/event/Starter/JobNotStarted/reason", |_| true),
+        2
+    );
+    assert!(
+        count(&ev, "/event/Starter/Warning/message", |v| v
+            .as_str()
+            .is_some_and(|m| m.contains("says: code 0")))
+            == 1
+    );
+    let _ = std::fs::remove_dir_all(&node.dir);
+    let _ = std::fs::remove_dir_all(&prep_dir);
+}

@@ -439,3 +439,38 @@ fn prepare_job_status_codes_warn_hold_or_evict_and_job_exit_always_hears() {
     let _ = std::fs::remove_dir_all(&node.dir);
     let _ = std::fs::remove_dir_all(&prep_dir);
 }
+
+#[test]
+fn a_job_whose_owner_does_not_exist_is_refused_and_the_fetcher_hears_of_it() {
+    let node = Node::setup("noowner", "");
+    let child = Command::new(env!("CARGO_BIN_EXE_roost"))
+        .args(["startd", "-f", "--config"])
+        .arg(&node.config)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("daemon starts");
+    std::fs::write(
+        node.dir.join("jobs/ghost.job"),
+        "ClusterId = 5\nProcId = 0\nOwner = \"no_such_user_roost\"\nCmd = \"/bin/true\"\n",
+    )
+    .expect("job");
+    wait_for("JOB_EXIT", || records(&node.dir, "exit").len() == 1);
+    let status = stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+    let exit = &records(&node.dir, "exit")[0];
+    assert!(exit.starts_with("argv: evict\n"), "{exit}");
+    assert!(
+        exit.contains("no_such_user_roost"),
+        "the reason names the user: {exit}"
+    );
+    let ev = events(&node.dir.join("spool/roost-events"));
+    assert_eq!(
+        count(&ev, "/event/Starter/JobNotStarted/reason", |v| v
+            .as_str()
+            .is_some_and(|r| r.contains("no_such_user_roost"))),
+        1
+    );
+    assert_eq!(count(&ev, "/event/Starter/JobStarted/pid", |_| true), 0);
+    let _ = std::fs::remove_dir_all(&node.dir);
+}

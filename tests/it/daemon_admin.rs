@@ -105,6 +105,17 @@ impl Node {
         std::fs::rename(&tmp, self.dir.join("jobs").join(format!("{name}.job"))).expect("job");
     }
 
+    /// Starts the daemon on this node.
+    fn start(&self) -> std::process::Child {
+        Command::new(env!("CARGO_BIN_EXE_roost"))
+            .args(["startd", "-f", "--config"])
+            .arg(&self.config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("daemon starts")
+    }
+
     fn roost(&self, args: &[&str]) -> Output {
         self.roost_as(args, None)
     }
@@ -388,13 +399,7 @@ fn prepare_job_status_codes_warn_hold_or_evict_and_job_exit_always_hears() {
         "prepare",
         &format!("T_HOOK_PREPARE_JOB = {}\n", prep.display()),
     );
-    let child = Command::new(env!("CARGO_BIN_EXE_roost"))
-        .args(["startd", "-f", "--config"])
-        .arg(&node.config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("daemon starts");
+    let child = node.start();
     for (name, cluster, want) in [("warn", 1, 0), ("hold", 2, 150), ("evict", 3, 350)] {
         let text = format!(
             "ClusterId = {cluster}\nProcId = 0\nOwner = \"nobody\"\nCmd = \"/bin/true\"\n\
@@ -443,13 +448,7 @@ fn prepare_job_status_codes_warn_hold_or_evict_and_job_exit_always_hears() {
 #[test]
 fn a_job_whose_owner_does_not_exist_is_refused_and_the_fetcher_hears_of_it() {
     let node = Node::setup("noowner", "");
-    let child = Command::new(env!("CARGO_BIN_EXE_roost"))
-        .args(["startd", "-f", "--config"])
-        .arg(&node.config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("daemon starts");
+    let child = node.start();
     std::fs::write(
         node.dir.join("jobs/ghost.job"),
         "ClusterId = 5\nProcId = 0\nOwner = \"no_such_user_roost\"\nCmd = \"/bin/true\"\n",

@@ -6,7 +6,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use roost::events::{Event, EventStore, SledStore};
+use roost::events::{Event, EventRead, EventStore, SledStore};
 use roost::policy::slot::{Activity, SlotEvent, State};
 
 /// The allocator the `roost` binary uses.

@@ -65,7 +65,23 @@ pub enum Request {
     },
     /// Re-read the configuration.
     Reconfig,
+    /// Events of the log from sequence number `from` on (at most `limit`,
+    /// and at most [`MAX_LOG_BATCH`]), only `actor`'s if given: how
+    /// `roost-log` reads the log while the daemon holds it.
+    Log {
+        /// The first sequence number wanted.
+        from: u64,
+        /// Only this actor's events.
+        #[serde(default)]
+        actor: Option<String>,
+        /// At most this many.
+        #[serde(default)]
+        limit: Option<usize>,
+    },
 }
+
+/// The most events one `log` answer carries.
+pub const MAX_LOG_BATCH: usize = 5000;
 
 /// What the daemon answers.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -78,6 +94,12 @@ pub struct Response {
     /// Slot ads (canonical new syntax), for `status`.
     #[serde(default)]
     pub ads: Vec<String>,
+    /// For `log`: the events, in order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub events: Vec<crate::events::Envelope>,
+    /// For `log`: the sequence number of the last event in the log.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_seq: Option<u64>,
 }
 
 impl Response {
@@ -87,6 +109,8 @@ impl Response {
             ok: true,
             message: message.into(),
             ads: Vec::new(),
+            events: Vec::new(),
+            last_seq: None,
         }
     }
 
@@ -96,6 +120,8 @@ impl Response {
             ok: false,
             message: message.into(),
             ads: Vec::new(),
+            events: Vec::new(),
+            last_seq: None,
         }
     }
 }

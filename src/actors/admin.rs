@@ -1,7 +1,8 @@
 //! The admin socket's server: accepts connections on the daemon's Unix
 //! socket, lets only the daemon's own user and root in (the socket is mode
 //! 0600, and the caller's credentials are checked again), reads one JSON
-//! request, hands it to the supervisor and writes its answer.
+//! request, hands it to the supervisor (or, for `log`, reads the event
+//! log on a blocking thread) and writes its answer.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
@@ -13,7 +14,8 @@ use tokio::net::UnixStream;
 use tracing::{info, warn};
 
 use super::node::{Control, DrainRequest, NodeActor};
-use crate::admin::{MAX_REQUEST, Request, Response};
+use crate::admin::{MAX_LOG_BATCH, MAX_REQUEST, Request, Response};
+use crate::events::{EventRead, SledReader};
 
 /// How long a client may take to send its request.
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
@@ -48,7 +50,11 @@ pub fn bind(path: &Path) -> Result<std::os::unix::net::UnixListener, String> {
 }
 
 /// Serves the socket until the actor system stops.
-pub async fn serve(listener: std::os::unix::net::UnixListener, node: Addr<NodeActor>) {
+pub async fn serve(
+    listener: std::os::unix::net::UnixListener,
+    node: Addr<NodeActor>,
+    log: SledReader,
+) {
     let listener = match tokio::net::UnixListener::from_std(listener) {
         Ok(l) => l,
         Err(e) => {
@@ -60,7 +66,7 @@ pub async fn serve(listener: std::os::unix::net::UnixListener, node: Addr<NodeAc
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
-                actix::spawn(connection(stream, node.clone(), me));
+                actix::spawn(connection(stream, node.clone(), log.clone(), me));
             }
             Err(e) => {
                 warn!(message = "Admin socket accept failed.", error = %e);
@@ -70,9 +76,10 @@ pub async fn serve(listener: std::os::unix::net::UnixListener, node: Addr<NodeAc
     }
 }
 
-/// The supervisor's command for a request.
-pub fn control_of(req: Request) -> Control {
-    match req {
+/// The supervisor's command for a request (`log` has none: the server
+/// answers it).
+pub fn control_of(req: Request) -> Option<Control> {
+    Some(match req {
         Request::Status => Control::Status,
         Request::Vacate { slot, fast } => Control::Vacate(slot, fast),
         Request::Drain {
@@ -91,7 +98,8 @@ pub fn control_of(req: Request) -> Control {
         Request::CancelDrain { request_id } => Control::CancelDrain(request_id),
         Request::Off { how } => Control::Off(how),
         Request::Reconfig => Control::Reconfig,
-    }
+        Request::Log { .. } => return None,
+    })
 }
 
 async fn read_request(stream: &mut UnixStream) -> Result<Request, String> {
@@ -109,7 +117,29 @@ async fn read_request(stream: &mut UnixStream) -> Result<Request, String> {
     serde_json::from_str(line.trim()).map_err(|e| format!("malformed request: {e}"))
 }
 
-async fn connection(mut stream: UnixStream, node: Addr<NodeActor>, me: u32) {
+/// Up to `limit` events from `from` on (one actor's if given).
+fn read_log(log: &SledReader, from: u64, actor: Option<&str>, limit: usize) -> Response {
+    let items = match actor {
+        Some(a) => log.read_actor(a, from),
+        None => log.read_from(from),
+    };
+    let mut events = Vec::new();
+    for item in items.take(limit.clamp(1, MAX_LOG_BATCH)) {
+        match item {
+            Ok(e) => events.push(e),
+            // The reader sees the damage the way a local reader would.
+            Err(e) if events.is_empty() => return Response::refused(e.to_string()),
+            Err(_) => break,
+        }
+    }
+    Response {
+        events,
+        last_seq: Some(log.last_seq()),
+        ..Response::done("")
+    }
+}
+
+async fn connection(mut stream: UnixStream, node: Addr<NodeActor>, log: SledReader, me: u32) {
     // The request is read whoever calls, so a refused caller reads the
     // refusal rather than a broken pipe.
     let request = read_request(&mut stream).await;
@@ -129,11 +159,21 @@ async fn connection(mut stream: UnixStream, node: Addr<NodeActor>, me: u32) {
             warn!(message = "Admin request refused.", uid = c.uid(), error = %e);
             Response::refused(e)
         }
+        (Ok(_), Ok(Request::Log { from, actor, limit })) => {
+            let read = tokio::task::spawn_blocking(move || {
+                read_log(&log, from, actor.as_deref(), limit.unwrap_or(MAX_LOG_BATCH))
+            });
+            read.await
+                .unwrap_or_else(|e| Response::refused(format!("reading the log failed: {e}")))
+        }
         (Ok(c), Ok(req)) => {
             info!(message = "Admin command.", uid = c.uid(), request = ?req);
-            match node.send(control_of(req)).await {
-                Ok(r) => r,
-                Err(_) => Response::refused("the daemon is stopping"),
+            match control_of(req) {
+                Some(c) => match node.send(c).await {
+                    Ok(r) => r,
+                    Err(_) => Response::refused("the daemon is stopping"),
+                },
+                None => Response::refused("not a supervisor command"),
             }
         }
     };

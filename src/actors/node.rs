@@ -537,9 +537,8 @@ impl Handler<Control> for NodeActor {
                     self.public_ads()
                         .into_actor(self)
                         .map(|ads, _, _| Response {
-                            ok: true,
-                            message: String::new(),
                             ads,
+                            ..Response::done("")
                         }),
                 )
             }

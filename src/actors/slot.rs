@@ -365,6 +365,11 @@ impl SlotActor {
                     ),
                     hook_env: self.shared.hooks.env.clone(),
                     stdout_limit: self.shared.hooks.stdout_limit,
+                    vacate_grace: self
+                        .slot
+                        .claim
+                        .as_ref()
+                        .map_or(0, |c| u64::try_from(c.pledged_vacate).unwrap_or(0)),
                 };
                 self.starter = Some(StarterActor::launch(
                     &self.shared,
@@ -410,6 +415,18 @@ impl Actor for SlotActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        // Replay of this slot starts here; the next durable append (the
+        // first input's events) makes the snapshot durable too.
+        let snapshot = SlotEvent::Snapshot {
+            at: self.shared.clock.now(),
+            slot: Box::new(self.slot.clone()),
+        };
+        if let Err(e) = self
+            .shared
+            .record(&self.slot.id, vec![Event::Slot(snapshot)])
+        {
+            error!(message = "Cannot record the slot's snapshot.", slot = %self.slot.name, error = %e);
+        }
         if let Some(first) = self.first.take() {
             self.step(&first, ctx);
         }

@@ -21,10 +21,11 @@ use crate::actors::node::{Control, NodeActor};
 use crate::actors::shared::{Dirs, HookSettings, Shared};
 use crate::admin::socket_path;
 use crate::config::Config;
-use crate::events::{DaemonEvent, Event, EventStore, GroupCommitter, SledStore, StarterEvent};
+use crate::events::{DaemonEvent, Event, EventStore, GroupCommitter, Replay, SledStore};
 use crate::policy::engine::{DrainHow, Policy};
 use crate::policy::layout::{layout, machine};
 use crate::policy::publish::StartdAttrs;
+use crate::policy::slot::SlotEvent;
 
 /// `roost startd` options.
 #[derive(Args, Debug)]
@@ -100,24 +101,34 @@ fn init_logging(config: &Config, log_dir: &Path) -> Result<()> {
         .map_err(|e| anyhow!("cannot set up logging: {e}"))
 }
 
-/// Starters the log says were running and never reported their end: the
-/// daemon stopped under them.
-fn unfinished_starters(store: &SledStore) -> Vec<(String, String)> {
-    let mut open: std::collections::BTreeMap<String, String> = std::collections::BTreeMap::new();
-    for env in store.read_from(1).flatten() {
-        if let Event::Starter(e) = &env.event {
-            match e {
-                StarterEvent::Spawned { slot, .. } => {
-                    open.insert(env.actor.clone(), slot.clone());
-                }
-                StarterEvent::Exited { .. } => {
-                    open.remove(&env.actor);
-                }
-                _ => {}
+/// Replays the last run from the log and appends what closes what it left
+/// open (claims, slots, starters, hooks); returns the replay.
+fn reconcile_last_run(store: &mut SledStore, now: i64) -> Result<Replay> {
+    let last = Replay::from_last_start(store);
+    for p in &last.problems {
+        warn!(message = "Event log problem while replaying the last run.", problem = %p);
+    }
+    let fix = last.reconcile(now);
+    if fix.is_empty() {
+        return Ok(last);
+    }
+    for (actor, e) in &fix {
+        match e {
+            Event::Daemon(DaemonEvent::Reconciled { slot, what }) => {
+                warn!(message = "Reconciled the last run.", slot = %slot, what = %what);
             }
+            Event::Slot(SlotEvent::ClaimEnded { .. }) => {
+                warn!(message = "Claim lost when the daemon stopped.", slot = %actor);
+            }
+            _ => {}
         }
     }
-    open.into_iter().collect()
+    let batch: Vec<(i64, String, Event)> = fix.into_iter().map(|(a, e)| (now, a, e)).collect();
+    let next = store.next_seq();
+    store
+        .append(next, &batch)
+        .map_err(|e| anyhow!("event log: cannot record the reconciliation: {e}"))?;
+    Ok(last)
 }
 
 /// Runs `roost startd`.
@@ -148,13 +159,20 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     let listener = crate::actors::admin::bind(&socket).map_err(|e| anyhow!("admin socket: {e}"))?;
 
     let events_dir = dirs.spool.join("roost-events");
-    let store = SledStore::open(&events_dir).map_err(|e| anyhow!("event log: {e}"))?;
-    let lost = unfinished_starters(&store);
-    let first_id = store.next_seq();
-    let (committer, appender) = GroupCommitter::start(store);
-
+    let mut store = SledStore::open(&events_dir).map_err(|e| anyhow!("event log: {e}"))?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let now = clock.now();
+    let last = reconcile_last_run(&mut store, now)?;
+    let first_id = store.next_seq();
+    let reader = store.reader();
+    let (committer, appender) = GroupCommitter::start(store);
+    // Tells `roost-log` where to read the log while this daemon holds it.
+    let pointer = events_dir.join(crate::events::DAEMON_SOCKET_FILE);
+    if let Err(e) = std::fs::write(&pointer, socket.as_os_str().as_encoded_bytes()) {
+        warn!(message = "Cannot write the admin socket's path beside the event log.",
+            file = %pointer.display(), error = %e);
+    }
+
     let inputs = detect(&dirs.execute);
     let m = machine(&config, &inputs).map_err(|e| anyhow!("machine resources: {e}"))?;
     let specs = layout(&config, &m).map_err(|e| anyhow!("slot layout: {e}"))?;
@@ -170,7 +188,9 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
         let policy = Policy::from_config(&config, &id, spec.type_id)
             .map_err(|e| anyhow!("policy of {id}: {e}"))?;
         let attrs = StartdAttrs::from_config(&config, &id).map_err(|e| anyhow!("{id}: {e}"))?;
-        slots.push((spec.new_slot(&m, &host, now), spec, policy, attrs));
+        let mut slot = spec.new_slot(&m, &host, now);
+        slot.next_claim = last.next_claim(&id);
+        slots.push((slot, spec, policy, attrs));
     }
     let hooks = HookSettings {
         user: hook_user(&config),
@@ -210,25 +230,13 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
             starter_exe,
             first_id,
         ));
-        for (actor, slot) in &lost {
-            let e = DaemonEvent::Reconciled {
-                slot: slot.clone(),
-                what: format!(
-                    "starter {actor} was running when the daemon stopped; its job is not followed"
-                ),
-            };
-            warn!(message = "Unfinished starter from an earlier run.", starter = %actor, slot = %slot);
-            shared
-                .append("daemon", vec![Event::Daemon(e)])
-                .map_err(|e| anyhow!("event log: {e}"))?;
-        }
         let reload_root = config_root.clone();
         let reload = Box::new(move || {
             load_startd_config(reload_root.as_deref()).map_err(|e| format!("{e:#}"))
         });
         let restart = std::rc::Rc::clone(&shared);
         let node = NodeActor::new(shared, slots, reload).start();
-        actix::spawn(crate::actors::admin::serve(listener, node.clone()));
+        actix::spawn(crate::actors::admin::serve(listener, node.clone(), reader));
         actix::spawn(signals(node));
         Ok(restart)
     });
@@ -239,6 +247,7 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     drop(shared);
     drop(committer.finish());
     let _ = std::fs::remove_file(&socket);
+    let _ = std::fs::remove_file(&pointer);
     if restart {
         info!(message = "Restarting.");
         use std::os::unix::process::CommandExt;

@@ -6,7 +6,9 @@
 //! behind the [`EventStore`] trait; [`SledStore`] keeps it in sled with a
 //! per-actor index. Only this module knows sled and rmp-serde.
 
+pub mod audit;
 mod group;
+pub mod replay;
 pub mod runtime;
 mod sled_store;
 
@@ -15,8 +17,13 @@ use serde::{Deserialize, Serialize};
 use crate::policy::slot::SlotEvent;
 
 pub use group::{Appender, GroupCommitter};
+pub use replay::Replay;
 pub use runtime::{DaemonEvent, HookEvent, StarterEvent};
-pub use sled_store::SledStore;
+pub use sled_store::{SledReader, SledStore};
+
+/// The file in the event log's directory that names the admin socket of
+/// the daemon holding the log, so readers can ask it for events.
+pub const DAEMON_SOCKET_FILE: &str = "daemon.socket";
 
 /// The schema version of envelopes written today.
 pub const SCHEMA: u16 = 1;
@@ -81,6 +88,15 @@ pub fn slot_batch(actor: &str, events: &[SlotEvent]) -> Vec<(i64, String, Event)
         .collect()
 }
 
+/// "record 4 is missing" / "records 4 to 9 are missing".
+pub fn missing(first: u64, last: u64) -> String {
+    if first == last {
+        format!("record {first} is missing")
+    } else {
+        format!("records {first} to {last} are missing")
+    }
+}
+
 /// Encodes an envelope (rmp-serde, named form).
 pub fn encode(e: &Envelope) -> Result<Vec<u8>, StoreError> {
     rmp_serde::to_vec_named(e)
@@ -103,7 +119,7 @@ pub fn decode(seq: u64, bytes: &[u8]) -> Result<Envelope, StoreError> {
 }
 
 /// A durable, ordered log of envelopes.
-pub trait EventStore {
+pub trait EventStore: EventRead {
     /// The sequence number the next appended event gets.
     fn next_seq(&self) -> u64;
 
@@ -123,13 +139,24 @@ pub trait EventStore {
 
     /// Makes everything written so far durable.
     fn flush(&mut self) -> Result<(), StoreError>;
+}
 
+/// Reading the log (the store itself, or a reader that shares it).
+pub trait EventRead {
     /// Every envelope from `from` on, in order; a record that cannot be
     /// decoded is an error item and reading goes on.
     fn read_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_>;
 
-    /// The envelopes of one actor, in order, from its index.
+    /// The envelopes of one actor from sequence number `from` on, in
+    /// order, from its index.
     fn read_actor(
+        &self,
+        actor: &str,
+        from: u64,
+    ) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_>;
+
+    /// The envelopes of one actor, newest first.
+    fn read_actor_back(
         &self,
         actor: &str,
     ) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_>;

@@ -317,8 +317,17 @@ pub fn simulate_with(
         let id = format!("slot{}", spec.id);
         let policy = Policy::from_config(&config, &id, spec.type_id)
             .map_err(|e| ScenarioError(format!("policy: {e}")))?;
+        let slot = spec.new_slot(&m, &host, 0);
+        record(
+            &id,
+            &[SlotEvent::Snapshot {
+                at: 0,
+                slot: Box::new(slot.clone()),
+            }],
+        )
+        .map_err(|e| ScenarioError(format!("cannot record events: {e}")))?;
         slots.push(SimSlot {
-            slot: spec.new_slot(&m, &host, 0),
+            slot,
             spec,
             policy,
             next_eval: 0,
@@ -602,8 +611,19 @@ pub fn simulate_with(
                         };
                         emit(json!({"t": t, "slot": format!("{id}@{host}"),
                             "effect": "dynamic_slot_created", "parent": slots[i].slot.name}));
+                        let slot = Slot::with(&id, &host, t, kind, resources);
+                        record(
+                            &id,
+                            &[SlotEvent::Snapshot {
+                                at: t,
+                                slot: Box::new(slot.clone()),
+                            }],
+                        )
+                        .map_err(|e| {
+                            ScenarioError(format!("t = {t}: cannot record events: {e}"))
+                        })?;
                         slots.push(SimSlot {
-                            slot: Slot::with(&id, &host, t, kind, resources),
+                            slot,
                             spec,
                             policy,
                             next_eval: t,

@@ -73,6 +73,9 @@ pub enum EndCause {
     NoMoreWork,
     /// Shutdown or draining.
     Shutdown,
+    /// The daemon stopped (crashed or was killed) while the claim was open;
+    /// recorded by the next run when it replays the log.
+    Restart,
 }
 
 /// A claim: the job a slot runs or will run.
@@ -351,6 +354,15 @@ pub enum SlotEvent {
         /// When.
         at: i64,
     },
+    /// The slot's whole state: written when a slot actor starts (a new
+    /// slot, or every slot after a restart). Replay starts from the latest
+    /// one instead of the beginning of the log.
+    Snapshot {
+        /// When.
+        at: i64,
+        /// The state.
+        slot: Box<Slot>,
+    },
 }
 
 impl SlotEvent {
@@ -371,7 +383,8 @@ impl SlotEvent {
             | SlotEvent::StarterExited { at }
             | SlotEvent::DynamicSlotCreated { at, .. }
             | SlotEvent::DynamicSlotReturned { at, .. }
-            | SlotEvent::SlotDeleted { at } => *at,
+            | SlotEvent::SlotDeleted { at }
+            | SlotEvent::Snapshot { at, .. } => *at,
         }
     }
 }
@@ -453,7 +466,15 @@ pub fn apply(slot: &mut Slot, event: &SlotEvent) {
                 c.suspended_since = None;
             }
         }
-        SlotEvent::DynamicSlotCreated { sub, resources, .. } => {
+        SlotEvent::DynamicSlotCreated {
+            sub,
+            resources,
+            claim,
+            ..
+        } => {
+            // Claims on dynamic slots are numbered by their parent, so a
+            // claim number is unique among the parent's children.
+            slot.next_claim = slot.next_claim.max(claim.id + 1);
             slot.children.insert(*sub);
             slot.resources.add(resources, -1.0);
         }
@@ -464,5 +485,6 @@ pub fn apply(slot: &mut Slot, event: &SlotEvent) {
         SlotEvent::SlotDeleted { .. } => {
             slot.deleted = true;
         }
+        SlotEvent::Snapshot { slot: s, .. } => *slot = (**s).clone(),
     }
 }

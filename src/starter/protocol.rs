@@ -44,6 +44,11 @@ pub struct Request {
     pub hook_env: Vec<(String, String)>,
     /// The hook stdout cap.
     pub stdout_limit: usize,
+    /// Seconds the job may take to leave after its `KillSig` when the
+    /// daemon goes away (the claim's pledged MachineMaxVacateTime); then it
+    /// is killed.
+    #[serde(default)]
+    pub vacate_grace: u64,
 }
 
 /// From the daemon to a starter.

@@ -67,8 +67,11 @@ async fn report(r: &Report) {
     }
 }
 
+/// Writes a line to the starter's log (stderr, read by the daemon). The
+/// daemon may be gone: a failed write is ignored, never a panic.
 fn log(msg: &str) {
-    eprintln!("{msg}");
+    use std::io::Write;
+    let _ = writeln!(std::io::stderr(), "{msg}");
 }
 
 /// The user a job and its hooks run as.
@@ -467,15 +470,29 @@ impl Starter {
         let mut suspended = false;
         let mut evicted = false;
         let mut commands_open = true;
+        // Once the daemon is gone, the job is evicted: no one would follow
+        // it, and the restarted daemon offers the slot again.
+        let mut kill_at: Option<tokio::time::Instant> = None;
+        let group = Pid::from_raw(i32::try_from(pid).unwrap_or(0));
         let status = loop {
             tokio::select! {
                 s = child.wait() => break s,
                 line = commands.next_line(), if commands_open => {
                     let cmd = match line {
                         Ok(Some(l)) => serde_json::from_str::<Command>(&l).ok(),
-                        _ => { commands_open = false; None }
+                        _ => {
+                            commands_open = false;
+                            log(&format!(
+                                "the daemon went away: evicting the job ({} s to leave)",
+                                self.req.vacate_grace
+                            ));
+                            kill_at = Some(
+                                tokio::time::Instant::now()
+                                    + Duration::from_secs(self.req.vacate_grace),
+                            );
+                            Some(Command::SoftKill)
+                        }
                     };
-                    let group = Pid::from_raw(i32::try_from(pid).unwrap_or(0));
                     match cmd {
                         Some(Command::Suspend) if !suspended => {
                             let _ = killpg(group, Signal::SIGSTOP);
@@ -502,6 +519,16 @@ impl Starter {
                         }
                         _ => {}
                     }
+                }
+                () = async {
+                    match kill_at {
+                        Some(t) => tokio::time::sleep_until(t).await,
+                        None => std::future::pending().await,
+                    }
+                } => {
+                    kill_at = None;
+                    log("the job did not leave in time: killing it");
+                    let _ = killpg(group, Signal::SIGKILL);
                 }
                 () = tokio::time::sleep_until(next_update) => {
                     next_update += Duration::from_secs(every);

@@ -14,7 +14,7 @@ const NOBODY: u32 = 65534;
 
 /// A hook that records its argv, uid, environment and stdin into
 /// `rec/<name>.<n>`, then runs `tail` (shell).
-fn recording_hook(dir: &Path, name: &str, tail: &str) -> PathBuf {
+pub(crate) fn recording_hook(dir: &Path, name: &str, tail: &str) -> PathBuf {
     let path = dir.join("hooks").join(name);
     let script = format!(
         "#!/bin/sh\nrec={rec}\nf=$rec/{name}.$(date +%s%N).$$\n\
@@ -27,7 +27,7 @@ fn recording_hook(dir: &Path, name: &str, tail: &str) -> PathBuf {
     path
 }
 
-fn records(dir: &Path, name: &str) -> Vec<String> {
+pub(crate) fn records(dir: &Path, name: &str) -> Vec<String> {
     let mut v: Vec<((u128, u32), String)> = std::fs::read_dir(dir.join("rec"))
         .map(|d| {
             d.flatten()
@@ -44,13 +44,13 @@ fn records(dir: &Path, name: &str) -> Vec<String> {
     v.into_iter().map(|(_, t)| t).collect()
 }
 
-struct Node {
-    dir: PathBuf,
-    config: PathBuf,
+pub(crate) struct Node {
+    pub(crate) dir: PathBuf,
+    pub(crate) config: PathBuf,
 }
 
 impl Node {
-    fn setup(name: &str, extra: &str) -> Node {
+    pub(crate) fn setup(name: &str, extra: &str) -> Node {
         let dir = temp(name);
         for d in ["hooks", "rec", "jobs", "taken"] {
             std::fs::create_dir_all(dir.join(d)).expect("mkdir");
@@ -95,7 +95,7 @@ impl Node {
         Node { dir, config }
     }
 
-    fn job(&self, name: &str, cluster: u32, args: &str) {
+    pub(crate) fn job(&self, name: &str, cluster: u32, args: &str) {
         let text = format!(
             "ClusterId = {cluster}\nProcId = 0\nOwner = \"nobody\"\nCmd = \"/bin/sleep\"\n\
              Arguments = \"{args}\"\nJobUniverse = 5\n"
@@ -106,7 +106,7 @@ impl Node {
     }
 
     /// Starts the daemon on this node.
-    fn start(&self) -> std::process::Child {
+    pub(crate) fn start(&self) -> std::process::Child {
         Command::new(env!("CARGO_BIN_EXE_roost"))
             .args(["startd", "-f", "--config"])
             .arg(&self.config)
@@ -116,7 +116,7 @@ impl Node {
             .expect("daemon starts")
     }
 
-    fn roost(&self, args: &[&str]) -> Output {
+    pub(crate) fn roost(&self, args: &[&str]) -> Output {
         self.roost_as(args, None)
     }
 
@@ -130,7 +130,7 @@ impl Node {
     }
 
     /// `roost status -af Name State Activity`, one line per slot.
-    fn states(&self) -> String {
+    pub(crate) fn states(&self) -> String {
         let o = self.roost(&["status", "-af", "Name", "State", "Activity"]);
         String::from_utf8_lossy(&o.stdout).into_owned()
     }

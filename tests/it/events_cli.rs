@@ -1,4 +1,5 @@
-//! `roost-log list` on the log `roost policy simulate --log` writes.
+//! `roost-log` (list and its filters, state, claims, verify) on the log
+//! `roost policy simulate --log` writes.
 
 use std::process::Command;
 
@@ -39,8 +40,13 @@ fn list_shows_a_simulated_runs_events() {
     assert!(lines.len() > 10, "{lines:?}");
     assert_eq!(lines[0]["seq"], 1);
     assert_eq!(lines[0]["actor"], "slot1");
+    // A slot's events begin with its snapshot.
     assert_eq!(
-        lines[0]["event"]["Slot"]["ActivityChanged"]["transition"],
+        lines[0]["event"]["Slot"]["Snapshot"]["slot"]["state"],
+        "Owner"
+    );
+    assert_eq!(
+        lines[1]["event"]["Slot"]["ActivityChanged"]["transition"],
         1
     );
     let seqs: Vec<u64> = lines.iter().filter_map(|l| l["seq"].as_u64()).collect();
@@ -58,6 +64,57 @@ fn list_shows_a_simulated_runs_events() {
         "{text}"
     );
 
+    // Filters: kind, time, claim.
+    let kinds = roost_log(&dir, &["list", "--kind", "slot.activitychanged"]);
+    assert!(kinds.lines().count() > 3);
+    assert!(kinds.lines().all(|l| l.contains(" -> ")), "{kinds}");
+    let early = roost_log(&dir, &["list", "--until", "@100"]);
+    assert!(
+        early.contains("-> Claimed/Busy") && !early.contains("Retiring"),
+        "{early}"
+    );
+    let late = roost_log(
+        &dir,
+        &["list", "--since", "@100", "--kind", "Slot.ActivityChanged"],
+    );
+    assert!(
+        late.lines().next().is_some_and(|l| l.contains("Retiring")),
+        "{late}"
+    );
+    let dave = roost_log(&dir, &["list", "--slot", "slot1", "--claim", "2"]);
+    assert!(
+        dave.contains("PreemptingClaimQueued") && dave.contains("dave"),
+        "{dave}"
+    );
+    assert!(
+        dave.contains("waiting claim takes over") && !dave.contains("bob"),
+        "{dave}"
+    );
+
+    // Time travel: at t = 200 bob's job retires for dave's.
+    let state = roost_log(&dir, &["state", "--at", "1970-01-01T00:03:20Z"]);
+    assert!(
+        state.starts_with("slot1      Claimed    Retiring"),
+        "{state}"
+    );
+    assert!(
+        state.contains("claim 1 (job - bob, ending: BetterClaim)"),
+        "{state}"
+    );
+    let seq = roost_log(&dir, &["state", "--at", "2", "--json"]);
+    let seq: serde_json::Value = serde_json::from_str(&seq).expect("json");
+    assert_eq!(seq["slots"]["slot1"]["state"], "Unclaimed");
+    assert_eq!(seq["last_seq"], 2);
+
+    // The audit trail: three claims, in the order they were made.
+    let claims = roost_log(&dir, &["claims", "--json"]);
+    let owners: Vec<String> = claims
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).expect("json")["owner"].to_string())
+        .collect();
+    assert_eq!(owners, ["\"bob\"", "\"dave\"", "\"carol\""]);
+    assert!(roost_log(&dir, &["verify"]).starts_with("ok: "));
+
     let nowhere = dir.join("no-log-here");
     let missing = Command::new(env!("CARGO_BIN_EXE_roost-log"))
         .arg("--log")
@@ -68,5 +125,120 @@ fn list_shows_a_simulated_runs_events() {
     assert!(!missing.status.success());
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no event log here"));
     assert!(!nowhere.exists(), "reading never creates a log");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `roost-log --log DIR ARGS…`, which must succeed; its stdout.
+pub(crate) fn roost_log(dir: &std::path::Path, args: &[&str]) -> String {
+    let (ok, out, err) = roost_log_status(dir, args);
+    assert!(ok, "roost-log {args:?}: {err}");
+    out
+}
+
+/// Opens the sled database under `dir` directly, waiting for a store just
+/// dropped to let go of its lock.
+fn raw_sled(dir: &std::path::Path) -> sled::Db {
+    for _ in 0..100 {
+        if let Ok(db) = sled::open(dir) {
+            return db;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    panic!("cannot open {}", dir.display());
+}
+
+fn roost_log_status(dir: &std::path::Path, args: &[&str]) -> (bool, String, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_roost-log"))
+        .arg("--log")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("roost-log runs");
+    (
+        out.status.success(),
+        String::from_utf8_lossy(&out.stdout).into_owned(),
+        String::from_utf8_lossy(&out.stderr).into_owned(),
+    )
+}
+
+#[test]
+fn verify_finds_damage_list_reads_past_it_and_repair_sets_it_aside() {
+    use roost::events::{DaemonEvent, Event, EventStore, SledStore};
+    let dir = std::env::temp_dir().join(format!("roost-log-damage-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    {
+        let mut store = SledStore::open(&dir).expect("open");
+        for i in 0..10 {
+            let actor = if i % 2 == 0 { "daemon" } else { "slot1" };
+            let e = Event::Daemon(DaemonEvent::Command {
+                command: format!("command {i}"),
+            });
+            let next = store.next_seq();
+            store
+                .append(next, &[(i, actor.to_string(), e)])
+                .expect("append");
+        }
+    }
+    assert!(roost_log(&dir, &["verify"]).starts_with("ok: 10 events"));
+    {
+        // Damage: record 4's bytes, record 7's index entry, and an index
+        // entry for a record that does not exist.
+        let db = raw_sled(&dir);
+        let log = db.open_tree("log").expect("tree");
+        log.insert(4u64.to_be_bytes(), &b"\xc1torn"[..])
+            .expect("insert");
+        let index = db.open_tree("by_actor").expect("tree");
+        let mut k7 = b"daemon\0".to_vec();
+        k7.extend_from_slice(&7u64.to_be_bytes());
+        let mut k7s = b"slot1\0".to_vec();
+        k7s.extend_from_slice(&7u64.to_be_bytes());
+        index.remove(&k7).expect("remove");
+        index.remove(&k7s).expect("remove");
+        let mut k99 = b"slot9\0".to_vec();
+        k99.extend_from_slice(&99u64.to_be_bytes());
+        index.insert(k99, &[][..]).expect("insert");
+        db.flush().expect("flush");
+    }
+    let (ok, out, _) = roost_log_status(&dir, &["verify"]);
+    assert!(!ok, "verify fails on damage");
+    assert!(out.contains("record 4 cannot be decoded"), "{out}");
+    assert!(
+        out.contains("record 7 (daemon) is missing from the per-actor index"),
+        "{out}"
+    );
+    assert!(out.contains("the index names record 99"), "{out}");
+
+    // Reading goes on past the damaged record, naming it.
+    let (ok, out, err) = roost_log_status(&dir, &["list"]);
+    assert!(!ok);
+    assert_eq!(out.lines().count(), 9, "{out}");
+    assert!(err.contains("record 4 cannot be decoded"), "{err}");
+
+    let fixed = roost_log(&dir, &["repair"]);
+    assert!(
+        fixed.contains("record 4 set aside in tree quarantine"),
+        "{fixed}"
+    );
+    // The dangling entry, and the one of the record set aside.
+    assert!(
+        fixed.contains("2 index entries without a record removed"),
+        "{fixed}"
+    );
+    assert!(fixed.contains("1 missing index entries added"), "{fixed}");
+    assert!(roost_log(&dir, &["verify"]).starts_with("ok: "));
+    let (ok, out, _) = roost_log_status(&dir, &["list", "--actor", "slot1"]);
+    assert!(
+        ok && out.lines().count() == 4,
+        "record 4 was slot1's: {out}"
+    );
+    {
+        // Nothing was deleted: the damaged bytes are kept.
+        let db = raw_sled(&dir);
+        let q = db.open_tree("quarantine").expect("tree");
+        assert_eq!(
+            q.get(4u64.to_be_bytes()).expect("get").as_deref(),
+            Some(&b"\xc1torn"[..])
+        );
+    }
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -6,8 +6,10 @@
 use std::path::PathBuf;
 
 use proptest::prelude::*;
-use roost::events::{Envelope, Event, EventStore, SledStore, StoreError, decode, encode};
-use roost::policy::slot::{Activity, Slot, SlotEvent, State, apply};
+use roost::events::{
+    Envelope, Event, EventRead, EventStore, Replay, SledStore, StoreError, decode, encode,
+};
+use roost::policy::slot::{Activity, SlotEvent, State};
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("roost-events-{}-{name}", std::process::id()));
@@ -63,7 +65,7 @@ fn appends_are_read_back_in_order_and_survive_reopening() {
     assert_eq!(all.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3]);
     assert_eq!(all[1].actor, "slot2");
     let slot1: Vec<u64> = s
-        .read_actor("slot1")
+        .read_actor("slot1", 1)
         .map(|e| e.expect("decodes").seq)
         .collect();
     assert_eq!(slot1, [1, 3]);
@@ -166,7 +168,7 @@ proptest! {
                 .expect("decodes");
             prop_assert_eq!(&got, &model);
             for actor in ["slot1", "slot2", "slot1_1"] {
-                let idx: Vec<i64> = store.read_actor(actor).map(|e| e.expect("decodes").time).collect();
+                let idx: Vec<i64> = store.read_actor(actor, 1).map(|e| e.expect("decodes").time).collect();
                 let want: Vec<i64> = model.iter().filter(|(a, _)| a == actor).map(|(_, t)| *t).collect();
                 prop_assert_eq!(idx, want);
             }
@@ -184,53 +186,54 @@ fn rand_suffix(ops: &[Op]) -> String {
 }
 
 #[test]
-fn replaying_a_simulated_runs_log_gives_the_state_it_ended_in() {
-    let path =
-        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/policies/rank-preemption.toml");
-    let sc = roost::policy::sim::Scenario::parse(&std::fs::read_to_string(path).expect("example"))
-        .expect("parses");
-    let d = dir("replay");
-    let mut store = SledStore::open(&d).expect("open");
-    let finals = roost::policy::sim::simulate_with(
-        &sc,
-        |_| {},
-        |actor, events| {
-            let batch: Vec<(i64, String, Event)> = events
-                .iter()
-                .map(|e| (e.at(), actor.to_string(), Event::Slot(e.clone())))
-                .collect();
-            let next = store.next_seq();
-            store
-                .append(next, &batch)
-                .map(|_| ())
-                .map_err(|e| e.to_string())
-        },
-    )
-    .expect("runs");
-    let live = finals.iter().find(|s| s.id == "slot1").expect("slot1");
-    // The slot as the run created it, then every logged event of it.
-    let mut replayed = Slot::with(
-        "slot1",
-        "sim",
-        0,
-        live.kind.clone(),
-        initial_resources(live),
-    );
-    for env in store.read_actor("slot1") {
-        match env.expect("decodes").event {
-            Event::Slot(e) => apply(&mut replayed, &e),
-            other => panic!("slot1's index holds a non-slot event: {other:?}"),
+fn replaying_each_example_runs_log_gives_the_state_it_ended_in() {
+    let examples = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("examples/policies");
+    let mut names: Vec<PathBuf> = std::fs::read_dir(&examples)
+        .expect("examples")
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    names.sort();
+    assert!(names.len() >= 5);
+    for path in names {
+        let sc =
+            roost::policy::sim::Scenario::parse(&std::fs::read_to_string(&path).expect("example"))
+                .expect("parses");
+        let d = dir("replay");
+        let mut store = SledStore::open(&d).expect("open");
+        let finals = roost::policy::sim::simulate_with(
+            &sc,
+            |_| {},
+            |actor, events| {
+                let batch: Vec<(i64, String, Event)> = events
+                    .iter()
+                    .map(|e| (e.at(), actor.to_string(), Event::Slot(e.clone())))
+                    .collect();
+                let next = store.next_seq();
+                store
+                    .append(next, &batch)
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            },
+        )
+        .expect("runs");
+        // Every slot of the run (dynamic ones included), from the log alone.
+        let replayed = Replay::run(store.read_from(1));
+        assert!(replayed.problems.is_empty(), "{:?}", replayed.problems);
+        assert_eq!(replayed.slots.len(), finals.len(), "{}", path.display());
+        for live in &finals {
+            assert_eq!(
+                replayed.slots.get(&live.id),
+                Some(live),
+                "{}: {}",
+                path.display(),
+                live.id
+            );
         }
+        drop(store);
+        let _ = std::fs::remove_dir_all(&d);
     }
-    assert_eq!(&replayed, live);
-    drop(store);
-    let _ = std::fs::remove_dir_all(&d);
-}
-
-/// A static slot's resources never change, so its final resources are its
-/// initial ones.
-fn initial_resources(s: &Slot) -> roost::policy::slot::Resources {
-    s.resources.clone()
 }
 
 #[test]
@@ -283,7 +286,7 @@ fn group_commit_serves_64_concurrent_appenders_without_loss() {
             }
         }
         assert_eq!(
-            store.read_actor(actor).count(),
+            store.read_actor(actor, 1).count(),
             acked.iter().map(|(_, n)| n).sum::<usize>()
         );
     }

@@ -1,39 +1,113 @@
-//! `roost-log`: read Roost's event log. `list` prints events in order, all
-//! or one actor's, as aligned text or JSON lines.
+//! `roost-log`: read Roost's event log. `list` and `follow` print events
+//! with filters (actor, slot, claim, kind, time); `state` replays the log
+//! to any point; `claims` prints the audit trail of every claim; `verify`
+//! and `repair` check the log and set damaged records aside. Works on a
+//! log a running daemon holds, through the daemon's admin socket.
+
+mod filter;
+mod source;
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::time::Duration;
 
-use clap::{Parser, Subcommand};
-use roost::events::{Envelope, Event, EventStore, SledStore};
+use clap::{Args, Parser, Subcommand};
+use roost::events::audit::{Audit, ClaimRecord};
+use roost::events::{Envelope, Event, Replay, SledStore};
 use roost::policy::slot::SlotEvent;
+
+use filter::{Filter, parse_time, show_time};
+use source::Source;
 
 /// Read Roost's event log.
 #[derive(Parser, Debug)]
 #[command(name = "roost-log", version, about)]
 struct Cli {
-    /// The event log directory.
-    #[arg(long, value_name = "DIR", global = true, default_value = ".")]
-    log: PathBuf,
+    /// The event log directory (default: `$(SPOOL)/roost-events` of the
+    /// configuration `CONDOR_CONFIG` names).
+    #[arg(long, value_name = "DIR", global = true)]
+    log: Option<PathBuf>,
+    /// The HTCondor configuration file to find the log from.
+    #[arg(long, value_name = "FILE", global = true)]
+    config: Option<String>,
     #[command(subcommand)]
     command: Command,
+}
+
+#[derive(Args, Debug, Default, Clone)]
+struct FilterArgs {
+    /// Only this actor's events (`slot1`, `slot1_2`, `daemon`, a hook or
+    /// starter id).
+    #[arg(long)]
+    actor: Option<String>,
+    /// Only events about this slot: its own, and its hooks' and starters'.
+    #[arg(long)]
+    slot: Option<String>,
+    /// Only events of this claim number (with `--slot`, of that slot's).
+    #[arg(long)]
+    claim: Option<u64>,
+    /// Only events of this kind: `Slot`, `Hook.Finished`,
+    /// `Slot.ActivityChanged`, … (case-insensitive prefix).
+    #[arg(long)]
+    kind: Option<String>,
+    /// From this time: `2026-11-22 10:00`, `2026-11-22T10:00:00Z`, epoch
+    /// seconds as `@1764000000`, or relative: `-1h`, `-30m`, `-2d`.
+    #[arg(long, allow_hyphen_values = true)]
+    since: Option<String>,
+    /// Up to this time (same forms as `--since`).
+    #[arg(long, allow_hyphen_values = true)]
+    until: Option<String>,
+    /// Start at this sequence number.
+    #[arg(long, default_value_t = 1)]
+    from: u64,
+    /// One JSON object per line.
+    #[arg(long)]
+    json: bool,
 }
 
 #[derive(Subcommand, Debug)]
 enum Command {
     /// Print events in order.
-    List {
-        /// Only this actor's events (`slot1`, `slot1_2`).
+    List(FilterArgs),
+    /// Print new events as they are appended (Ctrl-C to stop).
+    Follow {
+        #[command(flatten)]
+        filter: FilterArgs,
+        /// Also print this many events from before now.
+        #[arg(long, short = 'n', default_value_t = 10)]
+        lines: u64,
+    },
+    /// The state of every slot (or one actor) at a point of the log.
+    State {
+        /// A sequence number, or a time (as `--since` takes); default: the end.
+        #[arg(long, allow_hyphen_values = true)]
+        at: Option<String>,
+        /// Only this slot.
         #[arg(long)]
         actor: Option<String>,
-        /// Start at this sequence number.
-        #[arg(long, default_value_t = 1)]
-        from: u64,
-        /// One JSON object per line.
+        /// The whole replayed state as JSON.
         #[arg(long)]
         json: bool,
     },
+    /// The audit trail: every claim, its job, hooks, timing and ending.
+    Claims {
+        /// Only claims of this slot.
+        #[arg(long)]
+        slot: Option<String>,
+        /// Only claims with an anomaly.
+        #[arg(long)]
+        anomalies: bool,
+        /// One JSON object per claim.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Check every record decodes, numbers are contiguous and the per-actor
+    /// index matches the log. Exit status 1 when something is wrong.
+    Verify,
+    /// Set records that do not decode aside (tree `quarantine`, kept) and
+    /// rebuild the per-actor index. The daemon must be stopped.
+    Repair,
 }
 
 fn summary(e: &Event) -> String {
@@ -45,6 +119,15 @@ fn summary(e: &Event) -> String {
             why,
             ..
         }) => format!("-> {state}/{activity} (transition {transition}, {why})"),
+        Event::Slot(SlotEvent::Snapshot { slot, .. }) => format!(
+            "Slot.Snapshot {}/{} claim={} next_claim={}",
+            slot.state,
+            slot.activity,
+            slot.claim
+                .as_ref()
+                .map_or("none".into(), |c| c.id.to_string()),
+            slot.next_claim
+        ),
         other => generic_summary(other),
     }
 }
@@ -81,60 +164,365 @@ fn generic_summary(e: &Event) -> String {
     }
 }
 
+fn line(env: &Envelope, json: bool) -> String {
+    if json {
+        serde_json::to_string(env).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
+    } else {
+        format!(
+            "{:>8}  {}  {:<12}  {}",
+            env.seq,
+            show_time(env.time),
+            env.actor,
+            summary(&env.event)
+        )
+    }
+}
+
+/// The log directory: `--log`, else the configuration's SPOOL.
+fn log_dir(cli: &Cli) -> Result<PathBuf, String> {
+    if let Some(d) = &cli.log {
+        return Ok(d.clone());
+    }
+    let config = roost::cli::sysconfig::load_startd_config(cli.config.as_deref())
+        .map_err(|e| format!("no --log given, and the configuration cannot be read: {e:#}"))?;
+    match config.get("SPOOL") {
+        Ok(Some(s)) if !s.trim().is_empty() => Ok(PathBuf::from(s.trim()).join("roost-events")),
+        _ => Err("no --log given, and the configuration sets no SPOOL".into()),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    let Command::List { actor, from, json } = cli.command;
-    // Reading must never create a log.
-    if !cli.log.join("db").is_file() {
-        eprintln!("roost-log: {}: no event log here", cli.log.display());
-        return ExitCode::from(2);
-    }
-    let store = match SledStore::open(&cli.log) {
-        Ok(s) => s,
+    match run(&cli) {
+        Ok(code) => code,
         Err(e) => {
             eprintln!("roost-log: {e}");
-            return ExitCode::from(2);
+            ExitCode::from(2)
         }
-    };
-    let events: Box<dyn Iterator<Item = _>> = match &actor {
-        Some(a) => Box::new(
-            store
-                .read_actor(a)
-                .filter(|e| e.as_ref().map_or(true, |e| e.seq >= from)),
-        ),
-        None => store.read_from(from),
-    };
+    }
+}
+
+fn run(cli: &Cli) -> Result<ExitCode, String> {
+    let dir = log_dir(cli)?;
+    if let Command::Repair = cli.command {
+        return repair(&dir);
+    }
+    let source = Source::open(&dir)?;
     let stdout = std::io::stdout();
     let mut out = BufWriter::new(stdout.lock());
-    let mut bad = 0;
-    for item in events {
-        let env: Envelope = match item {
-            Ok(e) => e,
-            Err(e) => {
-                eprintln!("roost-log: {e}");
-                bad += 1;
-                continue;
+    let now = jiff::Timestamp::now().as_second();
+    match &cli.command {
+        Command::List(f) => {
+            let mut filter = Filter::new(f, now)?;
+            let mut bad = 0;
+            for item in source.read(f.from, f.actor.as_deref()) {
+                match item {
+                    Ok(env) => {
+                        if filter.past_end(&env) {
+                            break;
+                        }
+                        if filter.keep(&env) && writeln!(out, "{}", line(&env, f.json)).is_err() {
+                            return Ok(ExitCode::from(1));
+                        }
+                    }
+                    Err(e) => {
+                        eprintln!("roost-log: {e}");
+                        bad += 1;
+                    }
+                }
             }
-        };
-        let line = if json {
-            serde_json::to_string(&env).unwrap_or_else(|e| format!("{{\"error\": \"{e}\"}}"))
-        } else {
-            format!(
-                "{:>8}  {:>12}  {:<10}  {}",
-                env.seq,
-                env.time,
-                env.actor,
-                summary(&env.event)
-            )
-        };
-        if writeln!(out, "{line}").is_err() {
-            return ExitCode::from(1);
+            let _ = out.flush();
+            Ok(if bad > 0 {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Follow { filter: f, lines } => {
+            let mut filter = Filter::new(f, now)?;
+            let mut next = if f.from > 1 {
+                f.from
+            } else {
+                (source.last_seq() + 1).saturating_sub(*lines).max(1)
+            };
+            loop {
+                for item in source.read(next, None) {
+                    match item {
+                        Ok(env) => {
+                            next = env.seq + 1;
+                            if filter.past_end(&env) {
+                                return Ok(ExitCode::SUCCESS);
+                            }
+                            if filter.keep(&env) && writeln!(out, "{}", line(&env, f.json)).is_err()
+                            {
+                                return Ok(ExitCode::SUCCESS);
+                            }
+                        }
+                        Err(e) => {
+                            eprintln!("roost-log: {e}");
+                            break;
+                        }
+                    }
+                }
+                if out.flush().is_err() {
+                    return Ok(ExitCode::SUCCESS);
+                }
+                std::thread::sleep(Duration::from_millis(200));
+            }
+        }
+        Command::State { at, actor, json } => {
+            let stop = match at {
+                None => At::End,
+                Some(s) => match s.parse::<u64>() {
+                    Ok(seq) => At::Seq(seq),
+                    Err(_) => At::Time(parse_time(s, now)?),
+                },
+            };
+            let mut replay = Replay::default();
+            for item in source.read(1, None) {
+                match item {
+                    Ok(env) => {
+                        let past = match stop {
+                            At::End => false,
+                            At::Seq(s) => env.seq > s,
+                            At::Time(t) => env.time > t,
+                        };
+                        if past {
+                            break;
+                        }
+                        replay.apply(&env);
+                    }
+                    Err(e) => replay.problems.push(e.to_string()),
+                }
+            }
+            if let Some(a) = actor {
+                replay.slots.retain(|k, _| k == a);
+                if replay.slots.is_empty() {
+                    return Err(format!("no slot {a} at that point of the log"));
+                }
+            }
+            let text = if *json {
+                serde_json::to_string_pretty(&replay).map_err(|e| e.to_string())?
+            } else {
+                state_text(&replay)
+            };
+            let _ = writeln!(out, "{text}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Claims {
+            slot,
+            anomalies,
+            json,
+        } => {
+            let mut audit = Audit::default();
+            let mut bad = 0;
+            for item in source.read(1, None) {
+                match item {
+                    Ok(env) => audit.apply(&env),
+                    Err(e) => {
+                        eprintln!("roost-log: {e}");
+                        bad += 1;
+                    }
+                }
+            }
+            for c in audit.finish() {
+                if slot.as_ref().is_some_and(|s| *s != c.slot)
+                    || (*anomalies && c.anomalies.is_empty())
+                {
+                    continue;
+                }
+                let text = if *json {
+                    serde_json::to_string(&c).map_err(|e| e.to_string())?
+                } else {
+                    claim_text(&c)
+                };
+                if writeln!(out, "{text}").is_err() {
+                    return Ok(ExitCode::from(1));
+                }
+            }
+            let _ = out.flush();
+            Ok(if bad > 0 {
+                ExitCode::from(1)
+            } else {
+                ExitCode::SUCCESS
+            })
+        }
+        Command::Verify => {
+            let problems = match &source {
+                Source::Local(s) => s.verify(),
+                Source::Remote(_) => verify_stream(&source),
+            };
+            for p in &problems {
+                let _ = writeln!(out, "{p}");
+            }
+            if problems.is_empty() {
+                let _ = writeln!(out, "ok: {} events", source.last_seq());
+                Ok(ExitCode::SUCCESS)
+            } else {
+                Ok(ExitCode::from(1))
+            }
+        }
+        Command::Repair => Ok(ExitCode::SUCCESS),
+    }
+}
+
+#[derive(Clone, Copy)]
+enum At {
+    End,
+    Seq(u64),
+    Time(i64),
+}
+
+/// What a reader outside the daemon can check: every record decodes and
+/// the numbers are contiguous.
+fn verify_stream(source: &Source) -> Vec<String> {
+    let mut problems = Vec::new();
+    let mut expected = None;
+    for item in source.read(1, None) {
+        match item {
+            Ok(env) => {
+                if let Some(x) = expected
+                    && env.seq != x
+                {
+                    problems.push(roost::events::missing(x, env.seq - 1));
+                }
+                expected = Some(env.seq + 1);
+            }
+            Err(e) => problems.push(e.to_string()),
         }
     }
-    let _ = out.flush();
-    if bad > 0 {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+    problems
+}
+
+fn repair(dir: &std::path::Path) -> Result<ExitCode, String> {
+    if !dir.join("db").is_file() {
+        return Err(format!("{}: no event log here", dir.display()));
     }
+    let mut store = SledStore::open(dir).map_err(|e| e.to_string())?;
+    let report = store.repair().map_err(|e| e.to_string())?;
+    for line in &report {
+        println!("{line}");
+    }
+    if report.is_empty() {
+        println!("nothing to repair");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn state_text(r: &Replay) -> String {
+    let mut s = String::new();
+    for (id, slot) in &r.slots {
+        if slot.deleted {
+            continue;
+        }
+        let claim = match &slot.claim {
+            Some(c) => {
+                let job = roost::events::audit::job_label(&c.job);
+                let ending = c
+                    .ending
+                    .map(|e| format!(", ending: {e:?}"))
+                    .unwrap_or_default();
+                format!("claim {} (job {job}{ending})", c.id)
+            }
+            None => "no claim".into(),
+        };
+        s.push_str(&format!(
+            "{id:<10} {:<10} {:<10} since {}  {claim}{}\n",
+            slot.state.to_string(),
+            slot.activity.to_string(),
+            show_time(slot.entered_activity),
+            if slot.starter {
+                ", starter running"
+            } else {
+                ""
+            }
+        ));
+    }
+    for (actor, st) in &r.starters {
+        s.push_str(&format!(
+            "{actor}: running for {} claim {} (pid {}, job {})\n",
+            st.slot, st.claim, st.pid, st.job
+        ));
+    }
+    for (actor, h) in &r.hooks {
+        s.push_str(&format!(
+            "{actor}: {} running for {} (pid {})\n",
+            h.hook, h.slot, h.pid
+        ));
+    }
+    for p in &r.problems {
+        s.push_str(&format!("problem: {p}\n"));
+    }
+    s.push_str(&format!(
+        "at record {} ({})",
+        r.last_seq,
+        show_time(r.last_time)
+    ));
+    s
+}
+
+fn claim_text(c: &ClaimRecord) -> String {
+    let t = |x: Option<i64>| x.map_or("-".to_string(), show_time);
+    let mut s = format!(
+        "{}#{}  job {} ({}{})  {}",
+        c.slot,
+        c.claim,
+        c.job,
+        if c.owner.is_empty() { "?" } else { &c.owner },
+        c.keyword
+            .as_ref()
+            .map(|k| format!(", keyword {k}"))
+            .unwrap_or_default(),
+        if c.fetched { "fetched" } else { "requested" },
+    );
+    s.push_str(&format!(
+        "\n    fetched {}  accepted {}  started {}  ended {}",
+        t(c.fetched_at),
+        show_time(c.accepted_at),
+        match c.started_at.as_slice() {
+            [] => "-".to_string(),
+            v => v
+                .iter()
+                .map(|x| show_time(*x))
+                .collect::<Vec<_>>()
+                .join(", "),
+        },
+        t(c.ended_at)
+    ));
+    if c.suspensions > 0 {
+        s.push_str(&format!(
+            "\n    suspended {} time(s), {} s in all",
+            c.suspensions, c.suspended_secs
+        ));
+    }
+    s.push_str(&format!(
+        "\n    ended: {}{}; job: {}",
+        c.end_cause.as_deref().unwrap_or("not yet"),
+        c.ending
+            .as_ref()
+            .map(|(at, why)| format!(", began to end {} ({why})", show_time(*at)))
+            .unwrap_or_default(),
+        c.job_outcome.as_deref().unwrap_or("no record")
+    ));
+    for h in &c.hooks {
+        s.push_str(&format!(
+            "\n    hook {}{}: {}{}",
+            h.hook,
+            if h.args.is_empty() {
+                String::new()
+            } else {
+                format!(" {}", h.args.join(" "))
+            },
+            h.exit,
+            if h.outcome.is_empty() {
+                String::new()
+            } else {
+                format!(" ({})", h.outcome)
+            }
+        ));
+    }
+    for a in &c.anomalies {
+        s.push_str(&format!("\n    ! {a}"));
+    }
+    s
 }

@@ -1,0 +1,362 @@
+//! The audit trail of claims, folded from the log: for each claim, its
+//! slot and job, when it was fetched, accepted, started, suspended and
+//! ended, why, every hook run for it, and what looks wrong. Pure: it reads
+//! envelopes in order and never touches the store.
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{Envelope, Event, HookEvent, StarterEvent};
+use crate::classad::{FixedEnv, Value, parse_ad};
+use crate::policy::slot::{SlotEvent, SlotKind};
+
+/// A hook run for a claim.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct HookRun {
+    /// `REPLY_FETCH`, `PREPARE_JOB`, `JOB_EXIT`, …
+    pub hook: String,
+    /// Its arguments.
+    pub args: Vec<String>,
+    /// When it finished (or was refused).
+    pub at: i64,
+    /// How it ended (`exit 0`, `signal 9`, `not run`, `running`).
+    pub exit: String,
+    /// What came of it.
+    pub outcome: String,
+}
+
+/// One claim's life.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ClaimRecord {
+    /// The slot it ran on (`slot1`, `slot1_2`).
+    pub slot: String,
+    /// Its number (unique per slot, or per partitionable slot's children).
+    pub claim: u64,
+    /// `ClusterId.ProcId` (`-` when the job ad has neither).
+    pub job: String,
+    /// The job's `Owner`.
+    pub owner: String,
+    /// The job's `HookKeyword`.
+    pub keyword: Option<String>,
+    /// Whether FETCH_WORK gave it.
+    pub fetched: bool,
+    /// When the FETCH_WORK that gave it finished.
+    pub fetched_at: Option<i64>,
+    /// When the slot accepted it (the claim was made).
+    pub accepted_at: i64,
+    /// When a job was started on it, each time.
+    pub started_at: Vec<i64>,
+    /// Times the job was suspended.
+    pub suspensions: u32,
+    /// Seconds it spent suspended.
+    pub suspended_secs: i64,
+    /// When the claim began to end, and why.
+    pub ending: Option<(i64, String)>,
+    /// When it ended.
+    pub ended_at: Option<i64>,
+    /// Why it ended: a cause of the slot's state machine (`NoMoreWork`,
+    /// `Preempt`, `Restart`, …), or `NextJob (claim N)` when an idle fetch
+    /// claim went on with the next fetched job under number N.
+    pub end_cause: Option<String>,
+    /// How the job ended: `exit`/`evict`/`hold` and the exit, or why it was
+    /// not started.
+    pub job_outcome: Option<String>,
+    /// Every hook run for it, in order.
+    pub hooks: Vec<HookRun>,
+    /// What looks wrong.
+    pub anomalies: Vec<String>,
+    /// Sequence number of the claim's creation.
+    pub seq: u64,
+}
+
+#[derive(Default)]
+struct SlotTrack {
+    current: Option<usize>,
+    waiting: Option<usize>,
+    parent: Option<String>,
+    last_fetch: Option<i64>,
+    suspended_since: Option<i64>,
+}
+
+/// Folds envelopes into claim records.
+#[derive(Default)]
+pub struct Audit {
+    claims: Vec<ClaimRecord>,
+    slots: BTreeMap<String, SlotTrack>,
+    /// Hook actor → (claim index, position in its hook list).
+    hooks: BTreeMap<String, (usize, usize)>,
+    /// Starter actor → claim index.
+    starters: BTreeMap<String, usize>,
+}
+
+fn job_of(text: &str) -> (String, String, Option<String>) {
+    let Ok(ad) = parse_ad(text) else {
+        return ("-".into(), String::new(), None);
+    };
+    let env = FixedEnv::new(0);
+    let int = |k: &str| match ad.eval_attr(k, &env) {
+        Value::Int(i) => i.to_string(),
+        _ => "?".into(),
+    };
+    let string = |k: &str| match ad.eval_attr(k, &env) {
+        Value::Str(s) => Some(s.to_string_lossy()),
+        _ => None,
+    };
+    let id = match (int("ClusterId").as_str(), int("ProcId").as_str()) {
+        ("?", "?") => "-".to_string(),
+        (c, p) => format!("{c}.{p}"),
+    };
+    (
+        id,
+        string("Owner").unwrap_or_default(),
+        string("HookKeyword"),
+    )
+}
+
+/// `ClusterId.ProcId Owner` of a job ad's text.
+pub fn job_label(text: &str) -> String {
+    let (id, owner, _) = job_of(text);
+    if owner.is_empty() {
+        id
+    } else {
+        format!("{id} {owner}")
+    }
+}
+
+impl Audit {
+    /// Takes one envelope.
+    pub fn apply(&mut self, env: &Envelope) {
+        match &env.event {
+            Event::Slot(e) => self.slot(env, e),
+            Event::Hook(e) => self.hook(env, e),
+            Event::Starter(e) => self.starter(env, e),
+            Event::Daemon(_) => {}
+        }
+    }
+
+    fn find(&self, slot: &str, claim: u64) -> Option<usize> {
+        self.claims
+            .iter()
+            .rposition(|c| c.slot == slot && c.claim == claim)
+    }
+
+    fn slot(&mut self, env: &Envelope, e: &SlotEvent) {
+        let t = self.slots.entry(env.actor.clone()).or_default();
+        match e {
+            SlotEvent::Snapshot { slot, .. } => {
+                t.parent = match &slot.kind {
+                    SlotKind::Dynamic { parent } => Some(parent.clone()),
+                    _ => None,
+                };
+            }
+            SlotEvent::FetchCompleted { at } => t.last_fetch = Some(*at),
+            SlotEvent::ClaimCreated { at, claim }
+            | SlotEvent::PreemptingClaimQueued { at, claim } => {
+                let (own, parent) = (t.last_fetch, t.parent.clone());
+                let fetched_at = if claim.fetched {
+                    own.or_else(|| self.slots.get(&parent?)?.last_fetch)
+                } else {
+                    None
+                };
+                let (job, owner, keyword) = job_of(&claim.job);
+                self.claims.push(ClaimRecord {
+                    slot: env.actor.clone(),
+                    claim: claim.id,
+                    job,
+                    owner,
+                    keyword,
+                    fetched: claim.fetched,
+                    fetched_at,
+                    accepted_at: *at,
+                    started_at: Vec::new(),
+                    suspensions: 0,
+                    suspended_secs: 0,
+                    ending: None,
+                    ended_at: None,
+                    end_cause: None,
+                    job_outcome: None,
+                    hooks: Vec::new(),
+                    anomalies: Vec::new(),
+                    seq: env.seq,
+                });
+                let i = self.claims.len() - 1;
+                let t = self.slots.entry(env.actor.clone()).or_default();
+                if matches!(e, SlotEvent::ClaimCreated { .. }) {
+                    // An idle fetch claim takes the next fetched job under
+                    // a new number: the old number's story ends here.
+                    if let Some(old) = t.current.replace(i) {
+                        let c = &mut self.claims[old];
+                        c.ended_at = Some(*at);
+                        c.end_cause = Some(format!("NextJob (claim {})", claim.id));
+                    }
+                } else {
+                    t.waiting = Some(i);
+                }
+            }
+            SlotEvent::ClaimEnding { at, cause } => {
+                // The first time it began to end is the one that counts.
+                if let Some(i) = t.current
+                    && self.claims[i].ending.is_none()
+                {
+                    self.claims[i].ending = Some((*at, format!("{cause:?}")));
+                }
+            }
+            SlotEvent::ClaimEndingCancelled { .. } => {
+                if let Some(i) = t.current {
+                    self.claims[i].ending = None;
+                }
+            }
+            SlotEvent::ClaimEnded { at, cause } => {
+                if let Some(i) = t.current.take() {
+                    if let Some(s) = t.suspended_since.take() {
+                        self.claims[i].suspended_secs += at - s;
+                    }
+                    let c = &mut self.claims[i];
+                    c.ended_at = Some(*at);
+                    c.end_cause = Some(format!("{cause:?}"));
+                }
+                t.current = t.waiting.take();
+            }
+            SlotEvent::JobStarted { at, .. } => {
+                if let Some(i) = t.current {
+                    self.claims[i].started_at.push(*at);
+                }
+            }
+            SlotEvent::JobSuspended { at } => {
+                t.suspended_since = Some(*at);
+                if let Some(i) = t.current {
+                    self.claims[i].suspensions += 1;
+                }
+            }
+            SlotEvent::JobContinued { at } => {
+                if let (Some(s), Some(i)) = (t.suspended_since.take(), t.current) {
+                    self.claims[i].suspended_secs += at - s;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn hook(&mut self, env: &Envelope, e: &HookEvent) {
+        match e {
+            HookEvent::Started {
+                hook,
+                slot,
+                args,
+                claim: Some(claim),
+                ..
+            } => {
+                if let Some(i) = self.find(slot, *claim) {
+                    let c = &mut self.claims[i];
+                    c.hooks.push(HookRun {
+                        hook: hook.clone(),
+                        args: args.clone(),
+                        at: env.time,
+                        exit: "running".into(),
+                        outcome: String::new(),
+                    });
+                    self.hooks.insert(env.actor.clone(), (i, c.hooks.len() - 1));
+                }
+            }
+            HookEvent::Finished {
+                exit,
+                timed_out,
+                outcome,
+                ..
+            } => {
+                if let Some((i, h)) = self.hooks.remove(&env.actor)
+                    && let Some(run) = self.claims.get_mut(i).and_then(|c| c.hooks.get_mut(h))
+                {
+                    run.at = env.time;
+                    run.exit = if *timed_out {
+                        format!("{exit} (timed out)")
+                    } else {
+                        exit.to_string()
+                    };
+                    run.outcome.clone_from(outcome);
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn starter(&mut self, env: &Envelope, e: &StarterEvent) {
+        if let StarterEvent::Spawned { slot, claim, .. } = e {
+            if let Some(i) = self.find(slot, *claim) {
+                self.starters.insert(env.actor.clone(), i);
+            }
+            return;
+        }
+        let Some(&i) = self.starters.get(&env.actor) else {
+            return;
+        };
+        let c = &mut self.claims[i];
+        match e {
+            StarterEvent::Hook {
+                hook,
+                args,
+                exit,
+                timed_out,
+                outcome,
+            } => c.hooks.push(HookRun {
+                hook: hook.clone(),
+                args: args.clone(),
+                at: env.time,
+                exit: match exit {
+                    Some(x) if *timed_out => format!("{x} (timed out)"),
+                    Some(x) => x.to_string(),
+                    None => "not run".into(),
+                },
+                outcome: outcome.clone(),
+            }),
+            StarterEvent::JobNotStarted { reason } => {
+                c.job_outcome = Some(format!("not started: {reason}"));
+            }
+            StarterEvent::JobExited { exit, how, .. } => {
+                c.job_outcome = Some(format!("{how}: {exit}"));
+            }
+            StarterEvent::Exited { .. } => {
+                self.starters.remove(&env.actor);
+            }
+            _ => {}
+        }
+    }
+
+    /// The claims, oldest first, with their anomalies flagged.
+    pub fn finish(mut self) -> Vec<ClaimRecord> {
+        for c in &mut self.claims {
+            if c.started_at.len() > 1 && c.fetched {
+                c.anomalies.push(format!(
+                    "a fetched claim had a job started {} times",
+                    c.started_at.len()
+                ));
+            }
+            if c.ended_at.is_some() && c.started_at.is_empty() && c.job_outcome.is_none() {
+                c.anomalies
+                    .push("accepted but never started, and no reason recorded".into());
+            }
+            let lost = c.end_cause.as_deref() == Some("Restart");
+            if c.ended_at.is_some() && !c.started_at.is_empty() && c.job_outcome.is_none() && !lost
+            {
+                c.anomalies.push(
+                    "ended without a record of how its job ended (no exit or eviction)".into(),
+                );
+            }
+            if lost {
+                c.anomalies
+                    .push("lost when the daemon stopped (ended at the next start)".into());
+            }
+        }
+        self.claims
+    }
+}
+
+/// The audit trail of `envelopes`.
+pub fn claims<'a>(envelopes: impl IntoIterator<Item = &'a Envelope>) -> Vec<ClaimRecord> {
+    let mut a = Audit::default();
+    for e in envelopes {
+        a.apply(e);
+    }
+    a.finish()
+}

@@ -1,0 +1,386 @@
+//! Replay: the state of every actor rebuilt from envelopes with the pure
+//! `apply` functions, and what a restarted daemon must reconcile with the
+//! world. Replay reads; it never acts.
+//!
+//! A daemon run begins with `Daemon.Started` and a `Slot.Snapshot` of each
+//! of its slots, so the state of the last run is the replay of the log
+//! from the last `Daemon.Started` on ([`Replay::from_last_start`]).
+
+use std::collections::BTreeMap;
+
+use serde::Serialize;
+
+use super::{DaemonEvent, Envelope, Event, EventStore, HookEvent, StarterEvent, StoreError};
+use crate::policy::slot::{Activity, EndCause, Slot, SlotEvent, SlotKind, State, apply};
+
+/// A starter the log saw spawned and never saw exit.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OpenStarter {
+    /// The slot it ran for.
+    pub slot: String,
+    /// The claim.
+    pub claim: u64,
+    /// The starter's pid.
+    pub pid: u32,
+    /// The job's pid, once it started.
+    pub job_pid: Option<u32>,
+    /// `ClusterId.ProcId Owner`.
+    pub job: String,
+    /// Sequence number of its `Spawned`.
+    pub since: u64,
+}
+
+/// A hook invocation the log saw started and never saw finish.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct OpenHook {
+    /// `FETCH_WORK`, `REPLY_FETCH`, `EVICT_CLAIM`.
+    pub hook: String,
+    /// The slot.
+    pub slot: String,
+    /// Its pid.
+    pub pid: u32,
+    /// Sequence number of its `Started`.
+    pub since: u64,
+}
+
+/// The state of every actor after a run of envelopes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Replay {
+    /// Slots by id (deleted dynamic slots included, marked deleted).
+    pub slots: BTreeMap<String, Slot>,
+    /// Starters still running, by actor id.
+    pub starters: BTreeMap<String, OpenStarter>,
+    /// Hook invocations still running, by actor id.
+    pub hooks: BTreeMap<String, OpenHook>,
+    /// The last sequence number replayed (0: none).
+    pub last_seq: u64,
+    /// When the last replayed event happened.
+    pub last_time: i64,
+    /// Events that could not be applied (a slot event before the slot's
+    /// snapshot, a record that does not decode), one line each.
+    pub problems: Vec<String>,
+}
+
+impl Replay {
+    /// Applies one envelope.
+    pub fn apply(&mut self, env: &Envelope) {
+        self.last_seq = env.seq;
+        self.last_time = env.time;
+        match &env.event {
+            Event::Slot(SlotEvent::Snapshot { slot, .. }) => {
+                self.slots.insert(env.actor.clone(), (**slot).clone());
+            }
+            Event::Slot(e) => match self.slots.get_mut(&env.actor) {
+                Some(s) => apply(s, e),
+                None => self.problems.push(format!(
+                    "record {}: an event of {} before its snapshot",
+                    env.seq, env.actor
+                )),
+            },
+            Event::Starter(e) => self.starter(env, e),
+            Event::Hook(e) => match e {
+                HookEvent::Started {
+                    hook, slot, pid, ..
+                } => {
+                    self.hooks.insert(
+                        env.actor.clone(),
+                        OpenHook {
+                            hook: hook.clone(),
+                            slot: slot.clone(),
+                            pid: *pid,
+                            since: env.seq,
+                        },
+                    );
+                }
+                HookEvent::Finished { .. } | HookEvent::Refused { .. } => {
+                    self.hooks.remove(&env.actor);
+                }
+            },
+            Event::Daemon(DaemonEvent::Started { .. }) => {
+                // A new run: nothing of the last one is still running
+                // (it reconciled before it said so).
+                self.starters.clear();
+                self.hooks.clear();
+            }
+            Event::Daemon(_) => {}
+        }
+    }
+
+    fn starter(&mut self, env: &Envelope, e: &StarterEvent) {
+        match e {
+            StarterEvent::Spawned {
+                slot,
+                claim,
+                pid,
+                job,
+            } => {
+                self.starters.insert(
+                    env.actor.clone(),
+                    OpenStarter {
+                        slot: slot.clone(),
+                        claim: *claim,
+                        pid: *pid,
+                        job_pid: None,
+                        job: job.clone(),
+                        since: env.seq,
+                    },
+                );
+            }
+            StarterEvent::JobStarted { pid } => {
+                if let Some(s) = self.starters.get_mut(&env.actor) {
+                    s.job_pid = Some(*pid);
+                }
+            }
+            StarterEvent::Exited { .. } => {
+                self.starters.remove(&env.actor);
+            }
+            _ => {}
+        }
+    }
+
+    /// Replays `envelopes`; a record that does not decode is noted in
+    /// [`Replay::problems`] and replay goes on.
+    pub fn run(envelopes: impl Iterator<Item = Result<Envelope, StoreError>>) -> Replay {
+        let mut r = Replay::default();
+        for item in envelopes {
+            match item {
+                Ok(env) => r.apply(&env),
+                Err(e) => r.problems.push(e.to_string()),
+            }
+        }
+        r
+    }
+
+    /// Replays the last daemon run: from the last `Daemon.Started` on (the
+    /// whole log when there is none).
+    pub fn from_last_start(store: &dyn EventStore) -> Replay {
+        let from = last_start(store).unwrap_or(1);
+        Replay::run(store.read_from(from))
+    }
+
+    /// The events a new run appends to close what the last run left open:
+    /// each open claim ends with [`EndCause::Restart`], each slot that was
+    /// not idle goes to Owner/Idle, dynamic slots are deleted, and each
+    /// starter or hook still open is reported. Pure: the caller appends
+    /// them and deals with the processes.
+    pub fn reconcile(&self, now: i64) -> Vec<(String, Event)> {
+        let mut out = Vec::new();
+        for (id, slot) in &self.slots {
+            if slot.deleted {
+                continue;
+            }
+            let mut s = slot.clone();
+            let mut push = |s: &mut Slot, e: SlotEvent| {
+                apply(s, &e);
+                out.push((id.clone(), Event::Slot(e)));
+            };
+            if s.starter {
+                push(&mut s, SlotEvent::StarterExited { at: now });
+            }
+            while s.claim.is_some() {
+                push(
+                    &mut s,
+                    SlotEvent::ClaimEnded {
+                        at: now,
+                        cause: EndCause::Restart,
+                    },
+                );
+            }
+            if s.fetching {
+                push(&mut s, SlotEvent::FetchCompleted { at: now });
+            }
+            if (s.state, s.activity) != (State::Owner, Activity::Idle) && s.state != State::Drained
+            {
+                push(
+                    &mut s,
+                    SlotEvent::ActivityChanged {
+                        at: now,
+                        state: State::Owner,
+                        activity: Activity::Idle,
+                        transition: 0,
+                        why: "the daemon restarted".into(),
+                    },
+                );
+            }
+            if let SlotKind::Dynamic { parent } = &s.kind {
+                let resources = s.resources.clone();
+                let parent = parent.clone();
+                push(&mut s, SlotEvent::SlotDeleted { at: now });
+                if let Some(sub) = id.rsplit_once('_').and_then(|(_, n)| n.parse().ok()) {
+                    out.push((
+                        parent,
+                        Event::Slot(SlotEvent::DynamicSlotReturned {
+                            at: now,
+                            sub,
+                            resources,
+                        }),
+                    ));
+                }
+            }
+        }
+        for (actor, st) in &self.starters {
+            out.push((
+                "daemon".into(),
+                Event::Daemon(DaemonEvent::Reconciled {
+                    slot: st.slot.clone(),
+                    what: format!(
+                        "starter {actor} (pid {}, job {}) was running when the daemon stopped; \
+                         it evicts its job on its own",
+                        st.pid, st.job
+                    ),
+                }),
+            ));
+        }
+        for (actor, h) in &self.hooks {
+            out.push((
+                "daemon".into(),
+                Event::Daemon(DaemonEvent::Reconciled {
+                    slot: h.slot.clone(),
+                    what: format!(
+                        "hook {actor} ({}, pid {}) was running when the daemon stopped; \
+                         its output is lost",
+                        h.hook, h.pid
+                    ),
+                }),
+            ));
+        }
+        out
+    }
+
+    /// The claim number a slot of a new run should count from, so claim
+    /// numbers stay unique across restarts.
+    pub fn next_claim(&self, slot: &str) -> u64 {
+        self.slots.get(slot).map_or(1, |s| s.next_claim)
+    }
+}
+
+/// The sequence number of the last `Daemon.Started`, read backwards
+/// through the daemon's index.
+pub fn last_start(store: &dyn EventStore) -> Option<u64> {
+    store
+        .read_actor_back("daemon")
+        .flatten()
+        .find(|e| matches!(e.event, Event::Daemon(DaemonEvent::Started { .. })))
+        .map(|e| e.seq)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::SCHEMA;
+    use crate::policy::slot::Claim;
+
+    fn env(seq: u64, actor: &str, event: Event) -> Envelope {
+        Envelope {
+            seq,
+            time: 100 + i64::try_from(seq).unwrap_or(0),
+            actor: actor.into(),
+            schema: SCHEMA,
+            event,
+        }
+    }
+
+    fn busy_slot() -> Vec<Envelope> {
+        let slot = Slot::new("slot1", "h", 0);
+        let claim = Claim::new(7, "[ Owner = \"u\" ]".into(), 0.0, true, 1);
+        vec![
+            env(
+                1,
+                "slot1",
+                Event::Slot(SlotEvent::Snapshot {
+                    at: 1,
+                    slot: Box::new(slot),
+                }),
+            ),
+            env(
+                2,
+                "slot1",
+                Event::Slot(SlotEvent::ClaimCreated { at: 2, claim }),
+            ),
+            env(
+                3,
+                "slot1",
+                Event::Slot(SlotEvent::ActivityChanged {
+                    at: 2,
+                    state: State::Claimed,
+                    activity: Activity::Busy,
+                    transition: 8,
+                    why: "job".into(),
+                }),
+            ),
+            env(
+                4,
+                "slot1",
+                Event::Slot(SlotEvent::JobStarted {
+                    at: 3,
+                    pledged_vacate: 600,
+                }),
+            ),
+            env(
+                5,
+                "starter-1",
+                Event::Starter(StarterEvent::Spawned {
+                    slot: "slot1".into(),
+                    claim: 7,
+                    pid: 4242,
+                    job: "1.0 u".into(),
+                }),
+            ),
+        ]
+    }
+
+    #[test]
+    fn an_open_claim_and_starter_are_reconciled() {
+        let r = Replay::run(busy_slot().into_iter().map(Ok));
+        assert_eq!(r.slots["slot1"].state, State::Claimed);
+        assert_eq!(r.next_claim("slot1"), 8);
+        assert_eq!(r.starters["starter-1"].pid, 4242);
+        let fix = r.reconcile(500);
+        // Replaying the fix leaves the slot idle and claimless.
+        let mut after = r.clone();
+        for (i, (actor, e)) in fix.iter().enumerate() {
+            after.apply(&env(10 + i as u64, actor, e.clone()));
+        }
+        let s = &after.slots["slot1"];
+        assert!(s.claim.is_none() && !s.starter);
+        assert_eq!((s.state, s.activity), (State::Owner, Activity::Idle));
+        assert!(fix.iter().any(|(_, e)| matches!(
+            e,
+            Event::Slot(SlotEvent::ClaimEnded {
+                cause: EndCause::Restart,
+                ..
+            })
+        )));
+        assert!(fix.iter().any(|(a, e)| a == "daemon"
+            && matches!(e, Event::Daemon(DaemonEvent::Reconciled { what, .. }) if what.contains("4242"))));
+        // Reconciling again finds nothing but the starter note, which a new
+        // run's `Started` clears.
+        assert!(after.reconcile(600).iter().all(|(a, _)| a == "daemon"));
+    }
+
+    #[test]
+    fn a_slot_event_before_its_snapshot_is_a_problem_not_a_panic() {
+        let mut events = busy_slot();
+        events.remove(0);
+        let r = Replay::run(events.into_iter().map(Ok));
+        assert!(r.slots.is_empty());
+        assert_eq!(r.problems.len(), 3);
+        assert!(r.problems[0].contains("record 2") && r.problems[0].contains("slot1"));
+    }
+
+    #[test]
+    fn an_undecodable_record_is_noted_and_replay_goes_on() {
+        let mut items: Vec<Result<Envelope, StoreError>> =
+            busy_slot().into_iter().map(Ok).collect();
+        items.insert(
+            2,
+            Err(StoreError::Corrupt {
+                seq: 99,
+                message: "bad bytes".into(),
+            }),
+        );
+        let r = Replay::run(items.into_iter());
+        assert_eq!(r.problems, vec!["record 99 cannot be decoded: bad bytes"]);
+        assert_eq!(r.slots["slot1"].state, State::Claimed);
+    }
+}

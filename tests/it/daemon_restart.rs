@@ -1,0 +1,126 @@
+//! A daemon killed with SIGKILL while a job runs, then started again: the
+//! orphaned starter evicts its job (JOB_EXIT hears `evict`), the new run
+//! replays the log, ends the lost claim with cause `Restart`, reports the
+//! starter, keeps claim numbers unique, and runs new work.
+
+use std::collections::BTreeSet;
+
+use super::daemon::{count, events, stop, wait_for};
+use super::daemon_admin::{Node, records};
+use super::events_cli::roost_log;
+
+#[test]
+fn a_killed_daemon_restarts_from_its_log_and_the_orphaned_job_is_evicted() {
+    let node = Node::setup("restart", "");
+    node.job("long", 1, "300");
+    let mut first = node.start();
+    wait_for("the job to run", || node.states().contains("Claimed Busy"));
+    let log = node.dir.join("spool/roost-events");
+    wait_for("the job's pid in the log", || {
+        count(&events(&log), "/event/Starter/JobStarted/pid", |_| true) == 1
+    });
+    first.kill().expect("SIGKILL");
+    let _ = first.wait();
+
+    // The starter outlives the daemon, notices, and evicts the job.
+    wait_for("JOB_EXIT evict", || {
+        records(&node.dir, "exit")
+            .iter()
+            .any(|r| r.starts_with("argv: evict\n"))
+    });
+
+    let second = node.start();
+    node.job("short", 2, "0");
+    wait_for("the new job's JOB_EXIT", || {
+        records(&node.dir, "exit")
+            .iter()
+            .any(|r| r.starts_with("argv: exit\n") && r.contains("\nClusterId = 2\n"))
+    });
+    let status = stop(second);
+    assert!(status.success(), "daemon exit: {status}");
+
+    let ev = events(&log);
+    assert_eq!(
+        count(&ev, "/event/Slot/ClaimEnded/cause", |c| c == "Restart"),
+        1,
+        "the lost claim ends once, with cause Restart"
+    );
+    assert_eq!(
+        count(&ev, "/event/Daemon/Reconciled/what", |w| w
+            .as_str()
+            .is_some_and(
+                |w| w.contains("job 1.0 nobody") && w.contains("evicts its job")
+            )),
+        1
+    );
+    assert_eq!(count(&ev, "/event/Daemon/Started/pid", |_| true), 2);
+    // Every slot of each run starts with a snapshot.
+    assert_eq!(count(&ev, "/event/Slot/Snapshot/slot/id", |_| true), 4);
+    // The slot that lost its claim went back to Owner/Idle when the new
+    // run began, before the new run's snapshot.
+    let restarted = ev
+        .iter()
+        .position(|e| e.pointer("/event/Daemon/Started").is_some() && e["seq"] != 1)
+        .expect("second start");
+    let why_idle = ev[..restarted].iter().rev().find_map(|e| {
+        e.pointer("/event/Slot/ActivityChanged/why")
+            .and_then(|w| w.as_str())
+    });
+    assert_eq!(why_idle, Some("the daemon restarted"));
+    // Claim numbers are never reused on a slot, across runs.
+    let claims: Vec<(String, u64)> = ev
+        .iter()
+        .filter_map(|e| {
+            Some((
+                e["actor"].as_str()?.to_string(),
+                e.pointer("/event/Slot/ClaimCreated/claim/id")?.as_u64()?,
+            ))
+        })
+        .collect();
+    let unique: BTreeSet<_> = claims.iter().collect();
+    assert_eq!(claims.len(), 2, "{claims:?}");
+    assert_eq!(unique.len(), claims.len(), "{claims:?}");
+
+    // The audit trail tells the story.
+    let audit = roost_log(&log, &["claims", "--json"]);
+    let audit: Vec<serde_json::Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(audit.len(), 2, "{audit:?}");
+    let lost = &audit[0];
+    assert_eq!(lost["job"], "1.0");
+    assert_eq!(lost["owner"], "nobody");
+    assert_eq!(lost["end_cause"], "Restart");
+    assert!(
+        lost["anomalies"][0]
+            .as_str()
+            .is_some_and(|a| a.contains("lost when the daemon stopped"))
+    );
+    assert!(lost["fetched_at"].is_i64() && lost["started_at"][0].is_i64());
+    let done = &audit[1];
+    assert_eq!(done["job"], "2.0");
+    assert!(
+        done["job_outcome"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("exit: ")),
+        "{done}"
+    );
+    assert_eq!(done["anomalies"], serde_json::json!([]));
+    let hooks: Vec<&str> = done["hooks"]
+        .as_array()
+        .map(|h| h.iter().filter_map(|h| h["hook"].as_str()).collect())
+        .unwrap_or_default();
+    assert!(
+        hooks.contains(&"REPLY_FETCH") && hooks.contains(&"JOB_EXIT"),
+        "{hooks:?}"
+    );
+    let text = roost_log(&log, &["claims", "--anomalies"]);
+    assert!(
+        text.starts_with("slot") && text.contains("job 1.0 (nobody") && !text.contains("job 2.0"),
+        "{text}"
+    );
+    // The log is whole.
+    assert!(roost_log(&log, &["verify"]).starts_with("ok: "));
+    let _ = std::fs::remove_dir_all(&node.dir);
+}

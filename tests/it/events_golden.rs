@@ -1,0 +1,310 @@
+//! Golden bytes: one committed encoding of every event kind, as schema
+//! version 1 writes it. Each must keep decoding to the same event forever,
+//! and today's encoder must still produce it (a change to an event's shape
+//! needs a new schema version and an upcaster, not an edited fixture).
+//! `ROOST_BLESS=1 cargo test events_golden` writes fixtures that are
+//! missing; it never overwrites one.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use roost::events::{
+    DaemonEvent, Envelope, Event, HookEvent, SCHEMA, StarterEvent, decode, encode,
+};
+use roost::hooks::Exit;
+use roost::policy::slot::{Activity, Claim, EndCause, Resources, Slot, SlotEvent, SlotKind, State};
+
+fn samples() -> Vec<(&'static str, Event)> {
+    let claim = Claim::new(
+        3,
+        "[ ClusterId = 12; ProcId = 0; Owner = \"alice\" ]".into(),
+        10.0,
+        true,
+        1_700_000_000,
+    );
+    let res = Resources {
+        cpus: 1.0,
+        memory_mb: 1024,
+        disk_kb: 4096,
+        custom: BTreeMap::from([("GPUs".to_string(), 1.0)]),
+    };
+    let at = 1_700_000_100;
+    let mut slot = Slot::with(
+        "slot1",
+        "node.example",
+        at,
+        SlotKind::Partitionable,
+        res.clone(),
+    );
+    slot.children.insert(2);
+    slot.total_time.insert("UnclaimedIdle".into(), 30);
+    vec![
+        (
+            "slot-activity-changed",
+            Event::Slot(SlotEvent::ActivityChanged {
+                at,
+                state: State::Claimed,
+                activity: Activity::Busy,
+                transition: 11,
+                why: "starter spawned".into(),
+            }),
+        ),
+        (
+            "slot-fetch-started",
+            Event::Slot(SlotEvent::FetchStarted { at }),
+        ),
+        (
+            "slot-fetch-completed",
+            Event::Slot(SlotEvent::FetchCompleted { at }),
+        ),
+        (
+            "slot-claim-created",
+            Event::Slot(SlotEvent::ClaimCreated {
+                at,
+                claim: claim.clone(),
+            }),
+        ),
+        (
+            "slot-preempting-claim-queued",
+            Event::Slot(SlotEvent::PreemptingClaimQueued {
+                at,
+                claim: claim.clone(),
+            }),
+        ),
+        (
+            "slot-claim-ending",
+            Event::Slot(SlotEvent::ClaimEnding {
+                at,
+                cause: EndCause::BetterClaim,
+            }),
+        ),
+        (
+            "slot-claim-ending-cancelled",
+            Event::Slot(SlotEvent::ClaimEndingCancelled { at }),
+        ),
+        (
+            "slot-claim-ended",
+            Event::Slot(SlotEvent::ClaimEnded {
+                at,
+                cause: EndCause::Restart,
+            }),
+        ),
+        (
+            "slot-job-started",
+            Event::Slot(SlotEvent::JobStarted {
+                at,
+                pledged_vacate: 600,
+            }),
+        ),
+        (
+            "slot-job-suspended",
+            Event::Slot(SlotEvent::JobSuspended { at }),
+        ),
+        (
+            "slot-job-continued",
+            Event::Slot(SlotEvent::JobContinued { at }),
+        ),
+        (
+            "slot-starter-exited",
+            Event::Slot(SlotEvent::StarterExited { at }),
+        ),
+        (
+            "slot-dynamic-slot-created",
+            Event::Slot(SlotEvent::DynamicSlotCreated {
+                at,
+                sub: 2,
+                resources: res.clone(),
+                claim,
+            }),
+        ),
+        (
+            "slot-dynamic-slot-returned",
+            Event::Slot(SlotEvent::DynamicSlotReturned {
+                at,
+                sub: 2,
+                resources: res,
+            }),
+        ),
+        (
+            "slot-slot-deleted",
+            Event::Slot(SlotEvent::SlotDeleted { at }),
+        ),
+        (
+            "slot-snapshot",
+            Event::Slot(SlotEvent::Snapshot {
+                at,
+                slot: Box::new(slot),
+            }),
+        ),
+        (
+            "hook-started",
+            Event::Hook(HookEvent::Started {
+                hook: "REPLY_FETCH".into(),
+                slot: "slot1".into(),
+                path: "/usr/libexec/hooks/reply".into(),
+                args: vec!["accept".into()],
+                pid: 4242,
+                claim: Some(3),
+            }),
+        ),
+        (
+            "hook-finished",
+            Event::Hook(HookEvent::Finished {
+                exit: Exit::Code(0),
+                timed_out: false,
+                truncated: true,
+                stdout_bytes: 10240,
+                outcome: "job".into(),
+                elapsed: 0.25,
+            }),
+        ),
+        (
+            "hook-refused",
+            Event::Hook(HookEvent::Refused {
+                hook: "FETCH_WORK".into(),
+                slot: "slot1".into(),
+                path: "/tmp/fetch".into(),
+                reason: "world-writable".into(),
+            }),
+        ),
+        (
+            "starter-spawned",
+            Event::Starter(StarterEvent::Spawned {
+                slot: "slot1_2".into(),
+                claim: 3,
+                pid: 5000,
+                job: "12.0 alice".into(),
+            }),
+        ),
+        (
+            "starter-job-started",
+            Event::Starter(StarterEvent::JobStarted { pid: 5001 }),
+        ),
+        (
+            "starter-job-not-started",
+            Event::Starter(StarterEvent::JobNotStarted {
+                reason: "no such user".into(),
+            }),
+        ),
+        (
+            "starter-hook",
+            Event::Starter(StarterEvent::Hook {
+                hook: "JOB_EXIT".into(),
+                args: vec!["exit".into()],
+                exit: Some(Exit::Signal(9)),
+                timed_out: true,
+                outcome: "killed at its timeout".into(),
+            }),
+        ),
+        (
+            "starter-suspended",
+            Event::Starter(StarterEvent::Suspended { stopped: true }),
+        ),
+        (
+            "starter-job-exited",
+            Event::Starter(StarterEvent::JobExited {
+                exit: Exit::Code(3),
+                how: "exit".into(),
+                duration: 12.5,
+            }),
+        ),
+        (
+            "starter-exited",
+            Event::Starter(StarterEvent::Exited {
+                exit: Exit::Code(0),
+            }),
+        ),
+        (
+            "starter-warning",
+            Event::Starter(StarterEvent::Warning {
+                message: "PREPARE_JOB says: hi".into(),
+            }),
+        ),
+        (
+            "daemon-started",
+            Event::Daemon(DaemonEvent::Started {
+                version: "0.1.0".into(),
+                pid: 77,
+                host: "node.example".into(),
+                slots: vec!["slot1@node.example".into()],
+            }),
+        ),
+        (
+            "daemon-reconciled",
+            Event::Daemon(DaemonEvent::Reconciled {
+                slot: "slot1".into(),
+                what: "starter gone".into(),
+            }),
+        ),
+        (
+            "daemon-reconfigured",
+            Event::Daemon(DaemonEvent::Reconfigured {
+                ok: false,
+                message: "line 3: bad".into(),
+            }),
+        ),
+        (
+            "daemon-command",
+            Event::Daemon(DaemonEvent::Command {
+                command: "drain graceful".into(),
+            }),
+        ),
+        (
+            "daemon-stopped",
+            Event::Daemon(DaemonEvent::Stopped {
+                why: "SIGTERM".into(),
+            }),
+        ),
+    ]
+}
+
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+fn unhex(text: &str) -> Vec<u8> {
+    let t = text.trim();
+    (0..t.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&t[i..i + 2], 16).expect("hex"))
+        .collect()
+}
+
+#[test]
+fn every_event_kind_has_golden_bytes_that_still_decode_and_encode_the_same() {
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/events/v1");
+    let bless = std::env::var_os("ROOST_BLESS").is_some();
+    let mut missing = Vec::new();
+    for (i, (name, event)) in samples().into_iter().enumerate() {
+        let seq = 1000 + i as u64;
+        let env = Envelope {
+            seq,
+            time: 1_700_000_100,
+            actor: "slot1".into(),
+            schema: SCHEMA,
+            event,
+        };
+        let path = dir.join(format!("{name}.hex"));
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            if bless {
+                std::fs::create_dir_all(&dir).expect("mkdir");
+                std::fs::write(&path, hex(&encode(&env).expect("encodes")) + "\n").expect("write");
+            } else {
+                missing.push(name);
+            }
+            continue;
+        };
+        let bytes = unhex(&text);
+        let decoded = decode(seq, &bytes).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!(decoded, env, "{name} decodes to what it was");
+        assert_eq!(
+            hex(&encode(&env).expect("encodes")),
+            text.trim(),
+            "{name}: today's encoding differs from the committed one"
+        );
+    }
+    assert!(
+        missing.is_empty(),
+        "fixtures missing (ROOST_BLESS=1 writes them): {missing:?}"
+    );
+}

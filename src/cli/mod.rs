@@ -3,6 +3,7 @@
 mod admin_cmd;
 mod classad_cmd;
 mod config_cmd;
+mod log_writer;
 mod policy_cmd;
 mod quickstart;
 mod startd_cmd;
@@ -48,6 +49,10 @@ enum Command {
     /// Run one job for the daemon (started by `roost startd`, not by hand).
     #[command(hide = true)]
     Starter,
+    /// Append to an event log from several threads until killed, printing
+    /// each acknowledged batch (for the crash test of the log).
+    #[command(hide = true)]
+    LogWriter(log_writer::LogWriterCmd),
 }
 
 /// Runs the command line; returns the process exit code.
@@ -64,6 +69,7 @@ pub fn run() -> ExitCode {
         Command::Drain(cmd) => admin_cmd::drain(cmd),
         Command::Off(cmd) => admin_cmd::off(cmd),
         Command::Reconfig(cmd) => admin_cmd::reconfig(cmd),
+        Command::LogWriter(cmd) => log_writer::run(&cmd),
         Command::Starter => Ok(ExitCode::from(
             u8::try_from(crate::starter::run::main()).unwrap_or(1),
         )),

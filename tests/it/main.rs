@@ -11,6 +11,7 @@ mod daemon;
 mod daemon_admin;
 mod daemon_restart;
 mod events_cli;
+mod events_crash;
 mod events_golden;
 mod events_store;
 mod policy_engine;

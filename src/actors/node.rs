@@ -16,7 +16,7 @@ use super::slot::{PublicAd, SlotActor, SlotInput, idle};
 use crate::admin::Response;
 use crate::classad::{ClassAd, parse_ad};
 use crate::config::Config;
-use crate::events::{DaemonEvent, Event};
+use crate::events::{DaemonEvent, Event, LostClaim};
 use crate::policy::engine::{Drain, DrainHow, Input, OnCompletion, Policy, drain_check};
 use crate::policy::layout::SlotSpec;
 use crate::policy::publish::StartdAttrs;
@@ -107,6 +107,7 @@ pub struct NodeActor {
     slots: BTreeMap<String, (Addr<SlotActor>, SlotStatus)>,
     stopped: bool,
     reload: Reload,
+    lost: Vec<LostClaim>,
 }
 
 impl NodeActor {
@@ -123,7 +124,16 @@ impl NodeActor {
             slots: BTreeMap::new(),
             stopped: false,
             reload,
+            lost: Vec::new(),
         }
+    }
+
+    /// Claims the last run left open: each slot's EVICT_CLAIM hears of
+    /// its own when the slot starts.
+    #[must_use]
+    pub fn with_lost(mut self, lost: Vec<LostClaim>) -> NodeActor {
+        self.lost = lost;
+        self
     }
 
     fn refresh_machine(&self) {
@@ -348,6 +358,10 @@ impl Actor for NodeActor {
                 busy: false,
                 deleted: false,
             };
+            let (mine, others) = std::mem::take(&mut self.lost)
+                .into_iter()
+                .partition(|l| l.teller == id);
+            self.lost = others;
             let addr = SlotActor::new(
                 &self.shared,
                 me.clone(),
@@ -357,6 +371,7 @@ impl Actor for NodeActor {
                 attrs,
                 Input::Evaluate,
             )
+            .with_lost(mine)
             .start();
             self.slots.insert(id, (addr, status));
         }

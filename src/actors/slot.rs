@@ -14,7 +14,7 @@ use super::shared::Shared;
 use super::starter::{StarterActor, StarterCmd, starter_hooks};
 use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, FixedEnv, Value, parse_ad};
-use crate::events::Event;
+use crate::events::{Event, LostClaim};
 use crate::hooks::HookRun;
 use crate::hooks::output::{Fetched, fetched};
 use crate::policy::engine::{
@@ -59,6 +59,8 @@ pub struct SlotActor {
     eval_at: Option<(i64, SpawnHandle)>,
     fetch_timer: Option<SpawnHandle>,
     first: Option<Input>,
+    /// Claims of the last run to tell EVICT_CLAIM about when it starts.
+    lost: Vec<LostClaim>,
 }
 
 impl SlotActor {
@@ -84,7 +86,15 @@ impl SlotActor {
             eval_at: None,
             fetch_timer: None,
             first: Some(first),
+            lost: Vec::new(),
         }
+    }
+
+    /// Claims the last run left open, for EVICT_CLAIM when the actor starts.
+    #[must_use]
+    pub fn with_lost(mut self, lost: Vec<LostClaim>) -> SlotActor {
+        self.lost = lost;
+        self
     }
 
     /// Calls `f` with the slot's decision context at `now`.
@@ -255,24 +265,50 @@ impl SlotActor {
     }
 
     fn claim_id(&self, claim: u64) -> String {
-        format!(
-            "<{}>#{}#{claim}#{}",
-            self.shared.host, self.shared.started, self.slot.id
+        crate::events::replay::claim_id(
+            &self.shared.host,
+            self.shared.started,
+            claim,
+            &self.slot.id,
         )
     }
 
     /// `job -----\n slot [ClaimId]` as REPLY_FETCH and EVICT_CLAIM read it.
-    fn job_and_slot(&self, job: &str, now: i64, claim: Option<u64>) -> String {
+    fn job_and_slot(&self, job: &str, now: i64, claim_id: Option<&str>) -> String {
         let job = parse_ad(job).unwrap_or_default();
         let mut text = ad_to_old(&job, OldOrder::Bytes);
         text.push_str("-----\n");
         text.push_str(&ad_to_old(&self.internal(now), OldOrder::Bytes));
-        if let Some(c) = claim {
+        if let Some(id) = claim_id {
             let mut a = ClassAd::new();
-            a.insert_value("ClaimId", Value::from(self.claim_id(c).as_str()));
+            a.insert_value("ClaimId", Value::from(id));
             text.push_str(&ad_to_old(&a, OldOrder::Bytes));
         }
         text
+    }
+
+    /// Runs EVICT_CLAIM for a fetched claim the last run of the daemon
+    /// left open, with the ClaimId that run gave it.
+    fn evict_lost(&self, lost: &LostClaim, now: i64) {
+        if !lost.fetched {
+            return;
+        }
+        let Some(path) = self.hook_path("EVICT_CLAIM") else {
+            return;
+        };
+        info!(message = "Telling the fetcher of a claim lost in a restart.",
+            slot = %lost.slot, claim = lost.claim);
+        let stdin = self.job_and_slot(&lost.job, now, Some(&lost.claim_id));
+        let run = self.hook_run("EVICT_CLAIM", path, Vec::new(), stdin);
+        HookActor::launch(
+            &self.shared,
+            "EVICT_CLAIM",
+            &self.slot.id,
+            Some(lost.claim),
+            run,
+            ignored,
+            None,
+        );
     }
 
     fn act(&mut self, eff: Effect, now: i64, ctx: &mut Context<Self>) {
@@ -298,7 +334,8 @@ impl SlotActor {
             Effect::ReplyFetch { accept, job } => {
                 if let Some(path) = self.hook_path("REPLY_FETCH") {
                     let arg = if accept { "accept" } else { "reject" };
-                    let stdin = self.job_and_slot(&job, now, if accept { claim } else { None });
+                    let id = claim.filter(|_| accept).map(|c| self.claim_id(c));
+                    let stdin = self.job_and_slot(&job, now, id.as_deref());
                     let run = self.hook_run("REPLY_FETCH", path, vec![arg.into()], stdin);
                     HookActor::launch(
                         &self.shared,
@@ -313,7 +350,7 @@ impl SlotActor {
             }
             Effect::EvictClaim { job, claim } => {
                 if let Some(path) = self.hook_path("EVICT_CLAIM") {
-                    let stdin = self.job_and_slot(&job, now, Some(claim));
+                    let stdin = self.job_and_slot(&job, now, Some(&self.claim_id(claim)));
                     let run = self.hook_run("EVICT_CLAIM", path, Vec::new(), stdin);
                     HookActor::launch(
                         &self.shared,
@@ -426,6 +463,10 @@ impl Actor for SlotActor {
             .record(&self.slot.id, vec![Event::Slot(snapshot)])
         {
             error!(message = "Cannot record the slot's snapshot.", slot = %self.slot.name, error = %e);
+        }
+        let now = self.shared.clock.now();
+        for lost in std::mem::take(&mut self.lost) {
+            self.evict_lost(&lost, now);
         }
         if let Some(first) = self.first.take() {
             self.step(&first, ctx);

@@ -163,6 +163,7 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
     let now = clock.now();
     let last = reconcile_last_run(&mut store, now)?;
+    let lost = last.lost_claims();
     let first_id = store.next_seq();
     let reader = store.reader();
     let (committer, appender) = GroupCommitter::start(store);
@@ -235,7 +236,9 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
             load_startd_config(reload_root.as_deref()).map_err(|e| format!("{e:#}"))
         });
         let restart = std::rc::Rc::clone(&shared);
-        let node = NodeActor::new(shared, slots, reload).start();
+        let node = NodeActor::new(shared, slots, reload)
+            .with_lost(lost)
+            .start();
         actix::spawn(crate::actors::admin::serve(listener, node.clone(), reader));
         actix::spawn(signals(node));
         Ok(restart)

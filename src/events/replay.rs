@@ -59,6 +59,26 @@ pub struct Replay {
     /// Events that could not be applied (a slot event before the slot's
     /// snapshot, a record that does not decode), one line each.
     pub problems: Vec<String>,
+    /// When the replayed run started (its `Daemon.Started`), and its host.
+    pub run: Option<(i64, String)>,
+}
+
+/// A claim a stopped run left open: the fetcher must hear it is gone.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct LostClaim {
+    /// The slot that held it.
+    pub slot: String,
+    /// The slot whose hooks tell of it: the slot itself, or a dynamic
+    /// slot's partitionable parent (the dynamic slot is gone).
+    pub teller: String,
+    /// Its number.
+    pub claim: u64,
+    /// The job ad (canonical new syntax).
+    pub job: String,
+    /// Whether FETCH_WORK gave it.
+    pub fetched: bool,
+    /// The `ClaimId` the stopped run gave its hooks.
+    pub claim_id: String,
 }
 
 impl Replay {
@@ -96,11 +116,12 @@ impl Replay {
                     self.hooks.remove(&env.actor);
                 }
             },
-            Event::Daemon(DaemonEvent::Started { .. }) => {
+            Event::Daemon(DaemonEvent::Started { host, .. }) => {
                 // A new run: nothing of the last one is still running
                 // (it reconciled before it said so).
                 self.starters.clear();
                 self.hooks.clear();
+                self.run = Some((env.time, host.clone()));
             }
             Event::Daemon(_) => {}
         }
@@ -247,11 +268,44 @@ impl Replay {
         out
     }
 
+    /// The claims the replayed run left open (current and waiting), with
+    /// the `ClaimId` it gave them.
+    pub fn lost_claims(&self) -> Vec<LostClaim> {
+        let (started, host) = self.run.clone().unwrap_or((0, String::new()));
+        let mut out = Vec::new();
+        for (id, slot) in &self.slots {
+            if slot.deleted {
+                continue;
+            }
+            let teller = match &slot.kind {
+                SlotKind::Dynamic { parent } => parent.clone(),
+                _ => id.clone(),
+            };
+            for c in slot.claim.iter().chain(slot.preempting.iter()) {
+                out.push(LostClaim {
+                    slot: id.clone(),
+                    teller: teller.clone(),
+                    claim: c.id,
+                    job: c.job.clone(),
+                    fetched: c.fetched,
+                    claim_id: claim_id(&host, started, c.id, id),
+                });
+            }
+        }
+        out
+    }
+
     /// The claim number a slot of a new run should count from, so claim
     /// numbers stay unique across restarts.
     pub fn next_claim(&self, slot: &str) -> u64 {
         self.slots.get(slot).map_or(1, |s| s.next_claim)
     }
+}
+
+/// The `ClaimId` a run that started at `started` on `host` gives claim
+/// `claim` of `slot` (what REPLY_FETCH and EVICT_CLAIM read).
+pub fn claim_id(host: &str, started: i64, claim: u64, slot: &str) -> String {
+    format!("<{host}>#{started}#{claim}#{slot}")
 }
 
 /// The sequence number of the last `Daemon.Started`, read backwards

@@ -1,7 +1,8 @@
 //! A daemon killed with SIGKILL while a job runs, then started again: the
 //! orphaned starter evicts its job (JOB_EXIT hears `evict`), the new run
-//! replays the log, ends the lost claim with cause `Restart`, reports the
-//! starter, keeps claim numbers unique, and runs new work.
+//! replays the log, ends the lost claim with cause `Restart`, tells
+//! EVICT_CLAIM under the claim's old ClaimId, reports the starter, keeps
+//! claim numbers unique, and runs new work.
 
 use std::collections::BTreeSet;
 
@@ -36,6 +37,29 @@ fn a_killed_daemon_restarts_from_its_log_and_the_orphaned_job_is_evicted() {
             .iter()
             .any(|r| r.starts_with("argv: exit\n") && r.contains("\nClusterId = 2\n"))
     });
+    // The fetcher hears the lost claim is gone, under the ClaimId it was
+    // given when the job was accepted.
+    let claim_id = |r: &String| {
+        r.lines()
+            .find(|l| l.starts_with("ClaimId = "))
+            .map(str::to_string)
+    };
+    let accepted = records(&node.dir, "reply")
+        .into_iter()
+        .find(|r| r.starts_with("argv: accept\n") && r.contains("\nClusterId = 1\n"))
+        .expect("REPLY_FETCH accept for job 1");
+    wait_for("EVICT_CLAIM for the lost claim", || {
+        records(&node.dir, "evict")
+            .iter()
+            .any(|r| r.contains("\nClusterId = 1\n"))
+    });
+    let evicted = records(&node.dir, "evict")
+        .into_iter()
+        .find(|r| r.contains("\nClusterId = 1\n"))
+        .unwrap_or_default();
+    assert!(claim_id(&accepted).is_some(), "{accepted}");
+    assert_eq!(claim_id(&evicted), claim_id(&accepted), "{evicted}");
+    assert!(evicted.contains("\n-----\n"), "{evicted}");
     let status = stop(second);
     assert!(status.success(), "daemon exit: {status}");
 
@@ -107,14 +131,22 @@ fn a_killed_daemon_restarts_from_its_log_and_the_orphaned_job_is_evicted() {
         "{done}"
     );
     assert_eq!(done["anomalies"], serde_json::json!([]));
-    let hooks: Vec<&str> = done["hooks"]
-        .as_array()
-        .map(|h| h.iter().filter_map(|h| h["hook"].as_str()).collect())
-        .unwrap_or_default();
+    let hooks = |c: &serde_json::Value| -> Vec<String> {
+        c["hooks"]
+            .as_array()
+            .map(|h| {
+                h.iter()
+                    .filter_map(|h| Some(h["hook"].as_str()?.to_string()))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let ran = hooks(done);
     assert!(
-        hooks.contains(&"REPLY_FETCH") && hooks.contains(&"JOB_EXIT"),
-        "{hooks:?}"
+        ran.iter().any(|h| h == "REPLY_FETCH") && ran.iter().any(|h| h == "JOB_EXIT"),
+        "{ran:?}"
     );
+    assert_eq!(hooks(lost), ["REPLY_FETCH", "EVICT_CLAIM"], "{lost}");
     let text = roost_log(&log, &["claims", "--anomalies"]);
     assert!(
         text.starts_with("slot") && text.contains("job 1.0 (nobody") && !text.contains("job 2.0"),

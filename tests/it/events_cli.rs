@@ -106,6 +106,19 @@ fn list_shows_a_simulated_runs_events() {
     assert_eq!(seq["slots"]["slot1"]["state"], "Unclaimed");
     assert_eq!(seq["last_seq"], 2);
 
+    // What changed while bob's job retired for dave's (records 20 to 45).
+    let diff = roost_log(&dir, &["diff", "20", "45", "--actor", "slot1"]);
+    assert!(diff.starts_with("from record 20 "), "{diff}");
+    assert!(diff.contains("\nslots.slot1.claim.id: 1 -> 2\n"), "{diff}");
+    assert!(
+        diff.contains("\nslots.slot1.preempting: {…} -> null\n"),
+        "{diff}"
+    );
+    assert!(
+        !diff.contains("slots.slot1.state:"),
+        "Claimed at both points: {diff}"
+    );
+
     // The audit trail: three claims, in the order they were made.
     let claims = roost_log(&dir, &["claims", "--json"]);
     let owners: Vec<String> = claims

@@ -1,9 +1,10 @@
 //! `roost-log`: read Roost's event log. `list` and `follow` print events
 //! with filters (actor, slot, claim, kind, time); `state` replays the log
-//! to any point; `claims` prints the audit trail of every claim; `verify`
+//! to any point and `diff` compares two; `claims` prints the audit trail of every claim; `verify`
 //! and `repair` check the log and set damaged records aside. Works on a
 //! log a running daemon holds, through the daemon's admin socket.
 
+mod diff;
 mod filter;
 mod source;
 
@@ -14,7 +15,7 @@ use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
 use roost::events::audit::{Audit, ClaimRecord};
-use roost::events::{Envelope, Event, Replay, SledStore};
+use roost::events::{Envelope, Event, Replay, SledStore, StoreError};
 use roost::policy::slot::SlotEvent;
 
 use filter::{Filter, parse_time, show_time};
@@ -89,6 +90,19 @@ enum Command {
         /// The whole replayed state as JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// What changed between two points of the log: every field of every
+    /// slot (or one), the starters and hooks that started or ended.
+    Diff {
+        /// The first point: a sequence number or a time.
+        #[arg(allow_hyphen_values = true)]
+        a: String,
+        /// The second point.
+        #[arg(allow_hyphen_values = true)]
+        b: String,
+        /// Only this slot.
+        #[arg(long)]
+        actor: Option<String>,
     },
     /// The audit trail: every claim, its job, hooks, timing and ending.
     Claims {
@@ -273,40 +287,49 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
         Command::State { at, actor, json } => {
             let stop = match at {
                 None => At::End,
-                Some(s) => match s.parse::<u64>() {
-                    Ok(seq) => At::Seq(seq),
-                    Err(_) => At::Time(parse_time(s, now)?),
-                },
+                Some(s) => At::parse(s, now)?,
             };
             let mut replay = Replay::default();
-            for item in source.read(1, None) {
-                match item {
-                    Ok(env) => {
-                        let past = match stop {
-                            At::End => false,
-                            At::Seq(s) => env.seq > s,
-                            At::Time(t) => env.time > t,
-                        };
-                        if past {
-                            break;
-                        }
-                        replay.apply(&env);
-                    }
-                    Err(e) => replay.problems.push(e.to_string()),
-                }
-            }
-            if let Some(a) = actor {
-                replay.slots.retain(|k, _| k == a);
-                if replay.slots.is_empty() {
-                    return Err(format!("no slot {a} at that point of the log"));
-                }
-            }
+            let mut items = source.read(1, None).peekable();
+            replay_to(&mut replay, &mut items, stop);
+            only(&mut replay, actor.as_deref())?;
             let text = if *json {
                 serde_json::to_string_pretty(&replay).map_err(|e| e.to_string())?
             } else {
                 state_text(&replay)
             };
             let _ = writeln!(out, "{text}");
+            Ok(ExitCode::SUCCESS)
+        }
+        Command::Diff { a, b, actor } => {
+            let (a, b) = (At::parse(a, now)?, At::parse(b, now)?);
+            let mut replay = Replay::default();
+            let mut items = source.read(1, None).peekable();
+            replay_to(&mut replay, &mut items, a);
+            let mut before = replay.clone();
+            replay_to(&mut replay, &mut items, b);
+            let mut after = replay;
+            // A slot may exist at one point only (a dynamic slot).
+            let had = only(&mut before, actor.as_deref()).is_ok();
+            if only(&mut after, actor.as_deref()).is_err() && !had {
+                return Err(format!(
+                    "no slot {} at either point of the log",
+                    actor.as_deref().unwrap_or("")
+                ));
+            }
+            let changes = diff::changes(&before, &after);
+            let _ = writeln!(
+                out,
+                "from record {} ({}) to record {} ({}): {} change(s)",
+                before.last_seq,
+                show_time(before.last_time),
+                after.last_seq,
+                show_time(after.last_time),
+                changes.len()
+            );
+            for c in changes {
+                let _ = writeln!(out, "{c}");
+            }
             Ok(ExitCode::SUCCESS)
         }
         Command::Claims {
@@ -366,11 +389,62 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
     }
 }
 
+/// A point of the log.
 #[derive(Clone, Copy)]
 enum At {
     End,
     Seq(u64),
     Time(i64),
+}
+
+impl At {
+    /// A sequence number (a plain integer) or a time (as `--since`).
+    fn parse(s: &str, now: i64) -> Result<At, String> {
+        match s.parse::<u64>() {
+            Ok(seq) => Ok(At::Seq(seq)),
+            Err(_) => parse_time(s, now).map(At::Time),
+        }
+    }
+}
+
+/// Applies events from `items` to `replay` up to and including `stop`.
+fn replay_to(
+    replay: &mut Replay,
+    items: &mut std::iter::Peekable<Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_>>,
+    stop: At,
+) {
+    loop {
+        let past = match items.peek() {
+            None => return,
+            Some(Err(_)) => false,
+            Some(Ok(env)) => match stop {
+                At::End => false,
+                At::Seq(s) => env.seq > s,
+                At::Time(t) => env.time > t,
+            },
+        };
+        if past {
+            return;
+        }
+        match items.next() {
+            Some(Ok(env)) => replay.apply(&env),
+            Some(Err(e)) => replay.problems.push(e.to_string()),
+            None => return,
+        }
+    }
+}
+
+/// Keeps only slot `actor` (all when `None`); an error when it has none.
+fn only(replay: &mut Replay, actor: Option<&str>) -> Result<(), String> {
+    if let Some(a) = actor {
+        replay.slots.retain(|k, _| k == a);
+        replay.starters.retain(|_, s| s.slot == a);
+        replay.hooks.retain(|_, h| h.slot == a);
+        if replay.slots.is_empty() {
+            return Err(format!("no slot {a} at that point of the log"));
+        }
+    }
+    Ok(())
 }
 
 /// What a reader outside the daemon can check: every record decodes and

@@ -127,11 +127,27 @@ pub trait EventStore: EventRead {
     /// stored and flushed, or none is. `expected` must be
     /// [`EventStore::next_seq`]; returns the next sequence number after the
     /// batch.
+    ///
+    /// When the flush fails, the batch is taken back out
+    /// ([`EventStore::truncate`]) so that what the caller was told failed
+    /// does not turn up in the log later.
     fn append(&mut self, expected: u64, batch: &[(i64, String, Event)]) -> Result<u64, StoreError> {
         let next = self.write(expected, batch)?;
-        self.flush()?;
+        if let Err(e) = self.flush() {
+            return Err(match self.truncate(expected) {
+                Ok(()) => e,
+                Err(t) => {
+                    StoreError::Io(format!("{e}; and the batch could not be taken back: {t}"))
+                }
+            });
+        }
         Ok(next)
     }
+
+    /// Removes every record from sequence number `from` on (with its index
+    /// entries); the next append gets `from`. Used to take back a batch
+    /// whose flush failed.
+    fn truncate(&mut self, from: u64) -> Result<(), StoreError>;
 
     /// Appends a batch atomically but does not flush it: it becomes
     /// durable with the next [`EventStore::flush`] (or durable append).

@@ -317,6 +317,28 @@ impl EventStore for SledStore {
         Ok(self.next)
     }
 
+    fn truncate(&mut self, from: u64) -> Result<(), StoreError> {
+        let doomed: Vec<(sled::IVec, sled::IVec)> = self
+            .trees
+            .log
+            .range(from.to_be_bytes()..)
+            .collect::<Result<_, _>>()
+            .map_err(io)?;
+        for (k, v) in doomed {
+            if let Some(seq) = seq_of(&k)
+                && let Ok(env) = decode(seq, &v)
+            {
+                self.trees
+                    .by_actor
+                    .remove(actor_key(&env.actor, seq))
+                    .map_err(io)?;
+            }
+            self.trees.log.remove(&k).map_err(io)?;
+        }
+        self.next = from.min(self.next);
+        Ok(())
+    }
+
     fn flush(&mut self) -> Result<(), StoreError> {
         self.db
             .flush()

@@ -12,6 +12,7 @@ mod daemon_admin;
 mod daemon_restart;
 mod events_cli;
 mod events_crash;
+mod events_faults;
 mod events_golden;
 mod events_store;
 mod policy_engine;

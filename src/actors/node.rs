@@ -12,7 +12,7 @@ use tracing::{error, info, warn};
 
 use super::machine::machine_ad;
 use super::shared::Shared;
-use super::slot::{PublicAd, SlotActor, SlotInput, idle};
+use super::slot::{NewPolicy, PublicAd, SlotActor, SlotInput, idle};
 use crate::admin::Response;
 use crate::classad::{ClassAd, parse_ad};
 use crate::config::Config;
@@ -108,6 +108,8 @@ pub struct NodeActor {
     stopped: bool,
     reload: Reload,
     lost: Vec<LostClaim>,
+    /// Each slot's type (`SLOT_TYPE_<N>`), to rebuild its policy.
+    types: BTreeMap<String, u32>,
 }
 
 impl NodeActor {
@@ -125,6 +127,7 @@ impl NodeActor {
             stopped: false,
             reload,
             lost: Vec::new(),
+            types: BTreeMap::new(),
         }
     }
 
@@ -162,17 +165,40 @@ impl NodeActor {
         self.evaluate_all();
     }
 
-    /// Re-reads the configuration; an invalid one is refused and the old
-    /// one kept.
+    /// Re-reads the configuration and gives every slot its new policy; an
+    /// invalid configuration, or one some slot's policy cannot be made
+    /// from, is refused and the old one kept.
     fn reconfig(&self) -> Response {
-        match (self.reload)() {
-            Ok(config) => {
+        let checked = (self.reload)().and_then(|config| {
+            let mut policies = Vec::new();
+            for (id, (addr, status)) in &self.slots {
+                if status.deleted {
+                    continue;
+                }
+                let type_id = self.types.get(id).copied().unwrap_or(0);
+                let policy = Policy::from_config(&config, id, type_id)
+                    .map_err(|e| format!("policy of {id}: {e}"))?;
+                let attrs =
+                    StartdAttrs::from_config(&config, id).map_err(|e| format!("{id}: {e}"))?;
+                policies.push((addr.clone(), policy, attrs));
+            }
+            Ok((config, policies))
+        });
+        match checked {
+            Ok((config, policies)) => {
                 *self.shared.config.borrow_mut() = Rc::new(config);
-                let message = "configuration re-read: hooks, timeouts and new dynamic slots use it; existing slots keep their policy and the layout until a restart";
-                info!(message = "Reconfigured.");
+                let n = policies.len();
+                for (addr, policy, attrs) in policies {
+                    addr.do_send(NewPolicy(policy, attrs));
+                }
+                let message = format!(
+                    "configuration re-read: {n} slot(s) use the new policy now; \
+                     the slot layout changes at a restart"
+                );
+                info!(message = "Reconfigured.", slots = n);
                 self.record(DaemonEvent::Reconfigured {
                     ok: true,
-                    message: message.into(),
+                    message: message.clone(),
                 });
                 Response::done(message)
             }
@@ -351,6 +377,7 @@ impl Actor for NodeActor {
         });
         for (slot, spec, policy, attrs) in initial {
             let id = slot.id.clone();
+            self.types.insert(id.clone(), spec.type_id);
             let status = SlotStatus {
                 id: id.clone(),
                 state: slot.state,
@@ -415,6 +442,7 @@ impl Handler<SlotBorn> for NodeActor {
         let attrs = StartdAttrs::from_config(&config, &id).unwrap_or(StartdAttrs(Vec::new()));
         let mut spec = b.spec.clone();
         spec.partitionable = false;
+        self.types.insert(id.clone(), spec.type_id);
         let now = self.shared.clock.now();
         let slot = Slot::with(
             &id,
@@ -455,6 +483,7 @@ impl Handler<SlotGone> for NodeActor {
 
     fn handle(&mut self, g: SlotGone, _: &mut Context<Self>) {
         self.slots.remove(&g.id);
+        self.types.remove(&g.id);
         if let Some((parent, sub)) = g.id.rsplit_once('_')
             && let Ok(sub) = sub.parse::<u32>()
             && let Some((addr, _)) = self.slots.get(parent)

@@ -494,6 +494,23 @@ impl Handler<StarterPids> for SlotActor {
     }
 }
 
+/// A reconfiguration: the slot's policy and published attributes as the
+/// new configuration makes them (already checked by the supervisor).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct NewPolicy(pub Policy, pub StartdAttrs);
+
+impl Handler<NewPolicy> for SlotActor {
+    type Result = ();
+
+    fn handle(&mut self, NewPolicy(policy, attrs): NewPolicy, ctx: &mut Context<Self>) {
+        info!(message = "Slot policy reconfigured.", slot = %self.slot.name);
+        self.policy = policy;
+        self.attrs = attrs;
+        self.step(&Input::Evaluate, ctx);
+    }
+}
+
 impl Handler<PublicAd> for SlotActor {
     type Result = String;
 

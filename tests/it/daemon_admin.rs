@@ -473,3 +473,59 @@ fn a_job_whose_owner_does_not_exist_is_refused_and_the_fetcher_hears_of_it() {
     assert_eq!(count(&ev, "/event/Starter/JobStarted/pid", |_| true), 0);
     let _ = std::fs::remove_dir_all(&node.dir);
 }
+
+#[test]
+fn reconfig_gives_running_slots_their_new_policy() {
+    let node = Node::setup("reconfig-policy", "");
+    let child = node.start();
+    let starts = || {
+        let o = node.roost(&["status", "-af", "Name", "Start"]);
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    wait_for("slots", || starts().lines().count() == 2);
+    assert!(
+        starts().lines().all(|l| l.ends_with(" true")),
+        "{}",
+        starts()
+    );
+
+    // START = False from now on: both slots say so, and take no work.
+    let base = std::fs::read_to_string(&node.config).expect("config");
+    std::fs::write(&node.config, format!("{base}START = False\n")).expect("config");
+    let o = node.roost(&["reconfig"]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("2 slot(s) use the new policy now"),
+        "{}",
+        text(&o)
+    );
+    wait_for("Start = false", || {
+        starts().lines().count() == 2 && starts().lines().all(|l| l.ends_with(" false"))
+    });
+
+    // A policy that does not parse is refused, naming the knob; the slots
+    // keep the one they have.
+    std::fs::write(&node.config, format!("{base}START = (\n")).expect("config");
+    let o = node.roost(&["reconfig"]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("START"), "{}", text(&o));
+    assert!(
+        starts().lines().all(|l| l.ends_with(" false")),
+        "{}",
+        starts()
+    );
+
+    // Back to START = True: the job offered runs.
+    std::fs::write(&node.config, &base).expect("config");
+    let o = node.roost(&["reconfig"]);
+    assert!(o.status.success(), "{}", text(&o));
+    node.job("after", 7, "0");
+    wait_for("JOB_EXIT of the job", || {
+        records(&node.dir, "exit")
+            .iter()
+            .any(|r| r.contains("\nClusterId = 7\n"))
+    });
+    let status = stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+    let _ = std::fs::remove_dir_all(&node.dir);
+}

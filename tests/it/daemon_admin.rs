@@ -529,3 +529,85 @@ fn reconfig_gives_running_slots_their_new_policy() {
     assert!(status.success(), "daemon exit: {status}");
     let _ = std::fs::remove_dir_all(&node.dir);
 }
+
+/// The state letter of process `pid` (`S` sleeping, `T` stopped, …).
+fn proc_state(pid: &str) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(") ")?.1.chars().next()
+}
+
+#[test]
+fn suspend_and_continue_stop_and_resume_the_job_process() {
+    let node = Node::setup(
+        "suspend",
+        "WANT_SUSPEND = True\nCONTINUE = True\nSUSPEND = False\n",
+    );
+    let base = std::fs::read_to_string(&node.config).expect("config");
+    let child = node.start();
+    node.job("sleeper", 3, "300");
+    let job_pid = || {
+        let o = node.roost(&[
+            "status",
+            "-af",
+            "JobPid",
+            "-constraint",
+            "JobPid =!= undefined",
+        ]);
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    };
+    wait_for("the job's pid", || !job_pid().is_empty());
+    let pid = job_pid();
+    wait_for("the job to sleep", || proc_state(&pid) == Some('S'));
+
+    // SUSPEND becomes true: the slot suspends the job; its process stops.
+    std::fs::write(
+        &node.config,
+        format!("{base}SUSPEND = True\nCONTINUE = False\n"),
+    )
+    .expect("config");
+    assert!(node.roost(&["reconfig"]).status.success());
+    wait_for("Claimed Suspended", || {
+        node.states().contains("Claimed Suspended")
+    });
+    wait_for("the process to stop", || proc_state(&pid) == Some('T'));
+
+    // CONTINUE: it runs again, the same process.
+    std::fs::write(&node.config, &base).expect("config");
+    assert!(node.roost(&["reconfig"]).status.success());
+    wait_for("Claimed Busy", || node.states().contains("Claimed Busy"));
+    wait_for("the process to run", || proc_state(&pid) == Some('S'));
+    assert_eq!(job_pid(), pid);
+
+    let o = node.roost(&["vacate", "-fast"]);
+    assert!(o.status.success(), "{}", text(&o));
+    wait_for("JOB_EXIT evict", || {
+        records(&node.dir, "exit")
+            .iter()
+            .any(|r| r.starts_with("argv: evict\n"))
+    });
+    let status = stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+    let ev = events(&node.dir.join("spool/roost-events"));
+    assert_eq!(count(&ev, "/event/Slot/JobSuspended/at", |_| true), 1);
+    assert_eq!(count(&ev, "/event/Slot/JobContinued/at", |_| true), 1);
+    assert_eq!(
+        count(&ev, "/event/Starter/Suspended/stopped", |v| v == true),
+        1
+    );
+    assert_eq!(
+        count(&ev, "/event/Starter/Suspended/stopped", |v| v == false),
+        1
+    );
+    let audit =
+        super::events_cli::roost_log(&node.dir.join("spool/roost-events"), &["claims", "--json"]);
+    let claim: serde_json::Value =
+        serde_json::from_str(audit.lines().next().unwrap_or_default()).expect("json");
+    assert_eq!(claim["suspensions"], 1, "{claim}");
+    assert!(
+        claim["job_outcome"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("evict: ")),
+        "{claim}"
+    );
+    let _ = std::fs::remove_dir_all(&node.dir);
+}

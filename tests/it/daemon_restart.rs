@@ -2,7 +2,8 @@
 //! orphaned starter evicts its job (JOB_EXIT hears `evict`), the new run
 //! replays the log, ends the lost claim with cause `Restart`, tells
 //! EVICT_CLAIM under the claim's old ClaimId, reports the starter, keeps
-//! claim numbers unique, and runs new work.
+//! claim numbers unique, and runs new work. And `roost-log follow` on a
+//! running daemon's log, read through the daemon's socket.
 
 use std::collections::BTreeSet;
 
@@ -154,5 +155,58 @@ fn a_killed_daemon_restarts_from_its_log_and_the_orphaned_job_is_evicted() {
     );
     // The log is whole.
     assert!(roost_log(&log, &["verify"]).starts_with("ok: "));
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+#[test]
+fn roost_log_follows_a_running_daemon_through_its_socket() {
+    use std::io::{BufRead, BufReader};
+    use std::process::{Command, Stdio};
+    let node = Node::setup("follow", "");
+    let daemon = node.start();
+    let log = node.dir.join("spool/roost-events");
+    wait_for("the daemon's socket pointer", || {
+        log.join("daemon.socket").exists()
+    });
+    let mut follow = Command::new(env!("CARGO_BIN_EXE_roost-log"))
+        .arg("--log")
+        .arg(&log)
+        .args(["follow", "--kind", "Slot.ActivityChanged", "-n", "0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("roost-log follow starts");
+    let out = follow.stdout.take().expect("stdout");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        for line in BufReader::new(out).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    node.job("followed", 5, "0");
+    // The transitions of the job's slot arrive as they happen.
+    let mut seen = Vec::new();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !seen.iter().any(|l: &String| l.contains("-> Claimed/Busy")) {
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        match rx.recv_timeout(left) {
+            Ok(l) => seen.push(l),
+            Err(_) => panic!("no Claimed/Busy from follow: {seen:?}"),
+        }
+    }
+    assert!(
+        seen.iter().all(|l| l.contains(" -> ")),
+        "only transitions: {seen:?}"
+    );
+    let _ = follow.kill();
+    let _ = follow.wait();
+    let status = stop(daemon);
+    assert!(status.success(), "daemon exit: {status}");
+    assert!(
+        !log.join("daemon.socket").exists(),
+        "the pointer goes with the daemon"
+    );
     let _ = std::fs::remove_dir_all(&node.dir);
 }

@@ -1,12 +1,13 @@
 //! `roost-log`: read Roost's event log. `list` and `follow` print events
 //! with filters (actor, slot, claim, kind, time); `state` replays the log
-//! to any point and `diff` compares two; `claims` prints the audit trail of every claim; `verify`
+//! to any point and `diff` compares two; `tui` is an interactive view; `claims` prints the audit trail of every claim; `verify`
 //! and `repair` check the log and set damaged records aside. Works on a
 //! log a running daemon holds, through the daemon's admin socket.
 
 mod diff;
 mod filter;
 mod source;
+mod tui;
 
 use std::io::{BufWriter, Write};
 use std::path::PathBuf;
@@ -110,6 +111,13 @@ enum Command {
         #[arg(long)]
         actor: Option<String>,
     },
+    /// An interactive view: the slots' timeline, the events, the selected
+    /// event, why it happened and its slot's state after it.
+    Tui {
+        /// Only the last this many events (the whole log is read).
+        #[arg(long, default_value_t = 200_000)]
+        last: usize,
+    },
     /// The audit trail: every claim, its job, hooks, timing and ending.
     Claims {
         /// Only claims of this slot.
@@ -147,6 +155,16 @@ fn summary(e: &Event) -> String {
                 .as_ref()
                 .map_or("none".into(), |c| c.id.to_string()),
             slot.next_claim
+        ),
+        Event::Slot(
+            SlotEvent::ClaimCreated { claim, .. } | SlotEvent::PreemptingClaimQueued { claim, .. },
+        ) => format!(
+            "{} claim {} job {} rank {}{}",
+            filter::kind_of(e),
+            claim.id,
+            roost::events::audit::job_label(&claim.job),
+            claim.rank,
+            if claim.fetched { " (fetched)" } else { "" }
         ),
         other => generic_summary(other),
     }
@@ -390,6 +408,27 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
             } else {
                 Ok(ExitCode::from(1))
             }
+        }
+        Command::Tui { last } => {
+            // The events not shown still make the state the shown ones follow.
+            let mut base = Replay::default();
+            let mut events = std::collections::VecDeque::new();
+            for item in source.read(1, None) {
+                match item {
+                    Ok(env) => {
+                        if events.len() == (*last).max(1)
+                            && let Some(old) = events.pop_front()
+                        {
+                            base.apply(&old);
+                        }
+                        events.push_back(env);
+                    }
+                    Err(e) => eprintln!("roost-log: {e}"),
+                }
+            }
+            drop(out);
+            tui::run(base, events.into()).map_err(|e| format!("terminal: {e}"))?;
+            Ok(ExitCode::SUCCESS)
         }
         Command::Repair => Ok(ExitCode::SUCCESS),
     }

@@ -1086,6 +1086,13 @@ impl<'c, 'a> Work<'c, 'a> {
         if !ok_state {
             return;
         }
+        // Beyond HTCondor, which fetches here too and then must reject what
+        // it got: a partitionable slot with no CPU left cannot carve a
+        // dynamic slot for any job, so it does not ask for one. Its
+        // children's fetches (claim reuse) and a returned child bring work.
+        if self.s.kind == SlotKind::Partitionable && self.s.resources.cpus <= 0.0 {
+            return;
+        }
         let delay = self.fetch_delay();
         // The first fetch is not throttled.
         if let Some(last) = self.s.last_fetch_completed

@@ -531,6 +531,37 @@ fn a_partitionable_slot_carves_a_rounded_up_dynamic_slot_or_rejects() {
     n.is(State::Unclaimed, Activity::Idle);
 }
 
+#[test]
+fn a_full_partitionable_slot_does_not_fetch_until_a_child_returns_its_cpus() {
+    let mut n = Node::new("STARTD_JOB_HOOK_KEYWORD = ROOST\nFetchWorkDelay = 0\n");
+    let fetches = |fx: &[Effect]| fx.iter().filter(|e| matches!(e, Effect::FetchWork)).count();
+    assert_eq!(fetches(&n.at(0, Input::Evaluate)), 1, "room: it fetches");
+    n.at(
+        1,
+        Input::FetchedJob("[ RequestCpus = 1; RequestMemory = 100; RequestDisk = 10 ]".into()),
+    );
+    assert_eq!(n.slot.resources.cpus, 0.0, "its only CPU is carved");
+    // Full: the fetch timer and evaluations ask for no work it would have
+    // to reject (HTCondor would fetch and reject here).
+    assert_eq!(fetches(&n.at(2, Input::FetchTimer)), 0);
+    assert_eq!(fetches(&n.at(3, Input::Evaluate)), 0);
+    assert!(!n.slot.fetching);
+    // The child goes and gives its CPU back: fetching resumes.
+    let resources = roost::policy::slot::Resources {
+        cpus: 1.0,
+        memory_mb: 128,
+        disk_kb: 1024,
+        custom: std::collections::BTreeMap::new(),
+    };
+    let fx = n.at(4, Input::ChildDeleted { sub: 1, resources });
+    let fx = if fetches(&fx) == 0 {
+        n.at(5, Input::FetchTimer)
+    } else {
+        fx
+    };
+    assert_eq!(fetches(&fx), 1, "room again: it fetches");
+}
+
 fn drain(how: DrainHow) -> Option<Drain> {
     Some(Drain::new(how, None).expect("drain"))
 }

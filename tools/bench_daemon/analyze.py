@@ -72,6 +72,8 @@ def latency(d):
             f0, f1 = fetch[j]
             rows.append(((f0 - dr) / 1e6, (s - f1) / 1e6, (s - dr) / 1e6))
     print(f"samples {len(rows)}")
+    if not rows:
+        return
     for i, name in enumerate(("drop_to_fetch_ms", "fetch_to_exec_ms", "drop_to_exec_ms")):
         v = sorted(r[i] for r in rows)
         print(f"{name} {st.median(v):.1f} (min {v[0]:.1f} max {v[-1]:.1f})")

@@ -14,7 +14,8 @@
 # limit: the same hooks and /bin/true run by two bash loops, nothing else.
 #
 # HTCondor runs from ../shared/realcondor (CHROOT, default /tmp/trixie;
-# create it with its bootstrap.sh); SKIP_HTCONDOR=1 measures Roost only.
+# create it with its bootstrap.sh); SKIP_HTCONDOR=1 measures Roost only;
+# KEEP=1 keeps each Roost run's directory (its event log) for a look.
 # Results: target/bench-daemon/<time>/ and a summary on stdout.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -196,7 +197,7 @@ for mode in static pslot; do
         measure "$b" "$RPID" roost "$OUT/roost-$mode-$rep"
         dirs+=("$OUT/roost-$mode-$rep")
         roost_stop "$b"
-        rm -rf "$b"
+        if [ -n "${KEEP:-}" ]; then echo "kept $b"; else rm -rf "$b"; fi
     done
     summary "roost $mode" "${dirs[@]}" | tee -a "$OUT/summary.txt"
     if have_condor; then

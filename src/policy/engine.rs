@@ -1093,6 +1093,9 @@ impl<'c, 'a> Work<'c, 'a> {
         if self.s.kind == SlotKind::Partitionable && self.s.resources.cpus <= 0.0 {
             return;
         }
+        if self.s.state == State::Claimed && !self.idle_fetch_claim() && !self.could_outrank() {
+            return;
+        }
         let delay = self.fetch_delay();
         // The first fetch is not throttled.
         if let Some(last) = self.s.last_fetch_completed
@@ -1106,6 +1109,50 @@ impl<'c, 'a> Work<'c, 'a> {
         }
         self.emit(SlotEvent::FetchStarted { at: self.ctx.now });
         self.effect(Effect::FetchWork);
+    }
+
+    /// Claimed/Idle on a fetched claim that is not ending: the next
+    /// fetched job reuses the claim.
+    fn idle_fetch_claim(&self) -> bool {
+        self.s.state == State::Claimed
+            && self.s.activity == Activity::Idle
+            && !self.s.starter
+            && self
+                .s
+                .claim
+                .as_ref()
+                .is_some_and(|c| c.fetched && c.ending.is_none())
+    }
+
+    /// Whether a fetched job could be accepted by this claimed slot, which
+    /// takes one only to preempt by rank: not while a better claim already
+    /// waits, nor when RANK refers to nothing of the job (its value for
+    /// any job is its value now) and is no higher than the current claim's.
+    /// Beyond HTCondor, whose busy slots fetch such jobs only to reject
+    /// them.
+    fn could_outrank(&self) -> bool {
+        if self.s.preempting.is_some() {
+            return false;
+        }
+        let Some(current) = self.s.claim.as_ref().map(|c| c.rank) else {
+            return true;
+        };
+        let ad = self.ad();
+        let env = FixedEnv::new(self.ctx.now);
+        let Ok(probe) = crate::classad::parse_expr("unresolved(Rank)") else {
+            return true;
+        };
+        let refs = crate::classad::eval_expr_in(&probe, Some(&ad), None, &env);
+        if !matches!(&refs, Value::Str(s) if s.as_bytes().is_empty()) {
+            return true;
+        }
+        let fixed = match self.eval("Rank", None) {
+            #[allow(clippy::cast_precision_loss)]
+            Value::Int(i) => i as f64,
+            Value::Real(r) => r,
+            _ => 0.0,
+        };
+        fixed > current
     }
 
     /// A new claim for a job (fetched or requested).
@@ -1232,15 +1279,7 @@ impl<'c, 'a> Work<'c, 'a> {
             return reject(self, text);
         }
         let rank = Self::rank_of(&ad, &job, &env);
-        let idle_fetch_claim = fetched
-            && self.s.state == State::Claimed
-            && self.s.activity == Activity::Idle
-            && !self.s.starter
-            && self
-                .s
-                .claim
-                .as_ref()
-                .is_some_and(|c| c.fetched && c.ending.is_none());
+        let idle_fetch_claim = fetched && self.idle_fetch_claim();
         if self.s.state == State::Claimed && !idle_fetch_claim {
             let current = self.s.claim.as_ref().map_or(0.0, |c| c.rank);
             if rank <= current || self.s.preempting.is_some() {

@@ -532,6 +532,36 @@ fn a_partitionable_slot_carves_a_rounded_up_dynamic_slot_or_rejects() {
 }
 
 #[test]
+fn a_busy_slot_fetches_only_when_a_job_could_outrank_its_own() {
+    let fetches = |fx: &[Effect]| fx.iter().filter(|e| matches!(e, Effect::FetchWork)).count();
+    // RANK refers to nothing of the job (default 0): no fetched job can
+    // preempt, so a busy slot asks for none.
+    let mut n = Node::new(FETCH);
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob(JOB.into()));
+    n.is(State::Claimed, Activity::Busy);
+    assert_eq!(fetches(&n.at(2, Input::FetchTimer)), 0);
+    assert_eq!(fetches(&n.at(3, Input::Evaluate)), 0);
+    // RANK that depends on the job: a better job may come, so it fetches.
+    let mut n = Node::new(&format!("{FETCH}RANK = TARGET.Prio\n"));
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob(JOB.into()));
+    n.is(State::Claimed, Activity::Busy);
+    assert_eq!(fetches(&n.at(2, Input::FetchTimer)), 1);
+    // Once the job exits, the idle fetch claim fetches its next job.
+    let mut n = Node::new(FETCH);
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob(JOB.into()));
+    let fx = n.at(2, Input::StarterExited);
+    let fx = if fetches(&fx) == 0 {
+        n.at(3, Input::FetchTimer)
+    } else {
+        fx
+    };
+    assert_eq!(fetches(&fx), 1, "Claimed/Idle fetches: {:?}", n.slot);
+}
+
+#[test]
 fn a_full_partitionable_slot_does_not_fetch_until_a_child_returns_its_cpus() {
     let mut n = Node::new("STARTD_JOB_HOOK_KEYWORD = ROOST\nFetchWorkDelay = 0\n");
     let fetches = |fx: &[Effect]| fx.iter().filter(|e| matches!(e, Effect::FetchWork)).count();

@@ -111,8 +111,22 @@ fn rank_preemption_keeps_the_better_job() {
             (150, "13", "Claimed/Retiring"),
             (400, "23", "Claimed/Idle"),
             (400, "11", "Claimed/Busy"),
-            (810, "11", "Claimed/Busy"),
+            // FetchWorkDelay's 30 s count from the fetch after dave's job
+            // took over at 400: carol's job is fetched at 820.
+            (820, "11", "Claimed/Busy"),
         ],
+    );
+    // While bob's job retires with dave's claim waiting, any job fetched
+    // would be rejected: the slot does not fetch (HTCondor does).
+    let fetch_times: Vec<i64> = lines(&out)
+        .iter()
+        .filter(|l| l["effect"] == "fetch_work")
+        .filter_map(|l| l["t"].as_i64())
+        .collect();
+    assert!(fetch_times.iter().any(|t| *t < 150), "{fetch_times:?}");
+    assert!(
+        !fetch_times.iter().any(|t| (151..400).contains(t)),
+        "{fetch_times:?}"
     );
 }
 

@@ -1,7 +1,9 @@
 //! The admin socket and commands against the real daemon, with recording
 //! hook scripts: `roost status`/`who`/`vacate`/`drain`/`reconfig`/`off`, the
 //! owner-only permission, what each startd hook received (arguments, stdin,
-//! user, environment), and the slot transitions in the event log.
+//! user, environment), and the slot transitions in the event log; also
+//! reconfig of running slots, suspend/continue, and a partitionable slot
+//! filling up.
 
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
@@ -609,5 +611,94 @@ fn suspend_and_continue_stop_and_resume_the_job_process() {
             .is_some_and(|o| o.starts_with("evict: ")),
         "{claim}"
     );
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+#[test]
+fn a_partitionable_slot_fills_up_then_takes_the_next_job_when_room_returns() {
+    let node = Node::setup(
+        "pslot-fill",
+        "NUM_SLOTS_TYPE_1 = 1\nSLOT_TYPE_1 = cpus=100%, memory=100%, disk=100%\n\
+         SLOT_TYPE_1_PARTITIONABLE = True\nMEMORY = 2048\n",
+    );
+    let job = |name: &str, cluster: u32, secs: u32| {
+        let text = format!(
+            "ClusterId = {cluster}\nProcId = 0\nOwner = \"nobody\"\nCmd = \"/bin/sleep\"\n\
+             Arguments = \"{secs}\"\nJobUniverse = 5\nRequestCpus = 1\nRequestMemory = 100\n\
+             RequestDisk = 1000\n"
+        );
+        let tmp = node.dir.join(format!("{name}.tmp"));
+        std::fs::write(&tmp, text).expect("job");
+        std::fs::rename(&tmp, node.dir.join("jobs").join(format!("{name}.job"))).expect("job");
+    };
+    let child = node.start();
+    job("a-long", 1, 300);
+    job("b-long", 2, 300);
+    wait_for("two dynamic slots running", || {
+        let s = node.states();
+        s.lines()
+            .filter(|l| l.starts_with("slot1_") && l.ends_with("Claimed Busy"))
+            .count()
+            == 2
+    });
+    // Full: the partitionable slot has no CPU left, and a third job waits
+    // in the queue rather than being fetched and rejected.
+    let o = node.roost(&[
+        "status",
+        "-af",
+        "Name",
+        "Cpus",
+        "-constraint",
+        "PartitionableSlot",
+    ]);
+    assert!(
+        String::from_utf8_lossy(&o.stdout).trim().ends_with(" 0"),
+        "{}",
+        text(&o)
+    );
+    job("c-short", 3, 0);
+    // Room returns when one job is vacated; the waiting job runs then.
+    let o = node.roost(&["vacate", "-fast", "slot1_1"]);
+    assert!(o.status.success(), "{}", text(&o));
+    wait_for("the third job's JOB_EXIT", || {
+        records(&node.dir, "exit")
+            .iter()
+            .any(|r| r.starts_with("argv: exit\n") && r.contains("\nClusterId = 3\n"))
+    });
+    // The other long job goes too, so that the graceful stop is quick.
+    let o = node.roost(&["vacate", "-fast"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let status = stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+    let replies = records(&node.dir, "reply");
+    assert_eq!(
+        replies
+            .iter()
+            .filter(|r| r.starts_with("argv: reject"))
+            .count(),
+        0,
+        "no job was fetched only to be rejected"
+    );
+    assert_eq!(
+        replies
+            .iter()
+            .filter(|r| r.starts_with("argv: accept"))
+            .count(),
+        3
+    );
+    let ev = events(&node.dir.join("spool/roost-events"));
+    assert_eq!(
+        count(&ev, "/event/Slot/DynamicSlotCreated/sub", |_| true),
+        3
+    );
+    // Three claims, each with its own number.
+    let claims: std::collections::BTreeSet<u64> = ev
+        .iter()
+        .filter_map(|e| {
+            e.pointer("/event/Slot/DynamicSlotCreated/claim/id")?
+                .as_u64()
+        })
+        .collect();
+    assert_eq!(claims.len(), 3, "{claims:?}");
     let _ = std::fs::remove_dir_all(&node.dir);
 }

@@ -8,6 +8,7 @@
 
 pub mod audit;
 mod group;
+mod record;
 pub mod replay;
 pub mod runtime;
 mod sled_store;
@@ -99,8 +100,40 @@ pub fn missing(first: u64, last: u64) -> String {
 
 /// Encodes an envelope (rmp-serde, named form).
 pub fn encode(e: &Envelope) -> Result<Vec<u8>, StoreError> {
-    rmp_serde::to_vec_named(e)
-        .map_err(|err| StoreError::Io(format!("cannot encode event {}: {err}", e.seq)))
+    let mut buf = Vec::new();
+    encode_into(&mut buf, e.seq, e.time, &e.actor, e.schema, &e.event)?;
+    Ok(buf)
+}
+
+/// The envelope's fields, borrowed: encodes exactly as [`Envelope`] does,
+/// without copying the event.
+#[derive(Serialize)]
+struct EnvelopeRef<'a> {
+    seq: u64,
+    time: i64,
+    actor: &'a str,
+    schema: u16,
+    event: &'a Event,
+}
+
+/// Appends the encoding of an envelope made of these fields to `buf`.
+fn encode_into(
+    buf: &mut Vec<u8>,
+    seq: u64,
+    time: i64,
+    actor: &str,
+    schema: u16,
+    event: &Event,
+) -> Result<(), StoreError> {
+    let env = EnvelopeRef {
+        seq,
+        time,
+        actor,
+        schema,
+        event,
+    };
+    rmp_serde::encode::write_named(buf, &env)
+        .map_err(|err| StoreError::Io(format!("cannot encode event {seq}: {err}")))
 }
 
 /// Decodes an envelope stored under `seq`.

@@ -1,14 +1,27 @@
-//! The event log in sled: tree `log` maps the big-endian sequence number
-//! to the encoded envelope; tree `by_actor` maps `actor \0 seq` to nothing,
-//! so one actor's events are a prefix scan. A batch goes into both trees in
-//! one sled transaction and is flushed before `append` returns.
+//! The event log in sled. Tree `log` maps the big-endian sequence number
+//! of the first event of each record to the record: the envelopes of (a
+//! slice of) one appended batch (`record`). Tree `by_actor` maps
+//! `actor \0 record key` to the positions of the actor's envelopes in that
+//! record, so one actor's events are a prefix scan. Storing a batch as a
+//! few records instead of one record per event is what makes appending and
+//! reading fast: sled's cost is per key. A batch goes into both trees in one
+//! sled transaction and is flushed before `append` returns.
 
+use std::collections::HashMap;
 use std::path::Path;
 
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 
-use super::{Envelope, Event, EventRead, EventStore, SCHEMA, StoreError, decode, encode, missing};
+use super::record::{self, RecordWriter};
+use super::{
+    Envelope, Event, EventRead, EventStore, SCHEMA, StoreError, decode, encode_into, missing,
+};
+
+/// The most envelopes one record holds: a larger batch is stored as
+/// several records (in the same transaction), so that a record stays well
+/// under the size at which sled moves values out of its pages.
+const RECORD_EVENTS: usize = 256;
 
 /// A sled-backed [`EventStore`].
 pub struct SledStore {
@@ -49,6 +62,91 @@ fn seq_of(key: &[u8]) -> Option<u64> {
     Some(u64::from_be_bytes(tail))
 }
 
+/// The actor an index key names.
+fn actor_of(key: &[u8]) -> &[u8] {
+    &key[..key.len().saturating_sub(9)]
+}
+
+/// A record's envelopes; the error names the record.
+fn split(key: u64, bytes: &[u8]) -> Result<Vec<&[u8]>, StoreError> {
+    record::entries(bytes).map_err(|message| StoreError::Corrupt { seq: key, message })
+}
+
+/// The sequence number after the last record of `log`.
+fn next_after(log: &sled::Tree) -> Result<u64, StoreError> {
+    Ok(match log.last().map_err(io)? {
+        Some((k, v)) => seq_of(&k).map_or(1, |s| s + record::count(&v).unwrap_or(1)),
+        None => 1,
+    })
+}
+
+/// Per actor, in order of first appearance, the positions of its envelopes.
+#[derive(Default)]
+struct Positions<'a> {
+    actors: Vec<(&'a str, Vec<u32>)>,
+    at: HashMap<&'a str, usize>,
+}
+
+impl<'a> Positions<'a> {
+    fn add(&mut self, actor: &'a str, position: u32) {
+        match self.at.get(actor) {
+            Some(&i) => self.actors[i].1.push(position),
+            None => {
+                self.at.insert(actor, self.actors.len());
+                self.actors.push((actor, vec![position]));
+            }
+        }
+    }
+
+    /// The index entries of a record stored under `key`.
+    fn entries(&self, key: u64) -> Vec<(Vec<u8>, Vec<u8>)> {
+        self.actors
+            .iter()
+            .map(|(actor, p)| (actor_key(actor, key), record::index_value(p)))
+            .collect()
+    }
+}
+
+/// One record to store: its key, bytes and index entries.
+struct Stored {
+    key: u64,
+    bytes: Vec<u8>,
+    index: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+/// Records and index entries for `batch`, whose first event is `first`.
+fn records(first: u64, batch: &[(i64, String, Event)]) -> Result<Vec<Stored>, StoreError> {
+    let mut out = Vec::with_capacity(batch.len().div_ceil(RECORD_EVENTS));
+    for (c, chunk) in batch.chunks(RECORD_EVENTS).enumerate() {
+        let key = first + (c * RECORD_EVENTS) as u64;
+        let mut w = RecordWriter::with_capacity(chunk.len() * 160);
+        let mut positions = Positions::default();
+        for (i, (time, actor, event)) in chunk.iter().enumerate() {
+            let seq = key + i as u64;
+            let at = w.push(|buf| encode_into(buf, seq, *time, actor, SCHEMA, event))?;
+            positions.add(actor, at);
+        }
+        out.push(Stored {
+            key,
+            index: positions.entries(key),
+            bytes: w.finish(),
+        });
+    }
+    Ok(out)
+}
+
+/// Envelopes decoded from the parts of a record.
+fn decoded<'a>(key: u64, parts: &[&'a [u8]]) -> Vec<(u64, &'a [u8], Result<Envelope, StoreError>)> {
+    parts
+        .iter()
+        .enumerate()
+        .map(|(i, bytes)| {
+            let seq = key + i as u64;
+            (seq, *bytes, decode(seq, bytes))
+        })
+        .collect()
+}
+
 impl SledStore {
     /// Opens (or creates) the log in directory `dir`.
     pub fn open(dir: &Path) -> Result<SledStore, StoreError> {
@@ -84,10 +182,7 @@ impl SledStore {
         };
         let log = db.open_tree("log").map_err(io)?;
         let by_actor = db.open_tree("by_actor").map_err(io)?;
-        let next = match log.last().map_err(io)? {
-            Some((k, _)) => seq_of(&k).map_or(1, |s| s + 1),
-            None => 1,
-        };
+        let next = next_after(&log)?;
         Ok(SledStore {
             db,
             trees: SledReader { log, by_actor },
@@ -95,13 +190,14 @@ impl SledStore {
         })
     }
 
-    /// Checks the log: every record decodes and says it is the record its
-    /// key names, sequence numbers are contiguous, and the per-actor index
-    /// has exactly one entry per record. One line per problem.
+    /// Checks the log: every record splits into envelopes that decode and
+    /// say they are the events their place names, sequence numbers are
+    /// contiguous, and the per-actor index lists exactly the envelopes of
+    /// each actor in each record. One line per problem.
     pub fn verify(&self) -> Vec<String> {
         let mut problems = Vec::new();
         let mut expected: Option<u64> = None;
-        let mut records = 0u64;
+        let mut wanted_entries = 0u64;
         for item in self.trees.log.iter() {
             let (k, v) = match item {
                 Ok(kv) => kv,
@@ -110,31 +206,51 @@ impl SledStore {
                     break;
                 }
             };
-            let Some(seq) = seq_of(&k).filter(|_| k.len() == 8) else {
+            let Some(key) = seq_of(&k).filter(|_| k.len() == 8) else {
                 problems.push(format!("a log key is not a sequence number: {:?}", &k[..]));
                 continue;
             };
-            records += 1;
             if let Some(x) = expected
-                && seq != x
-                && !(x..seq).all(|q| self.quarantined(q))
+                && key != x
+                && !self.set_aside(x, key)
             {
-                problems.push(missing(x, seq - 1));
+                problems.push(missing(x, key - 1));
             }
-            expected = Some(seq + 1);
-            match decode(seq, &v) {
-                Ok(env) => {
-                    if !matches!(
-                        self.trees.by_actor.contains_key(actor_key(&env.actor, seq)),
-                        Ok(true)
-                    ) {
-                        problems.push(format!(
-                            "record {seq} ({}) is missing from the per-actor index",
-                            env.actor
-                        ));
-                    }
+            let parts = match split(key, &v) {
+                Ok(parts) => parts,
+                Err(e) => {
+                    problems.push(e.to_string());
+                    expected = None;
+                    continue;
                 }
-                Err(e) => problems.push(e.to_string()),
+            };
+            expected = Some(key + parts.len() as u64);
+            let mut positions = Positions::default();
+            let envelopes = decoded(key, &parts);
+            for ((_, _, env), i) in envelopes.iter().zip(0u32..) {
+                match env {
+                    Ok(env) => positions.add(&env.actor, i),
+                    Err(e) => problems.push(e.to_string()),
+                }
+            }
+            wanted_entries += positions.actors.len() as u64;
+            for (actor, wanted) in &positions.actors {
+                let listed = match self.trees.by_actor.get(actor_key(actor, key)) {
+                    Ok(Some(value)) => record::positions(&value),
+                    _ => Vec::new(),
+                };
+                for p in wanted.iter().filter(|p| !listed.contains(p)) {
+                    problems.push(format!(
+                        "record {} ({actor}) is missing from the per-actor index",
+                        key + u64::from(*p)
+                    ));
+                }
+                for p in listed.iter().filter(|p| !wanted.contains(p)) {
+                    problems.push(format!(
+                        "the index lists record {} for {actor}, which is another actor's",
+                        key + u64::from(*p)
+                    ));
+                }
             }
         }
         let mut indexed = 0u64;
@@ -154,62 +270,120 @@ impl SledStore {
                 ));
             }
         }
-        if problems.is_empty() && indexed != records {
+        if problems.is_empty() && indexed != wanted_entries {
             problems.push(format!(
-                "the index has {indexed} entries for {records} records"
+                "the index has {indexed} entries where the log needs {wanted_entries}"
             ));
         }
         problems
     }
 
-    /// Moves records that do not decode to tree `quarantine` (same key,
-    /// same bytes: nothing is deleted) and rebuilds the per-actor index
+    /// Moves what does not decode to tree `quarantine` (each envelope that
+    /// does not decode under its own sequence number, a record that cannot
+    /// be split whole under its key: the same bytes, nothing is deleted),
+    /// keeps every envelope that decodes, and rebuilds the per-actor index
     /// from the log. Returns one line per thing done.
     pub fn repair(&mut self) -> Result<Vec<String>, StoreError> {
         let quarantine = self.db.open_tree("quarantine").map_err(io)?;
         let mut done = Vec::new();
-        let mut index = Vec::new();
-        for item in self.trees.log.iter() {
-            let (k, v) = item.map_err(io)?;
-            match seq_of(&k)
-                .filter(|_| k.len() == 8)
-                .map(|seq| (seq, decode(seq, &v)))
-            {
-                Some((seq, Ok(env))) => index.push(actor_key(&env.actor, seq)),
-                Some((seq, Err(e))) => {
-                    quarantine.insert(&k, v).map_err(io)?;
+        let mut index: HashMap<Vec<u8>, Vec<u8>> = HashMap::new();
+        let records: Vec<(sled::IVec, sled::IVec)> = self
+            .trees
+            .log
+            .iter()
+            .collect::<Result<_, _>>()
+            .map_err(io)?;
+        for (k, v) in records {
+            let Some(key) = seq_of(&k).filter(|_| k.len() == 8) else {
+                quarantine.insert(&k, v).map_err(io)?;
+                self.trees.log.remove(&k).map_err(io)?;
+                done.push(format!(
+                    "a key that is not a sequence number set aside: {:?}",
+                    &k[..]
+                ));
+                continue;
+            };
+            let parts = match split(key, &v) {
+                Ok(parts) => parts,
+                Err(e) => {
+                    quarantine.insert(&k, v.clone()).map_err(io)?;
                     self.trees.log.remove(&k).map_err(io)?;
-                    done.push(format!("record {seq} set aside in tree quarantine: {e}"));
+                    done.push(format!("record {key} set aside in tree quarantine: {e}"));
+                    continue;
                 }
-                None => {
-                    quarantine.insert(&k, v).map_err(io)?;
-                    self.trees.log.remove(&k).map_err(io)?;
-                    done.push(format!(
-                        "a key that is not a sequence number set aside: {:?}",
-                        &k[..]
-                    ));
+            };
+            let envelopes = decoded(key, &parts);
+            if envelopes.iter().all(|(_, _, e)| e.is_ok()) {
+                let mut positions = Positions::default();
+                for ((_, _, env), i) in envelopes.iter().zip(0u32..) {
+                    if let Ok(env) = env {
+                        positions.add(&env.actor, i);
+                    }
+                }
+                index.extend(positions.entries(key));
+                continue;
+            }
+            // Keep each run of envelopes that decode as a record of its
+            // own; set each one that does not aside.
+            self.trees.log.remove(&k).map_err(io)?;
+            let mut run: Option<(u64, RecordWriter, Positions)> = None;
+            let mut runs = Vec::new();
+            for (seq, bytes, env) in &envelopes {
+                match env {
+                    Ok(env) => {
+                        let (_, w, positions) = run.get_or_insert_with(|| {
+                            (
+                                *seq,
+                                RecordWriter::with_capacity(v.len()),
+                                Positions::default(),
+                            )
+                        });
+                        let at = w.push(|buf| {
+                            buf.extend_from_slice(bytes);
+                            Ok::<(), StoreError>(())
+                        })?;
+                        positions.add(&env.actor, at);
+                    }
+                    Err(e) => {
+                        runs.extend(run.take());
+                        quarantine.insert(seq.to_be_bytes(), *bytes).map_err(io)?;
+                        done.push(format!("record {seq} set aside in tree quarantine: {e}"));
+                    }
                 }
             }
+            runs.extend(run.take());
+            for (first, w, positions) in runs {
+                index.extend(positions.entries(first));
+                self.trees
+                    .log
+                    .insert(first.to_be_bytes(), w.finish())
+                    .map_err(io)?;
+            }
         }
-        let wanted: std::collections::HashSet<&[u8]> = index.iter().map(Vec::as_slice).collect();
         let mut stale = 0;
+        let mut added = 0;
         for item in self.trees.by_actor.iter() {
-            let (k, _) = item.map_err(io)?;
-            if !wanted.contains(&k[..]) {
-                self.trees.by_actor.remove(&k).map_err(io)?;
-                stale += 1;
+            let (k, value) = item.map_err(io)?;
+            match index.get(&k[..]) {
+                None => {
+                    self.trees.by_actor.remove(&k).map_err(io)?;
+                    stale += 1;
+                }
+                // The older layout's empty value names its whole record.
+                Some(wanted)
+                    if *wanted == value[..]
+                        || (value.is_empty() && record::positions(wanted) == [0]) =>
+                {
+                    index.remove(&k[..]);
+                }
+                Some(_) => {}
             }
         }
-        let mut added = 0;
-        for k in &index {
-            if self
-                .trees
-                .by_actor
-                .insert(k.as_slice(), &[] as &[u8])
-                .map_err(io)?
-                .is_none()
-            {
+        for (k, v) in index {
+            if self.trees.by_actor.insert(k, v).map_err(io)?.is_none() {
                 added += 1;
+            } else {
+                done.push("an index entry listing the wrong records corrected".into());
             }
         }
         if stale > 0 {
@@ -219,26 +393,37 @@ impl SledStore {
             done.push(format!("{added} missing index entries added"));
         }
         self.db.flush().map_err(io)?;
-        self.next = match self.trees.log.last().map_err(io)? {
-            Some((k, _)) => seq_of(&k).map_or(1, |s| s + 1),
-            None => 1,
-        };
+        self.next = next_after(&self.trees.log)?;
         Ok(done)
     }
 
-    /// Whether record `seq` was set aside by [`SledStore::repair`].
-    fn quarantined(&self, seq: u64) -> bool {
+    /// Whether the records from `from` to just before `to` are in tree
+    /// `quarantine`, set aside by [`SledStore::repair`].
+    fn set_aside(&self, from: u64, to: u64) -> bool {
         let exists = self
             .db
             .tree_names()
             .iter()
             .any(|n| n.as_ref() == b"quarantine");
-        exists
-            && self
-                .db
-                .open_tree("quarantine")
-                .and_then(|t| t.contains_key(seq.to_be_bytes()))
-                .unwrap_or(false)
+        let Ok(quarantine) = self.db.open_tree("quarantine") else {
+            return false;
+        };
+        let mut at = from;
+        for item in quarantine.range(from.to_be_bytes()..to.to_be_bytes()) {
+            let Some((k, v)) = item.ok() else {
+                return false;
+            };
+            if seq_of(&k) != Some(at) {
+                return false;
+            }
+            // A record that could not be split covers everything up to the
+            // next one.
+            at = match record::count(&v) {
+                Some(n) => at + n,
+                None => to,
+            };
+        }
+        exists && at >= to
     }
 
     /// A reader of this store for other threads.
@@ -250,28 +435,76 @@ impl SledStore {
 impl SledReader {
     /// The sequence number of the last event (0: none).
     pub fn last_seq(&self) -> u64 {
-        match self.log.last() {
-            Ok(Some((k, _))) => seq_of(&k).unwrap_or(0),
-            _ => 0,
+        next_after(&self.log).map_or(0, |n| n - 1)
+    }
+
+    /// The key of the record holding event `seq` (`seq` itself if none
+    /// does).
+    fn record_key(&self, seq: u64) -> u64 {
+        match self.log.range(..=seq.to_be_bytes()).next_back() {
+            Some(Ok((k, _))) => seq_of(&k).unwrap_or(seq),
+            _ => seq,
         }
     }
 
-    /// The envelope an index entry points at.
+    /// The envelopes an index entry points at, from sequence number `from`
+    /// on, newest first when `back`.
     fn indexed(
         &self,
         entry: sled::Result<(sled::IVec, sled::IVec)>,
-    ) -> Result<Envelope, StoreError> {
-        let (k, _) = entry.map_err(io)?;
-        let seq = seq_of(&k).ok_or_else(|| io("an index key has no sequence number"))?;
-        let bytes = self
-            .log
-            .get(seq.to_be_bytes())
-            .map_err(io)?
-            .ok_or_else(|| StoreError::Corrupt {
-                seq,
-                message: "indexed but missing from the log".into(),
-            })?;
-        decode(seq, &bytes)
+        from: u64,
+        back: bool,
+    ) -> Vec<Result<Envelope, StoreError>> {
+        let one = |e| vec![Err(e)];
+        let (k, value) = match entry {
+            Ok(kv) => kv,
+            Err(e) => return one(io(e)),
+        };
+        let Some(key) = seq_of(&k) else {
+            return one(io("an index key has no sequence number"));
+        };
+        let bytes = match self.log.get(key.to_be_bytes()) {
+            Ok(Some(bytes)) => bytes,
+            Ok(None) => {
+                return one(StoreError::Corrupt {
+                    seq: key,
+                    message: "indexed but missing from the log".into(),
+                });
+            }
+            Err(e) => return one(io(e)),
+        };
+        let parts = match split(key, &bytes) {
+            Ok(parts) => parts,
+            Err(e) => return one(e),
+        };
+        let actor = actor_of(&k);
+        let mut out: Vec<_> = record::positions(&value)
+            .into_iter()
+            .map(|p| (key + u64::from(p), p as usize))
+            .filter(|(seq, _)| *seq >= from)
+            .map(|(seq, p)| {
+                let env = parts.get(p).ok_or_else(|| StoreError::Corrupt {
+                    seq,
+                    message: "indexed but missing from its record".into(),
+                })?;
+                let env = decode(seq, env)?;
+                if env.actor.as_bytes() != actor {
+                    return Err(StoreError::Corrupt {
+                        seq,
+                        message: format!(
+                            "indexed for {} but it is {}'s",
+                            String::from_utf8_lossy(actor),
+                            env.actor
+                        ),
+                    });
+                }
+                Ok(env)
+            })
+            .collect();
+        if back {
+            out.reverse();
+        }
+        out
     }
 }
 
@@ -292,23 +525,14 @@ impl EventStore for SledStore {
                 actual: self.next,
             });
         }
-        let mut records = Vec::with_capacity(batch.len());
-        for (i, (time, actor, event)) in batch.iter().enumerate() {
-            let seq = self.next + i as u64;
-            let env = Envelope {
-                seq,
-                time: *time,
-                actor: actor.clone(),
-                schema: SCHEMA,
-                event: event.clone(),
-            };
-            records.push((seq, actor_key(actor, seq), encode(&env)?));
-        }
+        let stored = records(self.next, batch)?;
         (&self.trees.log, &self.trees.by_actor)
             .transaction(|(log, by_actor)| {
-                for (seq, akey, bytes) in &records {
-                    log.insert(&seq.to_be_bytes(), bytes.as_slice())?;
-                    by_actor.insert(akey.as_slice(), &[] as &[u8])?;
+                for r in &stored {
+                    log.insert(&r.key.to_be_bytes(), r.bytes.as_slice())?;
+                    for (k, v) in &r.index {
+                        by_actor.insert(k.as_slice(), v.as_slice())?;
+                    }
                 }
                 Ok::<(), ConflictableTransactionError<()>>(())
             })
@@ -318,22 +542,48 @@ impl EventStore for SledStore {
     }
 
     fn truncate(&mut self, from: u64) -> Result<(), StoreError> {
+        let start = self.trees.record_key(from);
         let doomed: Vec<(sled::IVec, sled::IVec)> = self
             .trees
             .log
-            .range(from.to_be_bytes()..)
+            .range(start.to_be_bytes()..)
             .collect::<Result<_, _>>()
             .map_err(io)?;
         for (k, v) in doomed {
-            if let Some(seq) = seq_of(&k)
-                && let Ok(env) = decode(seq, &v)
-            {
-                self.trees
-                    .by_actor
-                    .remove(actor_key(&env.actor, seq))
-                    .map_err(io)?;
+            let Some(key) = seq_of(&k) else {
+                self.trees.log.remove(&k).map_err(io)?;
+                continue;
+            };
+            let parts = split(key, &v).unwrap_or_default();
+            let envelopes = decoded(key, &parts);
+            for (_, _, env) in &envelopes {
+                if let Ok(env) = env {
+                    self.trees
+                        .by_actor
+                        .remove(actor_key(&env.actor, key))
+                        .map_err(io)?;
+                }
             }
             self.trees.log.remove(&k).map_err(io)?;
+            // What of the record comes before `from` stays.
+            let mut w = RecordWriter::with_capacity(v.len());
+            let mut positions = Positions::default();
+            for (seq, bytes, env) in envelopes.iter().filter(|(seq, ..)| *seq < from) {
+                let at = w.push(|buf| {
+                    buf.extend_from_slice(bytes);
+                    Ok::<(), StoreError>(())
+                })?;
+                match env {
+                    Ok(env) => positions.add(&env.actor, at),
+                    Err(e) => tracing::warn!(seq, error = %e, "kept undecodable record"),
+                }
+            }
+            if w.count() > 0 {
+                for (ik, iv) in positions.entries(key) {
+                    self.trees.by_actor.insert(ik, iv).map_err(io)?;
+                }
+                self.trees.log.insert(&k, w.finish()).map_err(io)?;
+            }
         }
         self.next = from.min(self.next);
         Ok(())
@@ -347,13 +597,54 @@ impl EventStore for SledStore {
     }
 }
 
+/// Every envelope from a sequence number on, record by record.
+struct Records<'a> {
+    iter: sled::Iter,
+    from: u64,
+    current: std::vec::IntoIter<Result<Envelope, StoreError>>,
+    _reader: std::marker::PhantomData<&'a SledReader>,
+}
+
+impl Iterator for Records<'_> {
+    type Item = Result<Envelope, StoreError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if let Some(e) = self.current.next() {
+                return Some(e);
+            }
+            let (k, v) = match self.iter.next()? {
+                Ok(kv) => kv,
+                Err(e) => return Some(Err(io(e))),
+            };
+            let Some(key) = seq_of(&k) else {
+                return Some(Err(io("a log key is not a sequence number")));
+            };
+            let parts = match split(key, &v) {
+                Ok(parts) => parts,
+                Err(e) => return Some(Err(e)),
+            };
+            let from = self.from;
+            self.current = parts
+                .iter()
+                .enumerate()
+                .map(|(i, bytes)| (key + i as u64, bytes))
+                .filter(|(seq, _)| *seq >= from)
+                .map(|(seq, bytes)| decode(seq, bytes))
+                .collect::<Vec<_>>()
+                .into_iter();
+        }
+    }
+}
+
 impl EventRead for SledReader {
     fn read_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_> {
-        Box::new(self.log.range(from.to_be_bytes()..).map(|r| {
-            let (k, v) = r.map_err(io)?;
-            let seq = seq_of(&k).ok_or_else(|| io("a log key is not a sequence number"))?;
-            decode(seq, &v)
-        }))
+        Box::new(Records {
+            iter: self.log.range(self.record_key(from).to_be_bytes()..),
+            from,
+            current: Vec::new().into_iter(),
+            _reader: std::marker::PhantomData,
+        })
     }
 
     fn read_actor(
@@ -361,10 +652,20 @@ impl EventRead for SledReader {
         actor: &str,
         from: u64,
     ) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_> {
+        // The entry of the record holding `from`, if the actor has one
+        // there, and every later one.
+        let start = match self
+            .by_actor
+            .range(actor_key(actor, 0)..=actor_key(actor, from))
+            .next_back()
+        {
+            Some(Ok((k, _))) => seq_of(&k).unwrap_or(from),
+            _ => from,
+        };
         Box::new(
             self.by_actor
-                .range(actor_key(actor, from)..=actor_key(actor, u64::MAX))
-                .map(move |r| self.indexed(r)),
+                .range(actor_key(actor, start)..=actor_key(actor, u64::MAX))
+                .flat_map(move |r| self.indexed(r, from, false)),
         )
     }
 
@@ -376,7 +677,7 @@ impl EventRead for SledReader {
             self.by_actor
                 .scan_prefix(actor_prefix(actor))
                 .rev()
-                .map(move |r| self.indexed(r)),
+                .flat_map(move |r| self.indexed(r, 0, true)),
         )
     }
 }

@@ -150,7 +150,7 @@ pub(crate) fn roost_log(dir: &std::path::Path, args: &[&str]) -> String {
 
 /// Opens the sled database under `dir` directly, waiting for a store just
 /// dropped to let go of its lock.
-fn raw_sled(dir: &std::path::Path) -> sled::Db {
+pub(crate) fn raw_sled(dir: &std::path::Path) -> sled::Db {
     for _ in 0..100 {
         if let Ok(db) = sled::open(dir) {
             return db;

@@ -120,26 +120,90 @@ fn golden_bytes_of_every_event_version_still_decode() {
 #[derive(Clone, Debug)]
 enum Op {
     Append(Vec<(String, i64)>),
+    /// A batch larger than one record holds, of `n` events round-robin
+    /// over the actors.
+    Big(usize),
     StaleAppend,
+    /// Take back everything from this many thousandths of the log on.
+    Truncate(usize),
     Reopen,
 }
 
+const ACTORS: [&str; 3] = ["slot1", "slot2", "slot1_1"];
+
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        4 => prop::collection::vec((prop::sample::select(vec!["slot1", "slot2", "slot1_1"]), 0i64..1000), 1..5)
+        4 => prop::collection::vec((prop::sample::select(ACTORS.to_vec()), 0i64..1000), 1..5)
             .prop_map(|v| Op::Append(v.into_iter().map(|(a, t)| (a.to_string(), t)).collect())),
+        1 => (200usize..700).prop_map(Op::Big),
         1 => Just(Op::StaleAppend),
+        1 => (0usize..1000).prop_map(Op::Truncate),
         1 => Just(Op::Reopen),
     ]
+}
+
+/// The log read back every way (from the start, from the middle, per actor
+/// forwards and backwards) is exactly the model, and `verify` is clean.
+fn check_against_model(store: &SledStore, model: &[(String, i64)]) -> Result<(), TestCaseError> {
+    let got: Vec<(u64, String, i64)> = store
+        .read_from(1)
+        .map(|e| e.map(|e| (e.seq, e.actor, e.time)))
+        .collect::<Result<_, _>>()
+        .expect("decodes");
+    let want: Vec<(u64, String, i64)> = model
+        .iter()
+        .enumerate()
+        .map(|(i, (a, t))| (i as u64 + 1, a.clone(), *t))
+        .collect();
+    prop_assert_eq!(&got, &want);
+    let mid = model.len() as u64 / 2 + 1;
+    let tail: Vec<u64> = store
+        .read_from(mid)
+        .map(|e| e.expect("decodes").seq)
+        .collect();
+    prop_assert_eq!(tail, (mid..=model.len() as u64).collect::<Vec<_>>());
+    for actor in ACTORS {
+        let want: Vec<u64> = want
+            .iter()
+            .filter(|(_, a, _)| a == actor)
+            .map(|(s, ..)| *s)
+            .collect();
+        let idx: Vec<u64> = store
+            .read_actor(actor, 1)
+            .map(|e| e.expect("decodes").seq)
+            .collect();
+        prop_assert_eq!(&idx, &want);
+        let from_mid: Vec<u64> = store
+            .read_actor(actor, mid)
+            .map(|e| e.expect("decodes").seq)
+            .collect();
+        prop_assert_eq!(
+            from_mid,
+            want.iter()
+                .copied()
+                .filter(|s| *s >= mid)
+                .collect::<Vec<_>>()
+        );
+        let back: Vec<u64> = store
+            .read_actor_back(actor)
+            .map(|e| e.expect("decodes").seq)
+            .collect();
+        prop_assert_eq!(back, want.iter().rev().copied().collect::<Vec<_>>());
+    }
+    prop_assert_eq!(store.reader().last_seq(), model.len() as u64);
+    let problems = store.verify();
+    prop_assert!(problems.is_empty(), "{:?}", problems);
+    Ok(())
 }
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
-    /// Random appends, refused appends and reopenings, against a model: the
-    /// log always reads back exactly what was acknowledged.
+    /// Random appends (small, and larger than a record), refused appends,
+    /// truncations and reopenings, against a model: the log always reads
+    /// back exactly what was acknowledged, every way it can be read.
     #[test]
-    fn the_log_matches_a_model(ops in prop::collection::vec(op(), 1..20)) {
+    fn the_log_matches_a_model(ops in prop::collection::vec(op(), 1..16)) {
         let d = dir(&format!("model-{}", rand_suffix(&ops)));
         let mut model: Vec<(String, i64)> = Vec::new();
         let mut store = SledStore::open(&d).expect("open");
@@ -152,26 +216,30 @@ proptest! {
                     model.extend(batch);
                     prop_assert_eq!(next, model.len() as u64 + 1);
                 }
+                Op::Big(n) => {
+                    let batch: Vec<(String, i64)> =
+                        (0..n).map(|i| (ACTORS[i % 3].to_string(), i as i64)).collect();
+                    let events: Vec<(i64, String, Event)> =
+                        batch.iter().map(|(a, t)| (*t, a.clone(), ev(*t, "b"))).collect();
+                    store.append(store.next_seq(), &events).expect("append");
+                    model.extend(batch);
+                }
                 Op::StaleAppend => {
                     let stale = store.next_seq().saturating_sub(1);
                     prop_assert!(store.append(stale, &[(0, "slot1".into(), ev(0, "s"))]).is_err());
+                }
+                Op::Truncate(per_mille) => {
+                    let keep = model.len() * per_mille / 1000;
+                    store.truncate(keep as u64 + 1).expect("truncate");
+                    model.truncate(keep);
+                    prop_assert_eq!(store.next_seq(), keep as u64 + 1);
                 }
                 Op::Reopen => {
                     drop(store);
                     store = SledStore::open(&d).expect("reopen");
                 }
             }
-            let got: Vec<(String, i64)> = store
-                .read_from(1)
-                .map(|e| e.map(|e| (e.actor, e.time)))
-                .collect::<Result<_, _>>()
-                .expect("decodes");
-            prop_assert_eq!(&got, &model);
-            for actor in ["slot1", "slot2", "slot1_1"] {
-                let idx: Vec<i64> = store.read_actor(actor, 1).map(|e| e.expect("decodes").time).collect();
-                let want: Vec<i64> = model.iter().filter(|(a, _)| a == actor).map(|(_, t)| *t).collect();
-                prop_assert_eq!(idx, want);
-            }
+            check_against_model(&store, &model)?;
         }
         drop(store);
         let _ = std::fs::remove_dir_all(&d);
@@ -322,5 +390,154 @@ fn recorded_batches_keep_their_place_and_reach_the_disk() {
         .collect();
     assert_eq!(actors, ["hook/1", "slot1", "hook/2"]);
     drop(store);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+/// Writes a log the way Roost did before batches were stored whole: one
+/// bare envelope per sequence number, index entries with empty values.
+fn write_older_layout(d: &std::path::Path, events: &[(&str, i64)]) {
+    let db = crate::events_cli::raw_sled(d);
+    let log = db.open_tree("log").expect("tree");
+    let index = db.open_tree("by_actor").expect("tree");
+    for (i, (actor, t)) in events.iter().enumerate() {
+        let seq = i as u64 + 1;
+        let env = Envelope {
+            seq,
+            time: *t,
+            actor: actor.to_string(),
+            schema: 1,
+            event: ev(*t, "old"),
+        };
+        log.insert(seq.to_be_bytes(), encode(&env).expect("encodes"))
+            .expect("insert");
+        let mut k = actor.as_bytes().to_vec();
+        k.push(0);
+        k.extend_from_slice(&seq.to_be_bytes());
+        index.insert(k, &[][..]).expect("insert");
+    }
+    db.flush().expect("flush");
+}
+
+#[test]
+fn a_log_of_the_older_one_record_per_event_layout_reads_and_grows() {
+    let d = dir("older");
+    write_older_layout(&d, &[("slot1", 1), ("slot2", 2), ("slot1", 3)]);
+    let mut s = SledStore::open(&d).expect("open");
+    assert_eq!(s.next_seq(), 4);
+    assert!(s.verify().is_empty(), "{:?}", s.verify());
+    s.append(
+        4,
+        &[
+            (4, "slot2".into(), ev(4, "new")),
+            (5, "slot1".into(), ev(5, "new")),
+        ],
+    )
+    .expect("append");
+    let all: Vec<u64> = s.read_from(1).map(|e| e.expect("decodes").seq).collect();
+    assert_eq!(all, [1, 2, 3, 4, 5]);
+    let slot1: Vec<u64> = s
+        .read_actor("slot1", 2)
+        .map(|e| e.expect("decodes").seq)
+        .collect();
+    assert_eq!(slot1, [3, 5]);
+    let back: Vec<u64> = s
+        .read_actor_back("slot1")
+        .map(|e| e.expect("decodes").seq)
+        .collect();
+    assert_eq!(back, [5, 3, 1]);
+    assert!(s.verify().is_empty(), "{:?}", s.verify());
+    assert!(s.repair().expect("repair").is_empty(), "nothing to repair");
+    s.truncate(3).expect("truncate");
+    let all: Vec<u64> = s.read_from(1).map(|e| e.expect("decodes").seq).collect();
+    assert_eq!(all, [1, 2]);
+    assert!(s.verify().is_empty(), "{:?}", s.verify());
+    drop(s);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
+fn a_bad_envelope_inside_a_batch_is_set_aside_alone_and_its_neighbours_kept() {
+    let d = dir("batch-damage");
+    {
+        let mut s = SledStore::open(&d).expect("open");
+        let batch: Vec<(i64, String, Event)> = (1..=5)
+            .map(|t| {
+                let actor = if t % 2 == 0 { "slot2" } else { "slot1" };
+                (t, actor.to_string(), ev(t, "b"))
+            })
+            .collect();
+        s.append(1, &batch).expect("append");
+    }
+    let bad_bytes;
+    {
+        // Damage the third envelope of the record (event 3) in place: its
+        // first byte becomes one MessagePack never uses.
+        let db = crate::events_cli::raw_sled(&d);
+        let log = db.open_tree("log").expect("tree");
+        let mut record = log
+            .get(1u64.to_be_bytes())
+            .expect("get")
+            .expect("record")
+            .to_vec();
+        let mut at = 1;
+        for _ in 0..2 {
+            let len = u32::from_le_bytes(record[at..at + 4].try_into().expect("len"));
+            at += 4 + len as usize;
+        }
+        let len = u32::from_le_bytes(record[at..at + 4].try_into().expect("len")) as usize;
+        record[at + 4] = 0xc1;
+        bad_bytes = record[at + 4..at + 4 + len].to_vec();
+        log.insert(1u64.to_be_bytes(), record).expect("insert");
+        db.flush().expect("flush");
+    }
+    let mut s = SledStore::open(&d).expect("open");
+    let problems = s.verify();
+    assert!(
+        problems
+            .iter()
+            .any(|p| p.contains("record 3 cannot be decoded")),
+        "{problems:?}"
+    );
+    // Reading goes on past it, naming it.
+    let read: Vec<Result<u64, String>> = s
+        .read_from(1)
+        .map(|e| e.map(|e| e.seq).map_err(|e| e.to_string()))
+        .collect();
+    assert_eq!(read.len(), 5);
+    assert!(read[2].as_ref().is_err_and(|e| e.contains("record 3")));
+    assert_eq!(read.iter().filter(|r| r.is_ok()).count(), 4);
+
+    let done = s.repair().expect("repair");
+    assert!(
+        done.iter()
+            .any(|d| d.contains("record 3 set aside in tree quarantine")),
+        "{done:?}"
+    );
+    assert!(s.verify().is_empty(), "{:?}", s.verify());
+    let all: Vec<u64> = s.read_from(1).map(|e| e.expect("decodes").seq).collect();
+    assert_eq!(all, [1, 2, 4, 5], "every envelope that decodes is kept");
+    let slot1: Vec<u64> = s
+        .read_actor("slot1", 1)
+        .map(|e| e.expect("decodes").seq)
+        .collect();
+    assert_eq!(slot1, [1, 5]);
+    let slot2: Vec<u64> = s
+        .read_actor_back("slot2")
+        .map(|e| e.expect("decodes").seq)
+        .collect();
+    assert_eq!(slot2, [4, 2]);
+    assert_eq!(s.next_seq(), 6);
+    s.append(6, &[(6, "slot1".into(), ev(6, "after"))])
+        .expect("append after repair");
+    drop(s);
+    {
+        let db = crate::events_cli::raw_sled(&d);
+        let q = db.open_tree("quarantine").expect("tree");
+        assert_eq!(
+            q.get(3u64.to_be_bytes()).expect("get").as_deref(),
+            Some(&bad_bytes[..]),
+            "the damaged bytes are kept"
+        );
+    }
     let _ = std::fs::remove_dir_all(&d);
 }

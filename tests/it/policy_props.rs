@@ -142,8 +142,26 @@ proptest! {
 /// A random scenario for a 4-CPU machine with one partitionable slot:
 /// offers of random sizes, exits, vacates, drains, claims, keyboard use.
 fn random_scenario() -> impl Strategy<Value = String> {
+    random_scenario_on(Just(""))
+}
+
+/// Slot layouts for [`random_scenario_on`]: HTCondor's default (one
+/// partitionable slot), four static slots, and a partitionable slot beside
+/// two static ones.
+pub(crate) const LAYOUTS: [&str; 3] = [
+    "",
+    "NUM_SLOTS = 4\n",
+    "SLOT_TYPE_1 = cpus=2\nSLOT_TYPE_1_PARTITIONABLE = true\nNUM_SLOTS_TYPE_1 = 1\n\
+     SLOT_TYPE_2 = cpus=1\nNUM_SLOTS_TYPE_2 = 2\n",
+];
+
+/// A random scenario for a 4-CPU machine whose slots `layout` configures.
+pub(crate) fn random_scenario_on(
+    layout: impl Strategy<Value = &'static str>,
+) -> impl Strategy<Value = String> {
+    const SLOTS: [&str; 6] = ["slot1", "slot1_1", "slot1_2", "slot2", "slot3", "slot1_3"];
     let event = (0i64..20, 0u8..9, 1i64..4, 64i64..3000, 0usize..6).prop_map(|(dt, kind, cpus, mem, slot)| {
-        let slot_id = if slot == 0 { "slot1".to_string() } else { format!("slot1_{slot}") };
+        let slot_id = SLOTS[slot];
         let body = match kind {
             0..=2 => format!(
                 "offer = \"RequestCpus = {cpus}\\nRequestMemory = {mem}\\nRequestDisk = 1000\\nSimRunTime = {}\\nPrio = {cpus}\"",
@@ -158,12 +176,12 @@ fn random_scenario() -> impl Strategy<Value = String> {
         };
         (dt, body)
     });
-    prop::collection::vec(event, 0..40).prop_map(|events| {
-        let mut s = String::from(
+    (layout, prop::collection::vec(event, 0..40)).prop_map(|(layout, events)| {
+        let mut s = format!(
             "duration = 2000\nconfig = \"\"\"\nSTARTD_JOB_HOOK_KEYWORD = SIM\n\
              FetchWorkDelay = ifThenElse(Activity == \"Busy\", 120, 5)\nRANK = TARGET.Prio\n\
-             MaxJobRetirementTime = 30\nMachineMaxVacateTime = 10\nPREEMPT = KeyboardIdle < 5\n\"\"\"\n\
-             [machine]\nCpus = 4\nMemory = 8192\n",
+             MaxJobRetirementTime = 30\nMachineMaxVacateTime = 10\nPREEMPT = KeyboardIdle < 5\n\
+             {layout}\"\"\"\n[machine]\nCpus = 4\nMemory = 8192\n",
         );
         let mut t = 0;
         for (dt, body) in events {

@@ -12,6 +12,7 @@ mod record;
 pub mod replay;
 pub mod runtime;
 mod sled_store;
+pub mod upcast;
 
 use serde::{Deserialize, Serialize};
 
@@ -21,6 +22,7 @@ pub use group::{Appender, GroupCommitter};
 pub use replay::{LostClaim, Replay};
 pub use runtime::{DaemonEvent, HookEvent, StarterEvent};
 pub use sled_store::{SledReader, SledStore};
+pub use upcast::decode;
 
 /// The file in the event log's directory that names the admin socket of
 /// the daemon holding the log, so readers can ask it for events.
@@ -134,21 +136,6 @@ fn encode_into(
     };
     rmp_serde::encode::write_named(buf, &env)
         .map_err(|err| StoreError::Io(format!("cannot encode event {seq}: {err}")))
-}
-
-/// Decodes an envelope stored under `seq`.
-pub fn decode(seq: u64, bytes: &[u8]) -> Result<Envelope, StoreError> {
-    let e: Envelope = rmp_serde::from_slice(bytes).map_err(|err| StoreError::Corrupt {
-        seq,
-        message: err.to_string(),
-    })?;
-    if e.seq != seq {
-        return Err(StoreError::Corrupt {
-            seq,
-            message: format!("it says it is record {}", e.seq),
-        });
-    }
-    Ok(e)
 }
 
 /// A durable, ordered log of envelopes.

@@ -1,7 +1,8 @@
 //! Golden bytes: one committed encoding of every event kind, as schema
 //! version 1 writes it. Each must keep decoding to the same event forever,
 //! and today's encoder must still produce it (a change to an event's shape
-//! needs a new schema version and an upcaster, not an edited fixture).
+//! needs a new schema version and an upcaster, not an edited fixture: see
+//! "Changing a logged event" in ARCHITECTURE.md).
 //! `ROOST_BLESS=1 cargo test events_golden` writes fixtures that are
 //! missing; it never overwrites one.
 

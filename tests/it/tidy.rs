@@ -111,14 +111,14 @@ fn nothing_is_left_unfinished() {
 }
 
 #[test]
-fn only_the_event_log_knows_sled_and_rmp_serde() {
+fn only_the_event_log_knows_sled_and_messagepack() {
     let mut bad = Vec::new();
     for f in rust_files(&root().join("src")) {
         if f.starts_with(root().join("src/events")) {
             continue;
         }
         let code = code_of(&fs::read_to_string(&f).unwrap_or_default());
-        for word in ["sled", "rmp_serde"] {
+        for word in ["sled", "rmp_serde", "rmpv"] {
             if code.contains(&format!("{word}::")) || code.contains(&format!("use {word}")) {
                 bad.push(format!("{}: uses {word}", f.display()));
             }

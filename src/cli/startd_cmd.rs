@@ -21,7 +21,10 @@ use crate::actors::node::{Control, NodeActor};
 use crate::actors::shared::{Dirs, HookSettings, Shared};
 use crate::admin::socket_path;
 use crate::config::Config;
-use crate::events::{DaemonEvent, Event, EventStore, GroupCommitter, Replay, SledStore};
+use crate::events::{
+    CheckpointEvery, Checkpointer, DaemonEvent, Event, EventStore, GroupCommitter, Replay,
+    SledStore,
+};
 use crate::policy::engine::{DrainHow, Policy};
 use crate::policy::layout::{layout, machine};
 use crate::policy::publish::StartdAttrs;
@@ -101,6 +104,40 @@ fn init_logging(config: &Config, log_dir: &Path) -> Result<()> {
         .map_err(|e| anyhow!("cannot set up logging: {e}"))
 }
 
+/// How often the event-log writer checkpoints:
+/// `ROOST_EVENT_LOG_CHECKPOINT_EVENTS` events (default 100,000) or
+/// `ROOST_EVENT_LOG_CHECKPOINT_INTERVAL` seconds of event time (default a
+/// day); 0 turns either off. A knob that is not an integer is reported and
+/// its default used.
+fn checkpoint_every(config: &Config) -> CheckpointEvery {
+    let d = CheckpointEvery::default();
+    let knob = |name: &str, default: i64| match config.int(name) {
+        Ok(Some(v)) if v >= 0 => v,
+        Ok(None) => default,
+        Ok(Some(v)) => {
+            warn!(
+                message = "Negative knob ignored.",
+                knob = name,
+                value = v,
+                default
+            );
+            default
+        }
+        Err(e) => {
+            warn!(message = "Knob ignored.", knob = name, error = %e, default);
+            default
+        }
+    };
+    CheckpointEvery {
+        events: u64::try_from(knob(
+            "ROOST_EVENT_LOG_CHECKPOINT_EVENTS",
+            i64::try_from(d.events).unwrap_or(i64::MAX),
+        ))
+        .unwrap_or(d.events),
+        seconds: knob("ROOST_EVENT_LOG_CHECKPOINT_INTERVAL", d.seconds),
+    }
+}
+
 /// Replays the last run from the log and appends what closes what it left
 /// open (claims, slots, starters, hooks); returns the replay.
 fn reconcile_last_run(store: &mut SledStore, now: i64) -> Result<Replay> {
@@ -166,7 +203,8 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     let lost = last.lost_claims();
     let first_id = store.next_seq();
     let reader = store.reader();
-    let (committer, appender) = GroupCommitter::start(store);
+    let checkpoints = Checkpointer::new(Replay::from_last_start(&store), checkpoint_every(&config));
+    let (committer, appender) = GroupCommitter::start_with(store, Some(checkpoints));
     // Tells `roost-log` where to read the log while this daemon holds it.
     let pointer = events_dir.join(crate::events::DAEMON_SOCKET_FILE);
     if let Err(e) = std::fs::write(&pointer, socket.as_os_str().as_encoded_bytes()) {

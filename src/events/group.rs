@@ -14,7 +14,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::{Event, EventStore, StoreError};
+use super::{Checkpointer, Event, EventStore, StoreError};
 
 type Batch = Vec<(i64, String, Event)>;
 type Reply = Sender<Result<u64, String>>;
@@ -37,10 +37,19 @@ pub struct GroupCommitter<S> {
 impl<S: EventStore + Send + 'static> GroupCommitter<S> {
     /// Starts the writer over `store`; returns it and the first appender.
     pub fn start(store: S) -> (GroupCommitter<S>, Appender) {
+        Self::start_with(store, None)
+    }
+
+    /// Starts the writer over `store`, writing the checkpoints `checkpoints`
+    /// says are due after the groups it writes.
+    pub fn start_with(
+        store: S,
+        checkpoints: Option<Checkpointer>,
+    ) -> (GroupCommitter<S>, Appender) {
         let (tx, rx) = mpsc::channel::<(Batch, Option<Reply>)>();
         let handle = std::thread::Builder::new()
             .name("event-log-writer".into())
-            .spawn(move || writer(store, &rx))
+            .spawn(move || writer(store, &rx, checkpoints))
             .ok();
         (GroupCommitter { handle }, Appender { tx })
     }
@@ -76,7 +85,11 @@ impl Appender {
     }
 }
 
-fn writer<S: EventStore>(mut store: S, rx: &Receiver<(Batch, Option<Reply>)>) -> S {
+fn writer<S: EventStore>(
+    mut store: S,
+    rx: &Receiver<(Batch, Option<Reply>)>,
+    mut checkpoints: Option<Checkpointer>,
+) -> S {
     let mut dirty = false;
     loop {
         let first = if dirty {
@@ -123,6 +136,23 @@ fn writer<S: EventStore>(mut store: S, rx: &Receiver<(Batch, Option<Reply>)>) ->
             // An appender that went away no longer needs its answer.
             if let Some(reply) = reply {
                 let _ = reply.send(result.clone().map(|_| start));
+            }
+        }
+        if let (Some(cp), Ok(_)) = (checkpoints.as_mut(), &result) {
+            cp.observe(base, &all);
+            if let Some(checkpoint) = cp.due() {
+                let at = store.next_seq();
+                match store.write(at, &checkpoint) {
+                    Ok(_) => {
+                        cp.written(at, &checkpoint);
+                        dirty = true;
+                    }
+                    Err(e) => {
+                        // Replay then starts at the one before: slower,
+                        // not wrong. The next group tries again.
+                        tracing::error!(message = "Cannot write a checkpoint.", error = %e);
+                    }
+                }
             }
         }
     }

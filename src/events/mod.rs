@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::policy::slot::SlotEvent;
 
 pub use group::{Appender, GroupCommitter};
-pub use replay::{LostClaim, Replay};
+pub use replay::{CheckpointEvery, Checkpointer, LostClaim, Replay};
 pub use runtime::{DaemonEvent, HookEvent, StarterEvent};
 pub use sled_store::{SledReader, SledStore};
 pub use upcast::decode;

@@ -3,18 +3,21 @@
 //! world. Replay reads; it never acts.
 //!
 //! A daemon run begins with `Daemon.Started` and a `Slot.Snapshot` of each
-//! of its slots, so the state of the last run is the replay of the log
-//! from the last `Daemon.Started` on ([`Replay::from_last_start`]).
+//! of its slots, and the event-log writer adds a checkpoint
+//! (`Daemon.Checkpoint` and a snapshot of each slot alive) every so many
+//! events or seconds of event time ([`Checkpointer`]), so the state of the
+//! last run is the replay of the log from its last checkpoint or start on
+//! ([`Replay::from_last_start`]).
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{DaemonEvent, Envelope, Event, EventStore, HookEvent, StarterEvent, StoreError};
 use crate::policy::slot::{Activity, EndCause, Slot, SlotEvent, SlotKind, State, apply};
 
 /// A starter the log saw spawned and never saw exit.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OpenStarter {
     /// The slot it ran for.
     pub slot: String,
@@ -31,7 +34,7 @@ pub struct OpenStarter {
 }
 
 /// A hook invocation the log saw started and never saw finish.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct OpenHook {
     /// `FETCH_WORK`, `REPLY_FETCH`, `EVICT_CLAIM`.
     pub hook: String,
@@ -63,6 +66,84 @@ pub struct Replay {
     pub run: Option<(i64, String)>,
 }
 
+/// How often the event-log writer writes a checkpoint (0: not on that
+/// count).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CheckpointEvery {
+    /// After this many events.
+    pub events: u64,
+    /// After this many seconds of event time.
+    pub seconds: i64,
+}
+
+impl Default for CheckpointEvery {
+    /// Every 100,000 events or every day.
+    fn default() -> Self {
+        CheckpointEvery {
+            events: 100_000,
+            seconds: 86_400,
+        }
+    }
+}
+
+/// Follows everything appended to the log and says when a checkpoint is
+/// due, and what it is. Pure: the writer appends what it returns. Keeps
+/// only what a checkpoint needs (deleted slots are forgotten at each).
+pub struct Checkpointer {
+    state: Replay,
+    every: CheckpointEvery,
+    events: u64,
+    since: Option<i64>,
+}
+
+impl Checkpointer {
+    /// Starts from `state`: the log replayed so far (from its last start or
+    /// checkpoint).
+    pub fn new(state: Replay, every: CheckpointEvery) -> Checkpointer {
+        Checkpointer {
+            state,
+            every,
+            events: 0,
+            since: None,
+        }
+    }
+
+    /// Takes a batch just written, whose first event got `first`.
+    pub fn observe(&mut self, first: u64, batch: &[(i64, String, Event)]) {
+        for ((time, actor, event), seq) in batch.iter().zip(first..) {
+            self.state.apply_event(seq, *time, actor, event);
+            self.since.get_or_insert(*time);
+        }
+        self.state.problems.clear();
+        self.events += batch.len() as u64;
+    }
+
+    /// Takes the checkpoint [`Checkpointer::due`] gave, once written:
+    /// the count starts again after it.
+    pub fn written(&mut self, first: u64, checkpoint: &[(i64, String, Event)]) {
+        for ((time, actor, event), seq) in checkpoint.iter().zip(first..) {
+            self.state.apply_event(seq, *time, actor, event);
+        }
+        self.events = 0;
+        self.since = None;
+    }
+
+    /// The checkpoint's events if one is due, else nothing. The caller
+    /// writes them and then gives them to [`Checkpointer::written`].
+    pub fn due(&mut self) -> Option<Vec<(i64, String, Event)>> {
+        let by_count = self.every.events > 0 && self.events >= self.every.events;
+        let by_time = self.every.seconds > 0
+            && self
+                .since
+                .is_some_and(|t| self.state.last_time - t >= self.every.seconds);
+        if !(by_count || by_time) {
+            return None;
+        }
+        self.state.forget_deleted();
+        Some(self.state.checkpoint(self.state.last_time))
+    }
+}
+
 /// A claim a stopped run left open: the fetcher must hear it is gone.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct LostClaim {
@@ -84,36 +165,40 @@ pub struct LostClaim {
 impl Replay {
     /// Applies one envelope.
     pub fn apply(&mut self, env: &Envelope) {
-        self.last_seq = env.seq;
-        self.last_time = env.time;
-        match &env.event {
+        self.apply_event(env.seq, env.time, &env.actor, &env.event);
+    }
+
+    /// Applies one event, given as an envelope's parts.
+    pub fn apply_event(&mut self, seq: u64, time: i64, actor: &str, event: &Event) {
+        self.last_seq = seq;
+        self.last_time = time;
+        match event {
             Event::Slot(SlotEvent::Snapshot { slot, .. }) => {
-                self.slots.insert(env.actor.clone(), (**slot).clone());
+                self.slots.insert(actor.to_string(), (**slot).clone());
             }
-            Event::Slot(e) => match self.slots.get_mut(&env.actor) {
+            Event::Slot(e) => match self.slots.get_mut(actor) {
                 Some(s) => apply(s, e),
                 None => self.problems.push(format!(
-                    "record {}: an event of {} before its snapshot",
-                    env.seq, env.actor
+                    "record {seq}: an event of {actor} before its snapshot"
                 )),
             },
-            Event::Starter(e) => self.starter(env, e),
+            Event::Starter(e) => self.starter(seq, actor, e),
             Event::Hook(e) => match e {
                 HookEvent::Started {
                     hook, slot, pid, ..
                 } => {
                     self.hooks.insert(
-                        env.actor.clone(),
+                        actor.to_string(),
                         OpenHook {
                             hook: hook.clone(),
                             slot: slot.clone(),
                             pid: *pid,
-                            since: env.seq,
+                            since: seq,
                         },
                     );
                 }
                 HookEvent::Finished { .. } | HookEvent::Refused { .. } => {
-                    self.hooks.remove(&env.actor);
+                    self.hooks.remove(actor);
                 }
             },
             Event::Daemon(DaemonEvent::Started { host, .. }) => {
@@ -121,13 +206,54 @@ impl Replay {
                 // (it reconciled before it said so).
                 self.starters.clear();
                 self.hooks.clear();
-                self.run = Some((env.time, host.clone()));
+                self.run = Some((time, host.clone()));
+            }
+            Event::Daemon(DaemonEvent::Checkpoint {
+                run,
+                starters,
+                hooks,
+            }) => {
+                self.run.clone_from(run);
+                self.starters.clone_from(starters);
+                self.hooks.clone_from(hooks);
             }
             Event::Daemon(_) => {}
         }
     }
 
-    fn starter(&mut self, env: &Envelope, e: &StarterEvent) {
+    /// The events of a checkpoint of this state at `time`: a
+    /// `Daemon.Checkpoint` and a snapshot of every slot alive. Replaying
+    /// from them gives this state, less the slots already deleted.
+    pub fn checkpoint(&self, time: i64) -> Vec<(i64, String, Event)> {
+        let mut out = vec![(
+            time,
+            "daemon".to_string(),
+            Event::Daemon(DaemonEvent::Checkpoint {
+                run: self.run.clone(),
+                starters: self.starters.clone(),
+                hooks: self.hooks.clone(),
+            }),
+        )];
+        for (id, slot) in self.slots.iter().filter(|(_, s)| !s.deleted) {
+            out.push((
+                time,
+                id.clone(),
+                Event::Slot(SlotEvent::Snapshot {
+                    at: time,
+                    slot: Box::new(slot.clone()),
+                }),
+            ));
+        }
+        out
+    }
+
+    /// Forgets the slots that were deleted (a long-lived replay would
+    /// otherwise keep every dynamic slot it ever saw).
+    pub fn forget_deleted(&mut self) {
+        self.slots.retain(|_, s| !s.deleted);
+    }
+
+    fn starter(&mut self, seq: u64, actor: &str, e: &StarterEvent) {
         match e {
             StarterEvent::Spawned {
                 slot,
@@ -136,24 +262,24 @@ impl Replay {
                 job,
             } => {
                 self.starters.insert(
-                    env.actor.clone(),
+                    actor.to_string(),
                     OpenStarter {
                         slot: slot.clone(),
                         claim: *claim,
                         pid: *pid,
                         job_pid: None,
                         job: job.clone(),
-                        since: env.seq,
+                        since: seq,
                     },
                 );
             }
             StarterEvent::JobStarted { pid } => {
-                if let Some(s) = self.starters.get_mut(&env.actor) {
+                if let Some(s) = self.starters.get_mut(actor) {
                     s.job_pid = Some(*pid);
                 }
             }
             StarterEvent::Exited { .. } => {
-                self.starters.remove(&env.actor);
+                self.starters.remove(actor);
             }
             _ => {}
         }
@@ -172,8 +298,8 @@ impl Replay {
         r
     }
 
-    /// Replays the last daemon run: from the last `Daemon.Started` on (the
-    /// whole log when there is none).
+    /// Replays the last daemon run: from its last checkpoint, or its
+    /// `Daemon.Started`, on (the whole log when there is neither).
     pub fn from_last_start(store: &dyn EventStore) -> Replay {
         let from = last_start(store).unwrap_or(1);
         Replay::run(store.read_from(from))
@@ -308,13 +434,19 @@ pub fn claim_id(host: &str, started: i64, claim: u64, slot: &str) -> String {
     format!("<{host}>#{started}#{claim}#{slot}")
 }
 
-/// The sequence number of the last `Daemon.Started`, read backwards
-/// through the daemon's index.
+/// The sequence number of the last `Daemon.Started` or `Daemon.Checkpoint`
+/// (where replay of the last run can begin), read backwards through the
+/// daemon's index.
 pub fn last_start(store: &dyn EventStore) -> Option<u64> {
     store
         .read_actor_back("daemon")
         .flatten()
-        .find(|e| matches!(e.event, Event::Daemon(DaemonEvent::Started { .. })))
+        .find(|e| {
+            matches!(
+                e.event,
+                Event::Daemon(DaemonEvent::Started { .. } | DaemonEvent::Checkpoint { .. })
+            )
+        })
         .map(|e| e.seq)
 }
 

@@ -3,7 +3,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use std::collections::BTreeMap;
+
 use crate::hooks::Exit;
+
+use super::replay::{OpenHook, OpenStarter};
 
 /// A hook invocation's life.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -127,6 +131,18 @@ pub enum DaemonEvent {
         host: String,
         /// Slots it created or restored.
         slots: Vec<String>,
+    },
+    /// A checkpoint: what replay needs beyond the slots' snapshots, which
+    /// follow it in the same batch (one per slot alive). Replay can start
+    /// here instead of at the run's `Started`, and retention cuts the log
+    /// only at a `Started` or a checkpoint.
+    Checkpoint {
+        /// The run's start time and host (its `Started`), if the log has one.
+        run: Option<(i64, String)>,
+        /// Starters running, by actor.
+        starters: BTreeMap<String, OpenStarter>,
+        /// Hook invocations running, by actor.
+        hooks: BTreeMap<String, OpenHook>,
     },
     /// After a restart, something the log promised could not be resumed.
     Reconciled {

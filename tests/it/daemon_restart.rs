@@ -11,9 +11,9 @@ use super::daemon::{count, events, stop, wait_for};
 use super::daemon_admin::{Node, records};
 use super::events_cli::roost_log;
 
-#[test]
-fn a_killed_daemon_restarts_from_its_log_and_the_orphaned_job_is_evicted() {
-    let node = Node::setup("restart", "");
+/// Starts the daemon on `node`, lets it start a long job (1.0), and kills
+/// it with SIGKILL; returns the event log's directory.
+fn run_a_job_then_kill(node: &Node) -> std::path::PathBuf {
     node.job("long", 1, "300");
     let mut first = node.start();
     wait_for("the job to run", || node.states().contains("Claimed Busy"));
@@ -23,6 +23,42 @@ fn a_killed_daemon_restarts_from_its_log_and_the_orphaned_job_is_evicted() {
     });
     first.kill().expect("SIGKILL");
     let _ = first.wait();
+    log
+}
+
+/// Waits for EVICT_CLAIM of job 1.0 and checks it names the `ClaimId`
+/// REPLY_FETCH was given when the job was accepted; returns its record.
+fn evicted_under_its_claim_id(node: &Node) -> String {
+    let accepted = records(&node.dir, "reply")
+        .into_iter()
+        .find(|r| r.starts_with("argv: accept\n") && r.contains("\nClusterId = 1\n"))
+        .expect("REPLY_FETCH accept for job 1");
+    wait_for("EVICT_CLAIM for the lost claim", || {
+        records(&node.dir, "evict")
+            .iter()
+            .any(|r| r.contains("\nClusterId = 1\n"))
+    });
+    let evicted = records(&node.dir, "evict")
+        .into_iter()
+        .find(|r| r.contains("\nClusterId = 1\n"))
+        .unwrap_or_default();
+    assert!(claim_id(&accepted).is_some(), "{accepted}");
+    assert_eq!(claim_id(&evicted), claim_id(&accepted), "{evicted}");
+    evicted
+}
+
+/// The `ClaimId = …` line of a hook's recorded stdin.
+fn claim_id(record: &str) -> Option<String> {
+    record
+        .lines()
+        .find(|l| l.starts_with("ClaimId = "))
+        .map(str::to_string)
+}
+
+#[test]
+fn a_killed_daemon_restarts_from_its_log_and_the_orphaned_job_is_evicted() {
+    let node = Node::setup("restart", "");
+    let log = run_a_job_then_kill(&node);
 
     // The starter outlives the daemon, notices, and evicts the job.
     wait_for("JOB_EXIT evict", || {
@@ -40,26 +76,7 @@ fn a_killed_daemon_restarts_from_its_log_and_the_orphaned_job_is_evicted() {
     });
     // The fetcher hears the lost claim is gone, under the ClaimId it was
     // given when the job was accepted.
-    let claim_id = |r: &String| {
-        r.lines()
-            .find(|l| l.starts_with("ClaimId = "))
-            .map(str::to_string)
-    };
-    let accepted = records(&node.dir, "reply")
-        .into_iter()
-        .find(|r| r.starts_with("argv: accept\n") && r.contains("\nClusterId = 1\n"))
-        .expect("REPLY_FETCH accept for job 1");
-    wait_for("EVICT_CLAIM for the lost claim", || {
-        records(&node.dir, "evict")
-            .iter()
-            .any(|r| r.contains("\nClusterId = 1\n"))
-    });
-    let evicted = records(&node.dir, "evict")
-        .into_iter()
-        .find(|r| r.contains("\nClusterId = 1\n"))
-        .unwrap_or_default();
-    assert!(claim_id(&accepted).is_some(), "{accepted}");
-    assert_eq!(claim_id(&evicted), claim_id(&accepted), "{evicted}");
+    let evicted = evicted_under_its_claim_id(&node);
     assert!(evicted.contains("\n-----\n"), "{evicted}");
     let status = stop(second);
     assert!(status.success(), "daemon exit: {status}");
@@ -159,6 +176,54 @@ fn a_killed_daemon_restarts_from_its_log_and_the_orphaned_job_is_evicted() {
 }
 
 #[test]
+fn a_restart_replays_from_the_last_checkpoint_and_keeps_the_claims_identity() {
+    let node = Node::setup(
+        "restart-checkpoint",
+        "ROOST_EVENT_LOG_CHECKPOINT_EVENTS = 3\n",
+    );
+    let log = run_a_job_then_kill(&node);
+    let before = events(&log);
+    assert!(
+        count(&before, "/event/Daemon/Checkpoint/run/1", |h| h.is_string()) >= 2,
+        "checkpoints name the run"
+    );
+    // Where replay of the killed run begins: a checkpoint, not its start.
+    let boundary = before
+        .iter()
+        .rev()
+        .find(|e| {
+            e.pointer("/event/Daemon/Started").is_some()
+                || e.pointer("/event/Daemon/Checkpoint").is_some()
+        })
+        .expect("a boundary");
+    assert!(
+        boundary.pointer("/event/Daemon/Checkpoint").is_some(),
+        "{boundary}"
+    );
+
+    let second = node.start();
+    // The ClaimId names the first run's start, which replay took from the
+    // checkpoint.
+    evicted_under_its_claim_id(&node);
+    let status = stop(second);
+    assert!(status.success(), "daemon exit: {status}");
+    let ev = events(&log);
+    assert_eq!(
+        count(&ev, "/event/Slot/ClaimEnded/cause", |c| c == "Restart"),
+        1
+    );
+    assert_eq!(
+        count(&ev, "/event/Daemon/Reconciled/what", |w| w
+            .as_str()
+            .is_some_and(|w| w.contains("job 1.0 nobody"))),
+        1,
+        "the running starter, known from the checkpoint or after it"
+    );
+    assert!(roost_log(&log, &["verify"]).starts_with("ok: "));
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+#[test]
 fn roost_log_follows_a_running_daemon_through_its_socket() {
     use std::io::{BufRead, BufReader};
     use std::process::{Command, Stdio};
@@ -185,14 +250,19 @@ fn roost_log_follows_a_running_daemon_through_its_socket() {
             }
         }
     });
-    node.job("followed", 5, "0");
-    // The transitions of the job's slot arrive as they happen.
+    // The transitions of the job's slot arrive as they happen. `-n 0`
+    // starts at the end of the log as `follow` first sees it, which may be
+    // after a quick job is done: then the next job's transitions come.
+    let mut cluster = 5;
+    node.job("followed5", cluster, "0");
     let mut seen = Vec::new();
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
     while !seen.iter().any(|l: &String| l.contains("-> Claimed/Busy")) {
-        let left = deadline.saturating_duration_since(std::time::Instant::now());
-        match rx.recv_timeout(left) {
+        match rx.recv_timeout(std::time::Duration::from_secs(5)) {
             Ok(l) => seen.push(l),
+            Err(_) if cluster < 15 => {
+                cluster += 1;
+                node.job(&format!("followed{cluster}"), cluster, "0");
+            }
             Err(_) => panic!("no Claimed/Busy from follow: {seen:?}"),
         }
     }

@@ -1,5 +1,6 @@
 //! Golden bytes: one committed encoding of every event kind, as schema
-//! version 1 writes it. Each must keep decoding to the same event forever,
+//! version 1 writes it (new kinds go at the end of `samples`: each sample's
+//! sequence number is its place). Each must keep decoding to the same event forever,
 //! and today's encoder must still produce it (a change to an event's shape
 //! needs a new schema version and an upcaster, not an edited fixture: see
 //! "Changing a logged event" in ARCHITECTURE.md).
@@ -9,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use roost::events::replay::{OpenHook, OpenStarter};
 use roost::events::{
     DaemonEvent, Envelope, Event, HookEvent, SCHEMA, StarterEvent, decode, encode,
 };
@@ -254,6 +256,32 @@ fn samples() -> Vec<(&'static str, Event)> {
             "daemon-stopped",
             Event::Daemon(DaemonEvent::Stopped {
                 why: "SIGTERM".into(),
+            }),
+        ),
+        (
+            "daemon-checkpoint",
+            Event::Daemon(DaemonEvent::Checkpoint {
+                run: Some((1_700_000_000, "node.example".into())),
+                starters: BTreeMap::from([(
+                    "starter:slot1:3".to_string(),
+                    OpenStarter {
+                        slot: "slot1".into(),
+                        claim: 3,
+                        pid: 4242,
+                        job_pid: Some(4243),
+                        job: "12.0 alice".into(),
+                        since: 990,
+                    },
+                )]),
+                hooks: BTreeMap::from([(
+                    "hook:slot1:7".to_string(),
+                    OpenHook {
+                        hook: "FETCH_WORK".into(),
+                        slot: "slot1".into(),
+                        pid: 4300,
+                        since: 995,
+                    },
+                )]),
             }),
         ),
     ]

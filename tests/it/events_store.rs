@@ -542,6 +542,14 @@ fn a_bad_envelope_inside_a_batch_is_set_aside_alone_and_its_neighbours_kept() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// A digest of a text (to name a test's directory).
+fn text_hash(text: &str) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    text.hash(&mut h);
+    h.finish()
+}
+
 /// A digest of every slot's whole state, in id order.
 fn state_hash(slots: &std::collections::BTreeMap<String, &roost::policy::slot::Slot>) -> u64 {
     use std::hash::{Hash, Hasher};
@@ -566,12 +574,7 @@ proptest! {
         ),
     ) {
         let sc = roost::policy::sim::Scenario::parse(&text).expect("scenario parses");
-        let d = dir(&format!("random-replay-{:x}", {
-            use std::hash::{Hash, Hasher};
-            let mut h = std::collections::hash_map::DefaultHasher::new();
-            text.hash(&mut h);
-            h.finish()
-        }));
+        let d = dir(&format!("random-replay-{:x}", text_hash(&text)));
         let mut store = SledStore::open(&d).expect("open");
         let finals = roost::policy::sim::simulate_with(
             &sc,
@@ -594,6 +597,97 @@ proptest! {
             replayed.slots.iter().map(|(k, v)| (k.clone(), v)).collect();
         prop_assert_eq!(state_hash(&live), state_hash(&from_log), "{}", text);
         prop_assert_eq!(live, from_log);
+        drop(store);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(16))]
+
+    /// The same random runs written through the group-commit writer with a
+    /// checkpoint every few events: the whole log still replays to the live
+    /// state, and replay from the last checkpoint alone gives every slot
+    /// still alive exactly as the live run ended.
+    #[test]
+    fn replay_from_the_last_checkpoint_gives_the_live_state(
+        text in crate::policy_props::random_scenario_on(
+            prop::sample::select(crate::policy_props::LAYOUTS.to_vec()),
+        ),
+        every in 3u64..40,
+    ) {
+        use roost::events::{CheckpointEvery, Checkpointer, DaemonEvent, GroupCommitter};
+        let sc = roost::policy::sim::Scenario::parse(&text).expect("scenario parses");
+        let d = dir(&format!("checkpoint-replay-{every}-{:x}", text_hash(&text)));
+        let store = SledStore::open(&d).expect("open");
+        let every = CheckpointEvery { events: every, seconds: 0 };
+        let (committer, appender) =
+            GroupCommitter::start_with(store, Some(Checkpointer::new(Replay::default(), every)));
+        let mut written = 0u64;
+        let finals = roost::policy::sim::simulate_with(
+            &sc,
+            |_| {},
+            |actor, events| {
+                written += events.len() as u64;
+                appender
+                    .append(roost::events::slot_batch(actor, events))
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            },
+        )
+        .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+        drop(appender);
+        let store = committer.finish().expect("writer ends");
+        let live: std::collections::BTreeMap<String, &roost::policy::slot::Slot> =
+            finals.iter().map(|s| (s.id.clone(), s)).collect();
+
+        let whole = Replay::run(store.read_from(1));
+        prop_assert!(whole.problems.is_empty(), "{:?}", whole.problems);
+        let from_log: std::collections::BTreeMap<String, &roost::policy::slot::Slot> =
+            whole.slots.iter().map(|(k, v)| (k.clone(), v)).collect();
+        prop_assert_eq!(&live, &from_log);
+
+        let checkpoints = store
+            .read_actor("daemon", 1)
+            .filter(|e| matches!(e, Ok(e) if matches!(e.event, Event::Daemon(DaemonEvent::Checkpoint { .. }))))
+            .count() as u64;
+        prop_assert!(
+            checkpoints >= written / (every.events + 1) / 2,
+            "{} checkpoints for {} events, one due every {}",
+            checkpoints, written, every.events
+        );
+        // At the end of every stretch between checkpoints, replay from the
+        // stretch's checkpoint alone agrees with replay from the beginning
+        // on every slot alive.
+        let alive = |r: &Replay| -> std::collections::BTreeMap<String, roost::policy::slot::Slot> {
+            r.slots.iter().filter(|(_, s)| !s.deleted).map(|(k, v)| (k.clone(), v.clone())).collect()
+        };
+        let mut full = Replay::default();
+        let mut part: Option<Replay> = None;
+        let mut compared = 0;
+        for env in store.read_from(1) {
+            let env = env.expect("decodes");
+            if matches!(env.event, Event::Daemon(DaemonEvent::Checkpoint { .. })) {
+                if let Some(p) = part.take() {
+                    prop_assert_eq!(alive(&full), alive(&p), "before checkpoint {}", env.seq);
+                    compared += 1;
+                }
+                part = Some(Replay::default());
+            }
+            full.apply(&env);
+            if let Some(p) = part.as_mut() {
+                p.apply(&env);
+            }
+        }
+        prop_assert_eq!(compared + 1, checkpoints);
+        let last = Replay::from_last_start(&store);
+        prop_assert!(last.problems.is_empty(), "{:?}", last.problems);
+        let live_alive: std::collections::BTreeMap<String, &roost::policy::slot::Slot> =
+            live.iter().filter(|(_, s)| !s.deleted).map(|(k, v)| (k.clone(), *v)).collect();
+        let from_checkpoint: std::collections::BTreeMap<String, &roost::policy::slot::Slot> =
+            last.slots.iter().filter(|(_, s)| !s.deleted).map(|(k, v)| (k.clone(), v)).collect();
+        prop_assert_eq!(state_hash(&live_alive), state_hash(&from_checkpoint));
+        prop_assert_eq!(live_alive, from_checkpoint);
         drop(store);
         let _ = std::fs::remove_dir_all(&d);
     }

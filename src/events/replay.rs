@@ -88,7 +88,7 @@ impl Default for CheckpointEvery {
 
 /// Follows everything appended to the log and says when a checkpoint is
 /// due, and what it is. Pure: the writer appends what it returns. Keeps
-/// only what a checkpoint needs (deleted slots are forgotten at each).
+/// only what a checkpoint needs (a deleted slot is forgotten at once).
 pub struct Checkpointer {
     state: Replay,
     every: CheckpointEvery,
@@ -113,6 +113,11 @@ impl Checkpointer {
         for ((time, actor, event), seq) in batch.iter().zip(first..) {
             self.state.apply_event(seq, *time, actor, event);
             self.since.get_or_insert(*time);
+            // A deleted slot needs no checkpoint: forget it now, so that
+            // the writer's memory does not grow with the jobs it logs.
+            if matches!(event, Event::Slot(SlotEvent::SlotDeleted { .. })) {
+                self.state.slots.remove(actor.as_str());
+            }
         }
         self.state.problems.clear();
         self.events += batch.len() as u64;
@@ -568,5 +573,87 @@ mod tests {
         let r = Replay::run(items.into_iter());
         assert_eq!(r.problems, vec!["record 99 cannot be decoded: bad bytes"]);
         assert_eq!(r.slots["slot1"].state, State::Claimed);
+    }
+
+    fn parts(envs: &[Envelope]) -> Vec<(i64, String, Event)> {
+        envs.iter()
+            .map(|e| (e.time, e.actor.clone(), e.event.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn a_checkpoint_is_due_by_event_time_and_replays_to_the_same_state() {
+        let every = CheckpointEvery {
+            events: 0,
+            seconds: 60,
+        };
+        let mut cp = Checkpointer::new(Replay::default(), every);
+        let envs = busy_slot();
+        // Times 101 to 105: not yet a minute.
+        cp.observe(1, &parts(&envs));
+        assert!(cp.due().is_none());
+        let mut later = env(
+            6,
+            "hook-9",
+            Event::Hook(HookEvent::Started {
+                hook: "FETCH_WORK".into(),
+                slot: "slot1".into(),
+                path: "/h".into(),
+                args: vec![],
+                pid: 77,
+                claim: None,
+            }),
+        );
+        later.time = 170;
+        cp.observe(6, &parts(std::slice::from_ref(&later)));
+        let checkpoint = cp.due().expect("a minute of event time passed");
+        assert_eq!(checkpoint.len(), 2, "the checkpoint and slot1's snapshot");
+        cp.written(7, &checkpoint);
+        assert!(cp.due().is_none(), "the count starts again");
+        // Replaying the checkpoint alone gives what replaying everything
+        // before it gives.
+        let mut all: Vec<Envelope> = envs.clone();
+        all.push(later);
+        let whole = Replay::run(all.into_iter().map(Ok));
+        let from = Replay::run(checkpoint.into_iter().zip(7u64..).map(
+            |((time, actor, event), seq)| {
+                Ok(Envelope {
+                    seq,
+                    time,
+                    actor,
+                    schema: SCHEMA,
+                    event,
+                })
+            },
+        ));
+        assert_eq!(from.slots, whole.slots);
+        assert_eq!(from.starters, whole.starters);
+        assert_eq!(from.hooks, whole.hooks);
+        assert_eq!(from.hooks["hook-9"].pid, 77);
+    }
+
+    #[test]
+    fn the_checkpointer_forgets_a_deleted_slot_at_once() {
+        let every = CheckpointEvery {
+            events: 1,
+            seconds: 0,
+        };
+        let mut cp = Checkpointer::new(Replay::default(), every);
+        cp.observe(1, &parts(&busy_slot()));
+        cp.observe(
+            6,
+            &[(
+                200,
+                "slot1".into(),
+                Event::Slot(SlotEvent::SlotDeleted { at: 200 }),
+            )],
+        );
+        let checkpoint = cp.due().expect("due after one event");
+        assert!(
+            checkpoint
+                .iter()
+                .all(|(_, _, e)| !matches!(e, Event::Slot(SlotEvent::Snapshot { .. }))),
+            "no snapshot of a deleted slot"
+        );
     }
 }

@@ -23,7 +23,7 @@ use crate::admin::socket_path;
 use crate::config::Config;
 use crate::events::{
     CheckpointEvery, Checkpointer, DaemonEvent, Event, EventStore, GroupCommitter, Replay,
-    SledStore,
+    Retention, SledStore,
 };
 use crate::policy::engine::{DrainHow, Policy};
 use crate::policy::layout::{layout, machine};
@@ -138,6 +138,34 @@ fn checkpoint_every(config: &Config) -> CheckpointEvery {
     }
 }
 
+/// How much of the event log to keep: `ROOST_EVENT_LOG_KEEP_DAYS` (a
+/// number of days, fractions allowed) and `ROOST_EVENT_LOG_KEEP_MB`
+/// (unset or 0: no limit), cut at checkpoints into
+/// `ROOST_EVENT_LOG_ARCHIVE` (a directory; unset: deleted). A knob of the
+/// wrong type is reported and treated as unset.
+fn retention(config: &Config) -> Retention {
+    let positive = |name: &str| match config.real(name) {
+        Ok(Some(v)) if v > 0.0 => Some(v),
+        Ok(_) => None,
+        Err(e) => {
+            warn!(message = "Knob ignored.", knob = name, error = %e);
+            None
+        }
+    };
+    let archive = config
+        .get("ROOST_EVENT_LOG_ARCHIVE")
+        .ok()
+        .flatten()
+        .filter(|a| !a.trim().is_empty())
+        .map(|a| PathBuf::from(a.trim()));
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    Retention {
+        keep_seconds: positive("ROOST_EVENT_LOG_KEEP_DAYS").map(|d| (d * 86_400.0).ceil() as i64),
+        keep_bytes: positive("ROOST_EVENT_LOG_KEEP_MB").map(|mb| (mb * 1_048_576.0) as u64),
+        archive,
+    }
+}
+
 /// Replays the last run from the log and appends what closes what it left
 /// open (claims, slots, starters, hooks); returns the replay.
 fn reconcile_last_run(store: &mut SledStore, now: i64) -> Result<Replay> {
@@ -203,7 +231,8 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     let lost = last.lost_claims();
     let first_id = store.next_seq();
     let reader = store.reader();
-    let checkpoints = Checkpointer::new(Replay::from_last_start(&store), checkpoint_every(&config));
+    let checkpoints = Checkpointer::new(Replay::from_last_start(&store), checkpoint_every(&config))
+        .with_retention(retention(&config));
     let (committer, appender) = GroupCommitter::start_with(store, Some(checkpoints));
     // Tells `roost-log` where to read the log while this daemon holds it.
     let pointer = events_dir.join(crate::events::DAEMON_SOCKET_FILE);

@@ -14,7 +14,7 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
-use super::{Checkpointer, Event, EventStore, StoreError};
+use super::{Checkpointer, DaemonEvent, Event, EventStore, StoreError};
 
 type Batch = Vec<(i64, String, Event)>;
 type Reply = Sender<Result<u64, String>>;
@@ -85,6 +85,41 @@ impl Appender {
     }
 }
 
+/// Cuts the log to the checkpointer's retention, archiving what goes when
+/// it says so. A failure is logged; the log is then kept whole.
+fn keep_to<S: EventStore>(store: &mut S, cp: &Checkpointer) {
+    let boundaries: Vec<(u64, i64)> = store
+        .read_actor("daemon", 1)
+        .flatten()
+        .filter(|e| {
+            matches!(
+                e.event,
+                Event::Daemon(DaemonEvent::Started { .. } | DaemonEvent::Checkpoint { .. })
+            )
+        })
+        .map(|e| (e.seq, e.time))
+        .collect();
+    let records = store.record_sizes();
+    let Some(cut) = cp.retention().cut(&boundaries, cp.now(), &records) else {
+        return;
+    };
+    let first = records.first().map_or(1, |r| r.0);
+    let archive = cp
+        .retention()
+        .archive
+        .as_ref()
+        .map(|d| d.join(format!("events-{first}-{}", cut - 1)));
+    match store.prune_before(cut, archive.as_deref()) {
+        Ok(n) => tracing::info!(
+            message = "Event log cut to its retention.",
+            events = n,
+            first_kept = cut,
+            archive = %archive.as_ref().map_or("(deleted)".into(), |a| a.display().to_string())
+        ),
+        Err(e) => tracing::error!(message = "Cannot cut the event log.", error = %e),
+    }
+}
+
 fn writer<S: EventStore>(
     mut store: S,
     rx: &Receiver<(Batch, Option<Reply>)>,
@@ -146,6 +181,9 @@ fn writer<S: EventStore>(
                     Ok(_) => {
                         cp.written(at, &checkpoint);
                         dirty = true;
+                        if !cp.retention().keeps_everything() {
+                            keep_to(&mut store, cp);
+                        }
                     }
                     Err(e) => {
                         // Replay then starts at the one before: slower,

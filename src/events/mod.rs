@@ -10,6 +10,7 @@ pub mod audit;
 mod group;
 mod record;
 pub mod replay;
+pub mod retention;
 pub mod runtime;
 mod sled_store;
 pub mod upcast;
@@ -20,6 +21,7 @@ use crate::policy::slot::SlotEvent;
 
 pub use group::{Appender, GroupCommitter};
 pub use replay::{CheckpointEvery, Checkpointer, LostClaim, Replay};
+pub use retention::Retention;
 pub use runtime::{DaemonEvent, HookEvent, StarterEvent};
 pub use sled_store::{SledReader, SledStore};
 pub use upcast::decode;
@@ -175,6 +177,23 @@ pub trait EventStore: EventRead {
 
     /// Makes everything written so far durable.
     fn flush(&mut self) -> Result<(), StoreError>;
+
+    /// Each record's first sequence number and size in bytes, in order
+    /// (for retention; a store that cannot tell lists nothing).
+    fn record_sizes(&self) -> Vec<(u64, u64)> {
+        Vec::new()
+    }
+
+    /// Removes the events before `seq`, archiving them first in directory
+    /// `archive` when given; returns how many went (retention; a store
+    /// that cannot prune keeps everything).
+    fn prune_before(
+        &mut self,
+        _seq: u64,
+        _archive: Option<&std::path::Path>,
+    ) -> Result<u64, StoreError> {
+        Ok(0)
+    }
 }
 
 /// Reading the log (the store itself, or a reader that shares it).

@@ -92,6 +92,7 @@ impl Default for CheckpointEvery {
 pub struct Checkpointer {
     state: Replay,
     every: CheckpointEvery,
+    retention: super::Retention,
     events: u64,
     since: Option<i64>,
 }
@@ -103,9 +104,27 @@ impl Checkpointer {
         Checkpointer {
             state,
             every,
+            retention: super::Retention::default(),
             events: 0,
             since: None,
         }
+    }
+
+    /// Also keeps the log to `retention` (checked after each checkpoint).
+    #[must_use]
+    pub fn with_retention(mut self, retention: super::Retention) -> Checkpointer {
+        self.retention = retention;
+        self
+    }
+
+    /// How much of the log to keep.
+    pub fn retention(&self) -> &super::Retention {
+        &self.retention
+    }
+
+    /// The time of the last event seen.
+    pub fn now(&self) -> i64 {
+        self.state.last_time
     }
 
     /// Takes a batch just written, whose first event got `first`.

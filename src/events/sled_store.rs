@@ -430,12 +430,146 @@ impl SledStore {
     pub fn reader(&self) -> SledReader {
         self.trees.clone()
     }
+
+    /// Each record's first sequence number and size in bytes, in order.
+    pub fn record_sizes(&self) -> Vec<(u64, u64)> {
+        self.trees
+            .log
+            .iter()
+            .flatten()
+            .filter_map(|(k, v)| Some((seq_of(&k)?, v.len() as u64)))
+            .collect()
+    }
+
+    /// Removes every event before `seq`: the records wholly before it, and
+    /// the part before it of the record holding it, with their index
+    /// entries. With `archive`, they are first copied, bytes and index, into
+    /// a new log in that directory, which `roost-log --log` reads like any
+    /// other. Returns how many events went.
+    pub fn prune_before(&mut self, seq: u64, archive: Option<&Path>) -> Result<u64, StoreError> {
+        // The log always keeps its last event: it numbers the next one.
+        let seq = seq.min(self.next.saturating_sub(1));
+        let doomed: Vec<(sled::IVec, sled::IVec)> = self
+            .trees
+            .log
+            .range(..seq.to_be_bytes())
+            .collect::<Result<_, _>>()
+            .map_err(io)?;
+        if doomed.is_empty() {
+            return Ok(0);
+        }
+        // What goes: (key, bytes, index entries) per record; what stays of
+        // the last one if it straddles `seq`.
+        let mut gone: Vec<Stored> = Vec::with_capacity(doomed.len());
+        let mut kept: Option<Stored> = None;
+        let mut stale_index = Vec::new();
+        let mut events = 0;
+        for (k, v) in &doomed {
+            let Some(key) = seq_of(k) else { continue };
+            let parts = split(key, v)?;
+            let mut positions = Positions::default();
+            let envelopes = decoded(key, &parts);
+            for ((_, _, env), i) in envelopes.iter().zip(0u32..) {
+                match env {
+                    Ok(env) => positions.add(&env.actor, i),
+                    Err(e) => {
+                        return Err(StoreError::Corrupt {
+                            seq: key + u64::from(i),
+                            message: format!("cannot prune past it (run roost-log repair): {e}"),
+                        });
+                    }
+                }
+            }
+            stale_index.extend(positions.entries(key).into_iter().map(|(ik, _)| ik));
+            if key + parts.len() as u64 <= seq {
+                events += parts.len() as u64;
+                gone.push(Stored {
+                    key,
+                    bytes: v.to_vec(),
+                    index: positions.entries(key),
+                });
+                continue;
+            }
+            // The record holding `seq`: split it.
+            let mut before = (RecordWriter::with_capacity(v.len()), Positions::default());
+            let mut after = (RecordWriter::with_capacity(v.len()), Positions::default());
+            for (s, bytes, env) in &envelopes {
+                let half = if *s < seq { &mut before } else { &mut after };
+                let at = half.0.push(|buf| {
+                    buf.extend_from_slice(bytes);
+                    Ok::<(), StoreError>(())
+                })?;
+                if let Ok(env) = env {
+                    half.1.add(&env.actor, at);
+                }
+            }
+            events += u64::from(before.0.count());
+            gone.push(Stored {
+                key,
+                index: before.1.entries(key),
+                bytes: before.0.finish(),
+            });
+            kept = Some(Stored {
+                key: seq,
+                index: after.1.entries(seq),
+                bytes: after.0.finish(),
+            });
+        }
+        if let Some(dir) = archive {
+            let db = sled::Config::new()
+                .path(dir)
+                .cache_capacity(CACHE_BYTES)
+                .open()
+                .map_err(|e| io(format!("archive {}: {e}", dir.display())))?;
+            let log = db.open_tree("log").map_err(io)?;
+            let by_actor = db.open_tree("by_actor").map_err(io)?;
+            for r in &gone {
+                log.insert(r.key.to_be_bytes(), r.bytes.as_slice())
+                    .map_err(io)?;
+                for (ik, iv) in &r.index {
+                    by_actor.insert(ik.as_slice(), iv.as_slice()).map_err(io)?;
+                }
+            }
+            db.flush()
+                .map_err(|e| io(format!("archive {}: {e}", dir.display())))?;
+        }
+        (&self.trees.log, &self.trees.by_actor)
+            .transaction(|(log, by_actor)| {
+                for (k, _) in &doomed {
+                    log.remove(k)?;
+                }
+                for ik in &stale_index {
+                    by_actor.remove(ik.as_slice())?;
+                }
+                if let Some(r) = &kept {
+                    log.insert(&r.key.to_be_bytes(), r.bytes.as_slice())?;
+                    for (ik, iv) in &r.index {
+                        by_actor.insert(ik.as_slice(), iv.as_slice())?;
+                    }
+                }
+                Ok::<(), ConflictableTransactionError<()>>(())
+            })
+            .map_err(|e: TransactionError<()>| io(format!("prune failed: {e:?}")))?;
+        self.db
+            .flush()
+            .map_err(|e| io(format!("flush failed: {e}")))?;
+        Ok(events)
+    }
 }
 
 impl SledReader {
     /// The sequence number of the last event (0: none).
     pub fn last_seq(&self) -> u64 {
         next_after(&self.log).map_or(0, |n| n - 1)
+    }
+
+    /// The sequence number of the first event kept (earlier ones were
+    /// pruned; 0: none).
+    pub fn first_seq(&self) -> u64 {
+        match self.log.first() {
+            Ok(Some((k, _))) => seq_of(&k).unwrap_or(0),
+            _ => 0,
+        }
     }
 
     /// The key of the record holding event `seq` (`seq` itself if none
@@ -594,6 +728,14 @@ impl EventStore for SledStore {
             .flush()
             .map(|_| ())
             .map_err(|e| io(format!("flush failed: {e}")))
+    }
+
+    fn record_sizes(&self) -> Vec<(u64, u64)> {
+        SledStore::record_sizes(self)
+    }
+
+    fn prune_before(&mut self, seq: u64, archive: Option<&Path>) -> Result<u64, StoreError> {
+        SledStore::prune_before(self, seq, archive)
     }
 }
 

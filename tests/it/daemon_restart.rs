@@ -2,8 +2,9 @@
 //! orphaned starter evicts its job (JOB_EXIT hears `evict`), the new run
 //! replays the log, ends the lost claim with cause `Restart`, tells
 //! EVICT_CLAIM under the claim's old ClaimId, reports the starter, keeps
-//! claim numbers unique, and runs new work. And `roost-log follow` on a
-//! running daemon's log, read through the daemon's socket.
+//! claim numbers unique, and runs new work; the same from a checkpoint.
+//! `roost-log follow` on a running daemon's log, read through the daemon's
+//! socket. A log cut to its retention, with the rest archived.
 
 use std::collections::BTreeSet;
 
@@ -278,5 +279,51 @@ fn roost_log_follows_a_running_daemon_through_its_socket() {
         !log.join("daemon.socket").exists(),
         "the pointer goes with the daemon"
     );
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+#[test]
+fn the_daemon_cuts_its_log_to_the_retention_and_archives_the_rest() {
+    let node = Node::setup(
+        "retention",
+        "ROOST_EVENT_LOG_CHECKPOINT_EVENTS = 10\nROOST_EVENT_LOG_KEEP_MB = 0.001\n\
+         ROOST_EVENT_LOG_ARCHIVE = $(LOCAL_DIR)/archive\n",
+    );
+    let daemon = node.start();
+    for cluster in 1..=4 {
+        node.job(&format!("j{cluster}"), cluster, "0");
+        wait_for("the job's JOB_EXIT", || {
+            records(&node.dir, "exit").iter().any(|r| {
+                r.starts_with("argv: exit\n") && r.contains(&format!("\nClusterId = {cluster}\n"))
+            })
+        });
+    }
+    let status = stop(daemon);
+    assert!(status.success(), "daemon exit: {status}");
+    let log = node.dir.join("spool/roost-events");
+    let verified = roost_log(&log, &["verify"]);
+    assert!(
+        verified.contains("earlier ones were cut by retention"),
+        "{verified}"
+    );
+    // The archives and the log hold every event once, in order, and each
+    // archive is a log `roost-log` reads: every job is in some audit trail.
+    let parts = super::events_store::archive_parts(&node.dir.join("archive"));
+    assert!(!parts.is_empty());
+    let mut seqs = Vec::new();
+    let mut audits = String::new();
+    for place in parts.iter().chain(std::iter::once(&log)) {
+        assert!(roost_log(place, &["verify"]).starts_with("ok: "));
+        seqs.extend(events(place).iter().filter_map(|e| e["seq"].as_u64()));
+        audits.push_str(&roost_log(place, &["claims", "--json"]));
+    }
+    let last = *seqs.last().expect("events");
+    assert_eq!(seqs, (1..=last).collect::<Vec<_>>());
+    for cluster in 1..=4 {
+        assert!(
+            audits.contains(&format!("\"job\":\"{cluster}.0\"")),
+            "job {cluster}.0 in no audit trail: {audits}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&node.dir);
 }

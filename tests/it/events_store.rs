@@ -542,6 +542,45 @@ fn a_bad_envelope_inside_a_batch_is_set_aside_alone_and_its_neighbours_kept() {
     let _ = std::fs::remove_dir_all(&d);
 }
 
+/// Runs scenario `text` in the simulator, appending each slot's events
+/// through the group-commit writer with `checkpoints`; returns the slots the
+/// run ended with and the store.
+fn simulate_through_writer(
+    text: &str,
+    store: SledStore,
+    checkpoints: roost::events::Checkpointer,
+) -> Result<(Vec<roost::policy::slot::Slot>, SledStore), TestCaseError> {
+    let sc = roost::policy::sim::Scenario::parse(text).expect("scenario parses");
+    let (committer, appender) = roost::events::GroupCommitter::start_with(store, Some(checkpoints));
+    let finals = roost::policy::sim::simulate_with(
+        &sc,
+        |_| {},
+        |actor, events| {
+            appender
+                .append(roost::events::slot_batch(actor, events))
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        },
+    )
+    .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
+    drop(appender);
+    Ok((finals, committer.finish().expect("writer ends")))
+}
+
+/// The archive directories under `dir`, oldest first.
+pub(crate) fn archive_parts(dir: &std::path::Path) -> Vec<PathBuf> {
+    let mut parts: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|r| r.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    parts.sort_by_key(|p| {
+        p.file_name()
+            .and_then(|n| n.to_str())
+            .and_then(|n| n.split('-').nth(1))
+            .and_then(|n| n.parse::<u64>().ok())
+    });
+    parts
+}
+
 /// A digest of a text (to name a test's directory).
 fn text_hash(text: &str) -> u64 {
     use std::hash::{Hash, Hasher};
@@ -616,28 +655,24 @@ proptest! {
         ),
         every in 3u64..40,
     ) {
-        use roost::events::{CheckpointEvery, Checkpointer, DaemonEvent, GroupCommitter};
-        let sc = roost::policy::sim::Scenario::parse(&text).expect("scenario parses");
+        use roost::events::{CheckpointEvery, Checkpointer, DaemonEvent};
         let d = dir(&format!("checkpoint-replay-{every}-{:x}", text_hash(&text)));
         let store = SledStore::open(&d).expect("open");
         let every = CheckpointEvery { events: every, seconds: 0 };
-        let (committer, appender) =
-            GroupCommitter::start_with(store, Some(Checkpointer::new(Replay::default(), every)));
-        let mut written = 0u64;
-        let finals = roost::policy::sim::simulate_with(
-            &sc,
-            |_| {},
-            |actor, events| {
-                written += events.len() as u64;
-                appender
-                    .append(roost::events::slot_batch(actor, events))
-                    .map(|_| ())
-                    .map_err(|e| e.to_string())
-            },
-        )
-        .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
-        drop(appender);
-        let store = committer.finish().expect("writer ends");
+        let (finals, store) =
+            simulate_through_writer(&text, store, Checkpointer::new(Replay::default(), every))?;
+        // The run's own events, checkpoints and snapshots aside.
+        let written = store
+            .read_from(1)
+            .flatten()
+            .filter(|e| {
+                !matches!(
+                    e.event,
+                    Event::Daemon(DaemonEvent::Checkpoint { .. })
+                        | Event::Slot(SlotEvent::Snapshot { .. })
+                )
+            })
+            .count() as u64;
         let live: std::collections::BTreeMap<String, &roost::policy::slot::Slot> =
             finals.iter().map(|s| (s.id.clone(), s)).collect();
 
@@ -688,6 +723,103 @@ proptest! {
             last.slots.iter().filter(|(_, s)| !s.deleted).map(|(k, v)| (k.clone(), v)).collect();
         prop_assert_eq!(state_hash(&live_alive), state_hash(&from_checkpoint));
         prop_assert_eq!(live_alive, from_checkpoint);
+        drop(store);
+        let _ = std::fs::remove_dir_all(&d);
+    }
+}
+
+#[test]
+fn pruning_splits_the_record_holding_the_cut_and_the_archive_is_a_log_of_its_own() {
+    let d = dir("prune");
+    let archive = d.join("archive");
+    let mut s = SledStore::open(&d.join("log")).expect("open");
+    let batch = |from: i64, n: i64| -> Vec<(i64, String, Event)> {
+        (from..from + n)
+            .map(|t| {
+                let actor = ACTORS[usize::try_from(t % 3).expect("small")];
+                (t, actor.to_string(), ev(t, "p"))
+            })
+            .collect()
+    };
+    s.append(1, &batch(1, 10)).expect("append"); // events 1-10, one record
+    s.append(11, &batch(11, 10)).expect("append"); // events 11-20
+    let gone = s.prune_before(15, Some(&archive)).expect("prune");
+    assert_eq!(gone, 14);
+    assert!(s.verify().is_empty(), "{:?}", s.verify());
+    let kept: Vec<u64> = s.read_from(1).map(|e| e.expect("decodes").seq).collect();
+    assert_eq!(kept, (15..=20).collect::<Vec<_>>());
+    assert_eq!(s.reader().first_seq(), 15);
+    let slot2: Vec<u64> = s
+        .read_actor("slot2", 1)
+        .map(|e| e.expect("decodes").seq)
+        .collect();
+    assert_eq!(slot2, [16, 19]);
+    // The log goes on from where it was.
+    assert_eq!(s.append(21, &batch(21, 1)).expect("append"), 22);
+    drop(s);
+
+    let a = SledStore::open(&archive).expect("archive opens as a log");
+    assert!(a.verify().is_empty(), "{:?}", a.verify());
+    let archived: Vec<u64> = a.read_from(1).map(|e| e.expect("decodes").seq).collect();
+    assert_eq!(archived, (1..=14).collect::<Vec<_>>());
+    let slot2: Vec<u64> = a
+        .read_actor("slot2", 1)
+        .map(|e| e.expect("decodes").seq)
+        .collect();
+    assert_eq!(slot2, [1, 4, 7, 10, 13]);
+    drop(a);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(8))]
+
+    /// Random runs through the writer with a checkpoint every few events
+    /// and a small size cap: the log left starts where replay can begin and
+    /// replays to the live state of every slot alive, and the archives and
+    /// the log together hold every event exactly once, in order.
+    #[test]
+    fn a_log_cut_to_its_retention_still_replays_and_the_archives_hold_the_rest(
+        text in crate::policy_props::random_scenario_on(
+            prop::sample::select(crate::policy_props::LAYOUTS.to_vec()),
+        ),
+    ) {
+        use roost::events::{CheckpointEvery, Checkpointer, Retention};
+        let d = dir(&format!("retention-{:x}", text_hash(&text)));
+        let archive = d.join("archive");
+        let store = SledStore::open(&d.join("log")).expect("open");
+        let checkpoints = Checkpointer::new(
+            Replay::default(),
+            CheckpointEvery { events: 40, seconds: 0 },
+        )
+        .with_retention(Retention {
+            keep_seconds: None,
+            keep_bytes: Some(20_000),
+            archive: Some(archive.clone()),
+        });
+        let (finals, store) = simulate_through_writer(&text, store, checkpoints)?;
+        let kept = Replay::run(store.read_from(1));
+        prop_assert!(kept.problems.is_empty(), "{:?}", kept.problems);
+        let alive: std::collections::BTreeMap<String, &roost::policy::slot::Slot> =
+            finals.iter().filter(|s| !s.deleted).map(|s| (s.id.clone(), s)).collect();
+        let replayed: std::collections::BTreeMap<String, &roost::policy::slot::Slot> =
+            kept.slots.iter().filter(|(_, s)| !s.deleted).map(|(k, v)| (k.clone(), v)).collect();
+        prop_assert_eq!(alive, replayed);
+        prop_assert!(store.verify().is_empty(), "{:?}", store.verify());
+
+        let mut seqs: Vec<u64> = Vec::new();
+        let parts = archive_parts(&archive);
+        for part in &parts {
+            let a = SledStore::open(part).expect("archive opens");
+            prop_assert!(a.verify().is_empty(), "{:?}", a.verify());
+            seqs.extend(a.read_from(1).map(|e| e.expect("decodes").seq));
+        }
+        let first_kept = store.reader().first_seq();
+        if store.reader().last_seq() > 200 {
+            prop_assert!(first_kept > 1, "a log of {} events was not cut", store.reader().last_seq());
+        }
+        seqs.extend(store.read_from(1).map(|e| e.expect("decodes").seq));
+        prop_assert_eq!(seqs, (1..=store.reader().last_seq()).collect::<Vec<_>>());
         drop(store);
         let _ = std::fs::remove_dir_all(&d);
     }

@@ -403,7 +403,20 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
                 let _ = writeln!(out, "{p}");
             }
             if problems.is_empty() {
-                let _ = writeln!(out, "ok: {} events", source.last_seq());
+                let first = match &source {
+                    Source::Local(s) => s.reader().first_seq().max(1),
+                    Source::Remote(_) => 1,
+                };
+                let last = source.last_seq();
+                if first > 1 {
+                    let _ = writeln!(
+                        out,
+                        "ok: {} events ({first} to {last}; earlier ones were cut by retention)",
+                        last + 1 - first
+                    );
+                } else {
+                    let _ = writeln!(out, "ok: {last} events");
+                }
                 Ok(ExitCode::SUCCESS)
             } else {
                 Ok(ExitCode::from(1))

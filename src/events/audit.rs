@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 
 use serde::Serialize;
 
-use super::{Envelope, Event, HookEvent, StarterEvent};
+use super::{DaemonEvent, Envelope, Event, HookEvent, StarterEvent};
 use crate::classad::{FixedEnv, Value, parse_ad};
-use crate::policy::slot::{SlotEvent, SlotKind};
+use crate::policy::slot::{Claim, SlotEvent, SlotKind};
 
 /// A hook run for a claim.
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -66,8 +66,13 @@ pub struct ClaimRecord {
     pub hooks: Vec<HookRun>,
     /// What looks wrong.
     pub anomalies: Vec<String>,
-    /// Sequence number of the claim's creation.
+    /// Sequence number of the claim's creation (for a claim that began
+    /// before the log: of the snapshot it was first seen in).
     pub seq: u64,
+    /// The claim began before the first event of the log read (the log was
+    /// cut by retention, and its beginning is in an archive): what is known
+    /// of its start comes from a snapshot.
+    pub begins_before_log: bool,
 }
 
 #[derive(Default)]
@@ -88,6 +93,9 @@ pub struct Audit {
     hooks: BTreeMap<String, (usize, usize)>,
     /// Starter actor → claim index.
     starters: BTreeMap<String, usize>,
+    /// Starter actor → slot and claim, from a checkpoint: the claim's
+    /// record may come with the snapshots that follow it.
+    checkpointed: BTreeMap<String, (String, u64)>,
 }
 
 fn job_of(text: &str) -> (String, String, Option<String>) {
@@ -131,8 +139,46 @@ impl Audit {
             Event::Slot(e) => self.slot(env, e),
             Event::Hook(e) => self.hook(env, e),
             Event::Starter(e) => self.starter(env, e),
+            Event::Daemon(DaemonEvent::Checkpoint { starters, .. }) => {
+                // Starters of claims that may have begun before the log.
+                self.checkpointed = starters
+                    .iter()
+                    .map(|(actor, open)| (actor.clone(), (open.slot.clone(), open.claim)))
+                    .collect();
+            }
             Event::Daemon(_) => {}
         }
+    }
+
+    /// A claim a snapshot shows that this audit has not seen created: it
+    /// began before the log.
+    fn seen_in_snapshot(&mut self, env: &Envelope, claim: &Claim) -> usize {
+        if let Some(i) = self.find(&env.actor, claim.id) {
+            return i;
+        }
+        let (job, owner, keyword) = job_of(&claim.job);
+        self.claims.push(ClaimRecord {
+            slot: env.actor.clone(),
+            claim: claim.id,
+            job,
+            owner,
+            keyword,
+            fetched: claim.fetched,
+            fetched_at: None,
+            accepted_at: claim.created,
+            started_at: claim.job_start.into_iter().collect(),
+            suspensions: u32::from(claim.suspended_since.is_some()),
+            suspended_secs: 0,
+            ending: claim.ending.map(|c| (env.time, format!("{c:?}"))),
+            ended_at: None,
+            end_cause: None,
+            job_outcome: None,
+            hooks: Vec::new(),
+            anomalies: Vec::new(),
+            seq: env.seq,
+            begins_before_log: true,
+        });
+        self.claims.len() - 1
     }
 
     fn find(&self, slot: &str, claim: u64) -> Option<usize> {
@@ -149,6 +195,18 @@ impl Audit {
                     SlotKind::Dynamic { parent } => Some(parent.clone()),
                     _ => None,
                 };
+                if let Some(c) = &slot.claim {
+                    let i = self.seen_in_snapshot(env, c);
+                    let t = self.slots.entry(env.actor.clone()).or_default();
+                    t.current = Some(i);
+                    if let Some(since) = c.suspended_since {
+                        t.suspended_since.get_or_insert(since);
+                    }
+                }
+                if let Some(c) = &slot.preempting {
+                    let i = self.seen_in_snapshot(env, c);
+                    self.slots.entry(env.actor.clone()).or_default().waiting = Some(i);
+                }
             }
             SlotEvent::FetchCompleted { at } => t.last_fetch = Some(*at),
             SlotEvent::ClaimCreated { at, claim }
@@ -179,6 +237,7 @@ impl Audit {
                     hooks: Vec::new(),
                     anomalies: Vec::new(),
                     seq: env.seq,
+                    begins_before_log: false,
                 });
                 let i = self.claims.len() - 1;
                 let t = self.slots.entry(env.actor.clone()).or_default();
@@ -288,6 +347,12 @@ impl Audit {
             }
             return;
         }
+        if !self.starters.contains_key(&env.actor)
+            && let Some((slot, claim)) = self.checkpointed.remove(&env.actor)
+            && let Some(i) = self.find(&slot, claim)
+        {
+            self.starters.insert(env.actor.clone(), i);
+        }
         let Some(&i) = self.starters.get(&env.actor) else {
             return;
         };
@@ -359,4 +424,138 @@ pub fn claims<'a>(envelopes: impl IntoIterator<Item = &'a Envelope>) -> Vec<Clai
         a.apply(e);
     }
     a.finish()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::replay::OpenStarter;
+    use crate::events::{DaemonEvent, SCHEMA};
+    use crate::hooks::Exit;
+    use crate::policy::slot::{Activity, EndCause, Slot, State};
+
+    fn env(seq: u64, actor: &str, event: Event) -> Envelope {
+        Envelope {
+            seq,
+            time: 1000 + i64::try_from(seq).unwrap_or(0),
+            actor: actor.into(),
+            schema: SCHEMA,
+            event,
+        }
+    }
+
+    /// The tail of a log whose beginning was cut: a checkpoint shows
+    /// claim 7 running on slot1 under starter-1, then the job exits.
+    fn cut_log(with_creation: bool) -> Vec<Envelope> {
+        let mut claim = Claim::new(
+            7,
+            "[ ClusterId = 3; ProcId = 0; Owner = \"u\" ]".into(),
+            0.0,
+            true,
+            900,
+        );
+        claim.job_start = Some(950);
+        let mut slot = Slot::new("slot1", "h", 0);
+        slot.state = State::Claimed;
+        slot.activity = Activity::Busy;
+        slot.claim = Some(claim.clone());
+        let mut out = Vec::new();
+        if with_creation {
+            out.push(env(
+                1,
+                "slot1",
+                Event::Slot(SlotEvent::ClaimCreated { at: 900, claim }),
+            ));
+            out.push(env(
+                2,
+                "slot1",
+                Event::Slot(SlotEvent::JobStarted {
+                    at: 950,
+                    pledged_vacate: 0,
+                }),
+            ));
+            out.push(env(
+                3,
+                "starter-1",
+                Event::Starter(StarterEvent::Spawned {
+                    slot: "slot1".into(),
+                    claim: 7,
+                    pid: 10,
+                    job: "3.0 u".into(),
+                }),
+            ));
+        }
+        out.push(env(
+            10,
+            "daemon",
+            Event::Daemon(DaemonEvent::Checkpoint {
+                run: Some((1, "h".into())),
+                starters: BTreeMap::from([(
+                    "starter-1".to_string(),
+                    OpenStarter {
+                        slot: "slot1".into(),
+                        claim: 7,
+                        pid: 10,
+                        job_pid: Some(11),
+                        job: "3.0 u".into(),
+                        since: 3,
+                    },
+                )]),
+                hooks: BTreeMap::new(),
+            }),
+        ));
+        out.push(env(
+            11,
+            "slot1",
+            Event::Slot(SlotEvent::Snapshot {
+                at: 1011,
+                slot: Box::new(slot),
+            }),
+        ));
+        out.push(env(
+            12,
+            "starter-1",
+            Event::Starter(StarterEvent::JobExited {
+                exit: Exit::Code(0),
+                how: "exit".into(),
+                duration: 60.0,
+            }),
+        ));
+        out.push(env(
+            13,
+            "slot1",
+            Event::Slot(SlotEvent::ClaimEnded {
+                at: 1013,
+                cause: EndCause::NoMoreWork,
+            }),
+        ));
+        out
+    }
+
+    #[test]
+    fn a_claim_begun_before_a_cut_log_is_followed_from_the_checkpoint() {
+        let records = claims(&cut_log(false));
+        assert_eq!(records.len(), 1, "{records:?}");
+        let c = &records[0];
+        assert!(c.begins_before_log);
+        assert_eq!(
+            (c.slot.as_str(), c.claim, c.job.as_str()),
+            ("slot1", 7, "3.0")
+        );
+        assert_eq!((c.accepted_at, c.started_at.clone()), (900, vec![950]));
+        assert_eq!(c.job_outcome.as_deref(), Some("exit: exit code 0"));
+        assert_eq!(c.end_cause.as_deref(), Some("NoMoreWork"));
+        assert!(c.anomalies.is_empty(), "{:?}", c.anomalies);
+    }
+
+    #[test]
+    fn a_checkpoint_inside_a_whole_log_adds_no_claim() {
+        let records = claims(&cut_log(true));
+        assert_eq!(records.len(), 1, "{records:?}");
+        let c = &records[0];
+        assert!(!c.begins_before_log);
+        assert_eq!(c.started_at, vec![950]);
+        assert_eq!(c.job_outcome.as_deref(), Some("exit: exit code 0"));
+        assert!(c.anomalies.is_empty(), "{:?}", c.anomalies);
+    }
 }

@@ -621,6 +621,9 @@ fn claim_text(c: &ClaimRecord) -> String {
         },
         t(c.ended_at)
     ));
+    if c.begins_before_log {
+        s.push_str("\n    began before this log (its beginning is in an archive)");
+    }
     if c.suspensions > 0 {
         s.push_str(&format!(
             "\n    suspended {} time(s), {} s in all",

@@ -75,6 +75,35 @@ pub struct ClaimRecord {
     pub begins_before_log: bool,
 }
 
+impl ClaimRecord {
+    /// The record of `claim`, accepted at `accepted_at`, first seen in
+    /// `env`: nothing known yet of its life.
+    fn of(env: &Envelope, claim: &Claim, accepted_at: i64) -> ClaimRecord {
+        let (job, owner, keyword) = job_of(&claim.job);
+        ClaimRecord {
+            slot: env.actor.clone(),
+            claim: claim.id,
+            job,
+            owner,
+            keyword,
+            fetched: claim.fetched,
+            fetched_at: None,
+            accepted_at,
+            started_at: Vec::new(),
+            suspensions: 0,
+            suspended_secs: 0,
+            ending: None,
+            ended_at: None,
+            end_cause: None,
+            job_outcome: None,
+            hooks: Vec::new(),
+            anomalies: Vec::new(),
+            seq: env.seq,
+            begins_before_log: false,
+        }
+    }
+}
+
 #[derive(Default)]
 struct SlotTrack {
     current: Option<usize>,
@@ -156,28 +185,12 @@ impl Audit {
         if let Some(i) = self.find(&env.actor, claim.id) {
             return i;
         }
-        let (job, owner, keyword) = job_of(&claim.job);
-        self.claims.push(ClaimRecord {
-            slot: env.actor.clone(),
-            claim: claim.id,
-            job,
-            owner,
-            keyword,
-            fetched: claim.fetched,
-            fetched_at: None,
-            accepted_at: claim.created,
-            started_at: claim.job_start.into_iter().collect(),
-            suspensions: u32::from(claim.suspended_since.is_some()),
-            suspended_secs: 0,
-            ending: claim.ending.map(|c| (env.time, format!("{c:?}"))),
-            ended_at: None,
-            end_cause: None,
-            job_outcome: None,
-            hooks: Vec::new(),
-            anomalies: Vec::new(),
-            seq: env.seq,
-            begins_before_log: true,
-        });
+        let mut c = ClaimRecord::of(env, claim, claim.created);
+        c.started_at = claim.job_start.into_iter().collect();
+        c.suspensions = u32::from(claim.suspended_since.is_some());
+        c.ending = claim.ending.map(|cause| (env.time, format!("{cause:?}")));
+        c.begins_before_log = true;
+        self.claims.push(c);
         self.claims.len() - 1
     }
 
@@ -217,28 +230,9 @@ impl Audit {
                 } else {
                     None
                 };
-                let (job, owner, keyword) = job_of(&claim.job);
-                self.claims.push(ClaimRecord {
-                    slot: env.actor.clone(),
-                    claim: claim.id,
-                    job,
-                    owner,
-                    keyword,
-                    fetched: claim.fetched,
-                    fetched_at,
-                    accepted_at: *at,
-                    started_at: Vec::new(),
-                    suspensions: 0,
-                    suspended_secs: 0,
-                    ending: None,
-                    ended_at: None,
-                    end_cause: None,
-                    job_outcome: None,
-                    hooks: Vec::new(),
-                    anomalies: Vec::new(),
-                    seq: env.seq,
-                    begins_before_log: false,
-                });
+                let mut c = ClaimRecord::of(env, claim, *at);
+                c.fetched_at = fetched_at;
+                self.claims.push(c);
                 let i = self.claims.len() - 1;
                 let t = self.slots.entry(env.actor.clone()).or_default();
                 if matches!(e, SlotEvent::ClaimCreated { .. }) {

@@ -141,9 +141,11 @@ fn checkpoint_every(config: &Config) -> CheckpointEvery {
 /// How much of the event log to keep: `ROOST_EVENT_LOG_KEEP_DAYS` (a
 /// number of days, fractions allowed) and `ROOST_EVENT_LOG_KEEP_MB`
 /// (unset or 0: no limit), cut at checkpoints into
-/// `ROOST_EVENT_LOG_ARCHIVE` (a directory; unset: deleted). A knob of the
-/// wrong type is reported and treated as unset.
-fn retention(config: &Config) -> Retention {
+/// `ROOST_EVENT_LOG_ARCHIVE` (a directory; unset: deleted); the audit trail
+/// of cut claims kept `ROOST_EVENT_LOG_KEEP_CLAIMS_DAYS` in
+/// `events::KEPT_CLAIMS_FILE` beside the log (unset: not kept apart). A
+/// knob of the wrong type is reported and treated as unset.
+fn retention(config: &Config, events_dir: &Path) -> Retention {
     let positive = |name: &str| match config.real(name) {
         Ok(Some(v)) if v > 0.0 => Some(v),
         Ok(_) => None,
@@ -158,11 +160,14 @@ fn retention(config: &Config) -> Retention {
         .flatten()
         .filter(|a| !a.trim().is_empty())
         .map(|a| PathBuf::from(a.trim()));
+    let keep_claims = positive("ROOST_EVENT_LOG_KEEP_CLAIMS_DAYS");
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     Retention {
         keep_seconds: positive("ROOST_EVENT_LOG_KEEP_DAYS").map(|d| (d * 86_400.0).ceil() as i64),
         keep_bytes: positive("ROOST_EVENT_LOG_KEEP_MB").map(|mb| (mb * 1_048_576.0) as u64),
         archive,
+        keep_claims_seconds: keep_claims.map(|d| (d * 86_400.0).ceil() as i64),
+        claims_file: keep_claims.map(|_| events_dir.join(crate::events::KEPT_CLAIMS_FILE)),
     }
 }
 
@@ -232,7 +237,7 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     let first_id = store.next_seq();
     let reader = store.reader();
     let checkpoints = Checkpointer::new(Replay::from_last_start(&store), checkpoint_every(&config))
-        .with_retention(retention(&config));
+        .with_retention(retention(&config, &events_dir));
     let (committer, appender) = GroupCommitter::start_with(store, Some(checkpoints));
     // Tells `roost-log` where to read the log while this daemon holds it.
     let pointer = events_dir.join(crate::events::DAEMON_SOCKET_FILE);

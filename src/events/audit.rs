@@ -5,14 +5,14 @@
 
 use std::collections::BTreeMap;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::{DaemonEvent, Envelope, Event, HookEvent, StarterEvent};
 use crate::classad::{FixedEnv, Value, parse_ad};
 use crate::policy::slot::{Claim, SlotEvent, SlotKind};
 
 /// A hook run for a claim.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct HookRun {
     /// `REPLY_FETCH`, `PREPARE_JOB`, `JOB_EXIT`, …
     pub hook: String,
@@ -27,7 +27,7 @@ pub struct HookRun {
 }
 
 /// One claim's life.
-#[derive(Clone, Debug, PartialEq, Serialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ClaimRecord {
     /// The slot it ran on (`slot1`, `slot1_2`).
     pub slot: String,
@@ -72,6 +72,7 @@ pub struct ClaimRecord {
     /// The claim began before the first event of the log read (the log was
     /// cut by retention, and its beginning is in an archive): what is known
     /// of its start comes from a snapshot.
+    #[serde(default)]
     pub begins_before_log: bool,
 }
 
@@ -187,7 +188,8 @@ impl Audit {
         }
         let mut c = ClaimRecord::of(env, claim, claim.created);
         c.started_at = claim.job_start.into_iter().collect();
-        c.suspensions = u32::from(claim.suspended_since.is_some());
+        // A suspension open at the snapshot was counted before it; its
+        // time is counted here, from when it began, once it ends.
         c.ending = claim.ending.map(|cause| (env.time, format!("{cause:?}")));
         c.begins_before_log = true;
         self.claims.push(c);
@@ -208,6 +210,11 @@ impl Audit {
                     SlotKind::Dynamic { parent } => Some(parent.clone()),
                     _ => None,
                 };
+                // A log that begins here knows its last fetch only from
+                // the snapshot.
+                if t.last_fetch.is_none() {
+                    t.last_fetch = slot.last_fetch_completed;
+                }
                 if let Some(c) = &slot.claim {
                     let i = self.seen_in_snapshot(env, c);
                     let t = self.slots.entry(env.actor.clone()).or_default();
@@ -286,6 +293,11 @@ impl Audit {
                 if let (Some(s), Some(i)) = (t.suspended_since.take(), t.current) {
                     self.claims[i].suspended_secs += at - s;
                 }
+            }
+            SlotEvent::SlotDeleted { .. } => {
+                // A dynamic slot's name is used again: the next slot of
+                // that name starts afresh (its fetches are its parent's).
+                self.slots.remove(&env.actor);
             }
             _ => {}
         }
@@ -385,30 +397,82 @@ impl Audit {
     /// The claims, oldest first, with their anomalies flagged.
     pub fn finish(mut self) -> Vec<ClaimRecord> {
         for c in &mut self.claims {
-            if c.started_at.len() > 1 && c.fetched {
-                c.anomalies.push(format!(
-                    "a fetched claim had a job started {} times",
-                    c.started_at.len()
-                ));
-            }
-            if c.ended_at.is_some() && c.started_at.is_empty() && c.job_outcome.is_none() {
-                c.anomalies
-                    .push("accepted but never started, and no reason recorded".into());
-            }
-            let lost = c.end_cause.as_deref() == Some("Restart");
-            if c.ended_at.is_some() && !c.started_at.is_empty() && c.job_outcome.is_none() && !lost
-            {
-                c.anomalies.push(
-                    "ended without a record of how its job ended (no exit or eviction)".into(),
-                );
-            }
-            if lost {
-                c.anomalies
-                    .push("lost when the daemon stopped (ended at the next start)".into());
-            }
+            flag(c);
         }
         self.claims
     }
+}
+
+/// Flags what looks wrong in a claim's record (anew).
+fn flag(c: &mut ClaimRecord) {
+    c.anomalies.clear();
+    if c.started_at.len() > 1 && c.fetched {
+        c.anomalies.push(format!(
+            "a fetched claim had a job started {} times",
+            c.started_at.len()
+        ));
+    }
+    if c.ended_at.is_some() && c.started_at.is_empty() && c.job_outcome.is_none() {
+        c.anomalies
+            .push("accepted but never started, and no reason recorded".into());
+    }
+    let lost = c.end_cause.as_deref() == Some("Restart");
+    if c.ended_at.is_some() && !c.started_at.is_empty() && c.job_outcome.is_none() && !lost {
+        c.anomalies
+            .push("ended without a record of how its job ended (no exit or eviction)".into());
+    }
+    if lost {
+        c.anomalies
+            .push("lost when the daemon stopped (ended at the next start)".into());
+    }
+}
+
+/// Joins the records of one claim told in pieces: a record that
+/// `begins_before_log` continues the latest earlier record of the same
+/// slot and claim number (from the audit of the log's part that was cut and
+/// kept; claim numbers are never used twice on a slot). Records are in log
+/// order; so is the result.
+pub fn join(records: Vec<ClaimRecord>) -> Vec<ClaimRecord> {
+    let mut out: Vec<ClaimRecord> = Vec::with_capacity(records.len());
+    for c in records {
+        let earlier = c.begins_before_log.then(|| {
+            out.iter()
+                .rposition(|e| (e.slot.as_str(), e.claim) == (c.slot.as_str(), c.claim))
+        });
+        let Some(Some(i)) = earlier else {
+            out.push(c);
+            continue;
+        };
+        let e = &mut out[i];
+        for t in c.started_at {
+            if !e.started_at.contains(&t) {
+                e.started_at.push(t);
+            }
+        }
+        // A suspension open at the cut is counted before it, and its time
+        // after it.
+        e.suspensions += c.suspensions;
+        e.suspended_secs += c.suspended_secs;
+        // The first time it began to end is the one that counts (after the
+        // cut, only a snapshot's word for it).
+        e.ending = e.ending.take().or(c.ending);
+        e.ended_at = c.ended_at.or(e.ended_at);
+        e.end_cause = c.end_cause.or(e.end_cause.take());
+        e.job_outcome = c.job_outcome.or(e.job_outcome.take());
+        for h in c.hooks {
+            // A hook running at the cut is told again, finished.
+            match e
+                .hooks
+                .iter_mut()
+                .find(|x| x.hook == h.hook && x.exit == "running")
+            {
+                Some(x) => *x = h,
+                None => e.hooks.push(h),
+            }
+        }
+        flag(e);
+    }
+    out
 }
 
 /// The audit trail of `envelopes`.
@@ -551,5 +615,17 @@ mod tests {
         assert_eq!(c.started_at, vec![950]);
         assert_eq!(c.job_outcome.as_deref(), Some("exit: exit code 0"));
         assert!(c.anomalies.is_empty(), "{:?}", c.anomalies);
+    }
+
+    #[test]
+    fn a_claim_cut_in_two_and_joined_is_the_claim_the_whole_log_tells() {
+        let whole_log = cut_log(true);
+        let whole = claims(&whole_log);
+        let before_cut = claims(&whole_log[..3]);
+        assert!(before_cut[0].ended_at.is_none());
+        let after_cut = claims(&cut_log(false));
+        let mut pieces = before_cut;
+        pieces.extend(after_cut);
+        assert_eq!(join(pieces), whole);
     }
 }

@@ -104,6 +104,14 @@ fn keep_to<S: EventStore>(store: &mut S, cp: &Checkpointer) {
         return;
     };
     let first = records.first().map_or(1, |r| r.0);
+    if let Some(file) = &cp.retention().claims_file
+        && let Err(e) = keep_claims(store, cp, file, cut)
+    {
+        // Cutting now would lose the claims' audit trail: keep the log.
+        tracing::error!(message = "Cannot keep the cut claims; the log is not cut.",
+            file = %file.display(), error = %e);
+        return;
+    }
     let archive = cp
         .retention()
         .archive
@@ -118,6 +126,67 @@ fn keep_to<S: EventStore>(store: &mut S, cp: &Checkpointer) {
         ),
         Err(e) => tracing::error!(message = "Cannot cut the event log.", error = %e),
     }
+}
+
+/// Adds the audit trail of the claims in the events before `cut` to the
+/// kept-claims file, and drops from it the claims accepted longer ago than
+/// the retention keeps them. The file is replaced whole (written beside it,
+/// then renamed); a line it cannot read is kept as it is.
+fn keep_claims<S: EventStore>(
+    store: &S,
+    cp: &Checkpointer,
+    file: &std::path::Path,
+    cut: u64,
+) -> Result<(), String> {
+    let mut audit = super::audit::Audit::default();
+    for env in store.read_from(1) {
+        let env = env.map_err(|e| e.to_string())?;
+        if env.seq >= cut {
+            break;
+        }
+        audit.apply(&env);
+    }
+    let oldest = cp
+        .retention()
+        .keep_claims_seconds
+        .map_or(i64::MIN, |keep| cp.now().saturating_sub(keep));
+    let mut text = String::new();
+    let old = match std::fs::read_to_string(file) {
+        Ok(t) => t,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
+        Err(e) => return Err(e.to_string()),
+    };
+    for line in old.lines().filter(|l| !l.trim().is_empty()) {
+        match serde_json::from_str::<super::audit::ClaimRecord>(line) {
+            Ok(c) if c.accepted_at < oldest => {}
+            _ => {
+                text.push_str(line);
+                text.push('\n');
+            }
+        }
+    }
+    for c in audit.finish() {
+        if c.accepted_at >= oldest {
+            text.push_str(&serde_json::to_string(&c).map_err(|e| e.to_string())?);
+            text.push('\n');
+        }
+    }
+    let tmp = file.with_extension("jsonl.new");
+    // Durable before the events it keeps are cut.
+    let write = || -> std::io::Result<()> {
+        use std::io::Write as _;
+        let mut f = std::fs::File::create(&tmp)?;
+        f.write_all(text.as_bytes())?;
+        f.sync_all()
+    };
+    write().map_err(|e| format!("{}: {e}", tmp.display()))?;
+    std::fs::rename(&tmp, file).map_err(|e| format!("{}: {e}", file.display()))?;
+    if let Some(dir) = file.parent() {
+        std::fs::File::open(dir)
+            .and_then(|d| d.sync_all())
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    Ok(())
 }
 
 fn writer<S: EventStore>(

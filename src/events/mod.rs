@@ -30,6 +30,10 @@ pub use upcast::decode;
 /// the daemon holding the log, so readers can ask it for events.
 pub const DAEMON_SOCKET_FILE: &str = "daemon.socket";
 
+/// The file beside the log that keeps the audit trail of claims whose
+/// events retention cut (JSON lines, one `audit::ClaimRecord` each).
+pub const KEPT_CLAIMS_FILE: &str = "claims-kept.jsonl";
+
 /// The schema version of envelopes written today.
 pub const SCHEMA: u16 = 1;
 

@@ -17,6 +17,13 @@ pub struct Retention {
     pub keep_bytes: Option<u64>,
     /// Where cut events go, a directory per cut (`None`: deleted).
     pub archive: Option<PathBuf>,
+    /// Keep the audit trail of claims whose events were cut, this many
+    /// seconds after their acceptance, in `claims_file` (`None`: the
+    /// claims go with their events).
+    pub keep_claims_seconds: Option<i64>,
+    /// The file of kept claims (JSON lines, `events::KEPT_CLAIMS_FILE`
+    /// beside the log).
+    pub claims_file: Option<PathBuf>,
 }
 
 impl Retention {
@@ -119,7 +126,7 @@ mod tests {
         let both = Retention {
             keep_seconds: Some(3 * 86_400),
             keep_bytes: Some(25_000),
-            archive: None,
+            ..Retention::default()
         };
         assert_eq!(both.cut(&b, 4 * 86_400, &r), Some(301));
         let young = Retention {

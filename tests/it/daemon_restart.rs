@@ -48,6 +48,23 @@ fn evicted_under_its_claim_id(node: &Node) -> String {
     evicted
 }
 
+/// Runs jobs 1.0 to 4.0 one after the other on a daemon started on `node`,
+/// then stops it; returns the event log's directory.
+fn run_four_jobs(node: &Node) -> std::path::PathBuf {
+    let daemon = node.start();
+    for cluster in 1..=4 {
+        node.job(&format!("j{cluster}"), cluster, "0");
+        wait_for("the job's JOB_EXIT", || {
+            records(&node.dir, "exit").iter().any(|r| {
+                r.starts_with("argv: exit\n") && r.contains(&format!("\nClusterId = {cluster}\n"))
+            })
+        });
+    }
+    let status = stop(daemon);
+    assert!(status.success(), "daemon exit: {status}");
+    node.dir.join("spool/roost-events")
+}
+
 /// The `ClaimId = …` line of a hook's recorded stdin.
 fn claim_id(record: &str) -> Option<String> {
     record
@@ -289,18 +306,7 @@ fn the_daemon_cuts_its_log_to_the_retention_and_archives_the_rest() {
         "ROOST_EVENT_LOG_CHECKPOINT_EVENTS = 10\nROOST_EVENT_LOG_KEEP_MB = 0.001\n\
          ROOST_EVENT_LOG_ARCHIVE = $(LOCAL_DIR)/archive\n",
     );
-    let daemon = node.start();
-    for cluster in 1..=4 {
-        node.job(&format!("j{cluster}"), cluster, "0");
-        wait_for("the job's JOB_EXIT", || {
-            records(&node.dir, "exit").iter().any(|r| {
-                r.starts_with("argv: exit\n") && r.contains(&format!("\nClusterId = {cluster}\n"))
-            })
-        });
-    }
-    let status = stop(daemon);
-    assert!(status.success(), "daemon exit: {status}");
-    let log = node.dir.join("spool/roost-events");
+    let log = run_four_jobs(&node);
     let verified = roost_log(&log, &["verify"]);
     assert!(
         verified.contains("earlier ones were cut by retention"),
@@ -323,6 +329,48 @@ fn the_daemon_cuts_its_log_to_the_retention_and_archives_the_rest() {
         assert!(
             audits.contains(&format!("\"job\":\"{cluster}.0\"")),
             "job {cluster}.0 in no audit trail: {audits}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+#[test]
+fn without_an_archive_the_cut_claims_audit_trail_is_kept_as_configured() {
+    let node = Node::setup(
+        "retention-claims",
+        "ROOST_EVENT_LOG_CHECKPOINT_EVENTS = 10\nROOST_EVENT_LOG_KEEP_MB = 0.001\n\
+         ROOST_EVENT_LOG_KEEP_CLAIMS_DAYS = 30\n",
+    );
+    let log = run_four_jobs(&node);
+    assert!(
+        roost_log(&log, &["verify"]).contains("earlier ones were cut by retention"),
+        "the log was cut"
+    );
+    assert!(log.join("claims-kept.jsonl").is_file());
+    // Every job's claim, once, whole: accepted, started, ended with its
+    // job's outcome and its hooks, nothing flagged.
+    let audit: Vec<serde_json::Value> = roost_log(&log, &["claims", "--json"])
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    for cluster in 1..=4 {
+        let job = format!("{cluster}.0");
+        let mine: Vec<&serde_json::Value> = audit.iter().filter(|c| c["job"] == job).collect();
+        assert_eq!(mine.len(), 1, "job {job}: {audit:?}");
+        let c = mine[0];
+        assert!(c["started_at"][0].is_i64(), "{c}");
+        assert!(
+            c["job_outcome"]
+                .as_str()
+                .is_some_and(|o| o.starts_with("exit: ")),
+            "{c}"
+        );
+        assert_eq!(c["anomalies"], serde_json::json!([]), "{c}");
+        assert!(
+            c["hooks"]
+                .as_array()
+                .is_some_and(|h| h.iter().any(|h| h["hook"] == "REPLY_FETCH")),
+            "{c}"
         );
     }
     let _ = std::fs::remove_dir_all(&node.dir);

@@ -796,6 +796,8 @@ proptest! {
             keep_seconds: None,
             keep_bytes: Some(20_000),
             archive: Some(archive.clone()),
+            keep_claims_seconds: Some(1 << 40),
+            claims_file: Some(d.join("claims-kept.jsonl")),
         });
         let (finals, store) = simulate_through_writer(&text, store, checkpoints)?;
         let kept = Replay::run(store.read_from(1));
@@ -820,6 +822,25 @@ proptest! {
         }
         seqs.extend(store.read_from(1).map(|e| e.expect("decodes").seq));
         prop_assert_eq!(seqs, (1..=store.reader().last_seq()).collect::<Vec<_>>());
+
+        // The claims kept from the cut events, joined with the audit of the
+        // log left, are the audit trail of the whole run.
+        let mut everything: Vec<Envelope> = Vec::new();
+        for part in &parts {
+            let a = SledStore::open(part).expect("archive opens");
+            everything.extend(a.read_from(1).map(|e| e.expect("decodes")));
+        }
+        everything.extend(store.read_from(1).map(|e| e.expect("decodes")));
+        let whole = roost::events::audit::claims(&everything);
+        let mut pieces: Vec<roost::events::audit::ClaimRecord> =
+            std::fs::read_to_string(d.join("claims-kept.jsonl"))
+                .unwrap_or_default()
+                .lines()
+                .map(|l| serde_json::from_str(l).expect("a kept claim"))
+                .collect();
+        let live: Vec<Envelope> = store.read_from(1).map(|e| e.expect("decodes")).collect();
+        pieces.extend(roost::events::audit::claims(&live));
+        prop_assert_eq!(roost::events::audit::join(pieces), whole);
         drop(store);
         let _ = std::fs::remove_dir_all(&d);
     }

@@ -372,7 +372,26 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
                     }
                 }
             }
-            for c in audit.finish() {
+            // Claims whose events retention cut, kept beside the log.
+            let mut records = Vec::new();
+            let kept = dir.join(roost::events::KEPT_CLAIMS_FILE);
+            if let Ok(text) = std::fs::read_to_string(&kept) {
+                for (n, line) in text
+                    .lines()
+                    .enumerate()
+                    .filter(|(_, l)| !l.trim().is_empty())
+                {
+                    match serde_json::from_str::<ClaimRecord>(line) {
+                        Ok(c) => records.push(c),
+                        Err(e) => {
+                            eprintln!("roost-log: {}:{}: {e}", kept.display(), n + 1);
+                            bad += 1;
+                        }
+                    }
+                }
+            }
+            records.extend(audit.finish());
+            for c in roost::events::audit::join(records) {
                 if slot.as_ref().is_some_and(|s| *s != c.slot)
                     || (*anomalies && c.anomalies.is_empty())
                 {

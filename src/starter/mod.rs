@@ -1,7 +1,9 @@
 //! The starter: one process per job (`roost starter`), as HTCondor's
 //! `condor_starter`. [`job`] reads the job ad (pure); [`protocol`] is what
-//! the daemon and the starter say to each other; [`run`] is the process.
+//! the daemon and the starter say to each other; [`userlog`] formats the
+//! job event log (`StarterUserLog`, pure); [`run`] is the process.
 
 pub mod job;
 pub mod protocol;
 pub mod run;
+pub mod userlog;

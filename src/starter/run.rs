@@ -13,6 +13,7 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
 use super::job::{JobSpec, job_spec, signal_description, under};
 use super::protocol::{Command, Report, Request};
+use super::userlog::{self, End, Event, JobId, Stamp, Usage};
 use crate::classad::old::OldReader;
 use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, Expr, FixedEnv, Value, parse_expr};
@@ -87,6 +88,9 @@ struct Starter {
     job: ClassAd,
     sandbox: PathBuf,
     user: Option<RunAs>,
+    /// The job's user is known (or we are not root): the job event log
+    /// may be written.
+    may_log: bool,
 }
 
 impl Starter {
@@ -109,6 +113,7 @@ impl Starter {
             job,
             sandbox,
             user: None,
+            may_log: false,
         }
     }
 
@@ -223,6 +228,7 @@ impl Starter {
             (_, Err(e)) => Err((e, "evict")),
             (Ok(s), Ok(u)) => {
                 self.user = u;
+                self.may_log = true;
                 match self.make_sandbox() {
                     Ok(()) => Ok(s),
                     Err(e) => Err((e, "evict")),
@@ -233,8 +239,8 @@ impl Starter {
             Ok(s) => s,
             Err((reason, how)) => return self.not_started(&reason, how).await,
         };
-        if let Err((reason, how)) = self.prepare_job().await {
-            return self.not_started(&reason, how).await;
+        if let Err((reason, how, error)) = self.prepare_job().await {
+            return self.not_started_as(&reason, how, &error).await;
         }
         // PREPARE_JOB may have changed the job.
         let spec = job_spec(&self.job).unwrap_or(spec);
@@ -243,7 +249,17 @@ impl Starter {
 
     /// Reports a job that never ran, still telling JOB_EXIT.
     async fn not_started(&self, reason: &str, how: &str) -> i32 {
+        self.not_started_as(reason, how, reason).await
+    }
+
+    /// [`Self::not_started`], with the starter error the job event log
+    /// gets when it differs from the reason JOB_EXIT hears.
+    async fn not_started_as(&self, reason: &str, how: &str, error: &str) -> i32 {
         log(&format!("job not started: {reason}"));
+        self.user_log(&Event::StarterError {
+            host: self.execute_host(),
+            message: error.to_string(),
+        });
         report(&Report::NotStarted {
             reason: reason.to_string(),
         })
@@ -267,7 +283,9 @@ impl Starter {
         0
     }
 
-    async fn prepare_job(&mut self) -> Result<(), (String, &'static str)> {
+    /// Runs PREPARE_JOB and merges its edits; a failure is (the reason
+    /// JOB_EXIT hears, how the job ends, the starter error to log).
+    async fn prepare_job(&mut self) -> Result<(), (String, &'static str, String)> {
         let Some(path) = self.req.hooks.prepare_job.clone() else {
             return Ok(());
         };
@@ -277,9 +295,9 @@ impl Starter {
         let out = match hooks::run(&run).await {
             Ok(o) => o,
             Err(e) => {
-                let reason = format!("PREPARE_JOB ({}) failed: {e}", path.display());
+                let reason = format!("PREPARE_JOB ({}) failed: {e}", hook_name(&path));
                 report(&hook_report("PREPARE_JOB", args, None, false, &reason)).await;
-                return Err((reason, "evict"));
+                return Err((reason.clone(), "evict", reason));
             }
         };
         log_stderr("PREPARE_JOB", &out);
@@ -325,12 +343,15 @@ impl Starter {
                 if out.timed_out {
                     "timed out".to_string()
                 } else {
-                    format!("exited with {}", out.exit)
+                    match out.exit {
+                        Exit::Code(c) => format!("exited with status {c}"),
+                        Exit::Signal(s) => format!("died on signal {s}"),
+                    }
                 },
                 m.as_deref().unwrap_or("<no message>")
             ),
         };
-        let outcome = format!("PREPARE_JOB ({}) failed ({detail}", path.display());
+        let outcome = format!("PREPARE_JOB ({}) failed ({detail}", hook_name(&path));
         if status != 0 || out.timed_out {
             report(&hook_report(
                 "PREPARE_JOB",
@@ -346,15 +367,15 @@ impl Starter {
                 "evict"
             };
             let reason = if how == "hold" {
-                message.unwrap_or(outcome)
+                message.unwrap_or_else(|| outcome.clone())
             } else {
-                outcome
+                outcome.clone()
             };
-            return Err((reason, how));
+            return Err((reason, how, outcome));
         }
         if let Some(m) = &message {
             report(&Report::Warning {
-                message: format!("PREPARE_JOB ({}) says: {m}", path.display()),
+                message: format!("PREPARE_JOB ({}) says: {m}", hook_name(&path)),
             })
             .await;
         }
@@ -374,13 +395,7 @@ impl Starter {
         let mut out: Vec<Stdio> = Vec::new();
         // Files are opened with the job user's rights, so a job cannot
         // make the starter write where its owner may not.
-        let guard = self
-            .user
-            .as_ref()
-            .map(|u| EffectiveUser::become_user(u.uid, u.gid));
-        if let Some(Err(e)) = &guard {
-            return Err(format!("cannot take the job user's identity: {e}"));
-        }
+        let guard = self.as_job_user()?;
         for (i, p) in spec.stdio.iter().enumerate() {
             let Some(p) = p else {
                 out.push(Stdio::null());
@@ -460,6 +475,9 @@ impl Starter {
             spec.id.0, spec.id.1
         ));
         report(&Report::JobStarted { pid }).await;
+        self.user_log(&Event::Execute {
+            host: self.execute_host(),
+        });
         self.job.insert_value("JobPid", Value::Int(i64::from(pid)));
         self.job
             .insert_value("JobStartDate", Value::Int(start_date));
@@ -498,11 +516,14 @@ impl Starter {
                             let _ = killpg(group, Signal::SIGSTOP);
                             suspended = true;
                             report(&Report::Suspended { stopped: true }).await;
+                            let pids = proc_usage(pid).map_or(0, |p| p.4);
+                            self.user_log(&Event::Suspended { pids });
                         }
                         Some(Command::Continue) if suspended => {
                             let _ = killpg(group, Signal::SIGCONT);
                             suspended = false;
                             report(&Report::Suspended { stopped: false }).await;
+                            self.user_log(&Event::Unsuspended);
                         }
                         Some(Command::SoftKill) => {
                             evicted = true;
@@ -573,9 +594,97 @@ impl Starter {
             }
         }
         ad.insert_value("JobDuration", Value::Real(duration));
+        let usage = usage_of(&ad);
+        self.user_log(&if evicted {
+            Event::Evicted { usage }
+        } else {
+            Event::Terminated {
+                end: match exit {
+                    Exit::Code(c) => End::Exit(c),
+                    Exit::Signal(s) => End::Signal(s),
+                },
+                usage,
+            }
+        });
         self.job_exit(&ad, how).await;
         self.cleanup();
         0
+    }
+
+    /// The execute host as the job event log names it.
+    fn execute_host(&self) -> String {
+        let reader = OldReader::default();
+        for item in reader.read(self.req.machine.as_bytes()) {
+            if let crate::classad::old::OldItem::Ad(a) = item
+                && let Value::Str(m) = a.ad.eval_attr("Machine", &FixedEnv::new(0))
+            {
+                return format!("<{}>", m.to_string_lossy());
+            }
+        }
+        "<localhost>".to_string()
+    }
+
+    /// Appends a record to the job event log the job ad names
+    /// (`StarterUserLog`, relative to the Iwd; XML with
+    /// `StarterUserLogUseXML`), as the job's user. A log that cannot be
+    /// written is reported in the starter's log; the job goes on.
+    fn user_log(&self, event: &Event) {
+        if !self.may_log {
+            return;
+        }
+        let env = FixedEnv::new(0);
+        let path = match self.job.eval_attr("StarterUserLog", &env) {
+            Value::Str(s) if !s.is_empty() => under(&self.iwd(), &s.to_string_lossy()),
+            _ => return,
+        };
+        let xml = matches!(
+            self.job.eval_attr("StarterUserLogUseXML", &env),
+            Value::Bool(true)
+        );
+        let id = match job_spec(&self.job) {
+            Ok(s) => JobId {
+                cluster: s.id.0,
+                proc: s.id.1,
+            },
+            Err(_) => JobId {
+                cluster: 1,
+                proc: 0,
+            },
+        };
+        let at = stamp_now();
+        let record = if xml {
+            userlog::xml(id, at, event)
+        } else {
+            userlog::text(id, at, event)
+        };
+        if let Err(e) = self.append_as_user(Path::new(&path), record.as_bytes()) {
+            log(&format!("cannot write the job event log {path}: {e}"));
+        }
+    }
+
+    /// Takes the job user's identity for file access until the guard is
+    /// dropped (nothing to take when we are not root).
+    fn as_job_user(&self) -> Result<Option<EffectiveUser>, String> {
+        self.user
+            .as_ref()
+            .map(|u| EffectiveUser::become_user(u.uid, u.gid))
+            .transpose()
+            .map_err(|e| format!("cannot take the job user's identity: {e}"))
+    }
+
+    /// Appends bytes to a file with the job user's rights, in one write.
+    fn append_as_user(&self, path: &Path, bytes: &[u8]) -> Result<(), String> {
+        use std::io::Write;
+        use std::os::unix::fs::OpenOptionsExt;
+        let guard = self.as_job_user()?;
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .create(true)
+            .mode(0o644)
+            .open(path)
+            .map_err(|e| e.to_string())?;
+        drop(guard);
+        f.write_all(bytes).map_err(|e| e.to_string())
     }
 
     /// Runs UPDATE_JOB_INFO without waiting for it.
@@ -662,6 +771,44 @@ fn hook_report(
         exit,
         timed_out,
         outcome: outcome.to_string(),
+    }
+}
+
+/// A hook as HTCondor names it in messages: its file name.
+fn hook_name(path: &Path) -> String {
+    path.file_name().map_or_else(
+        || path.display().to_string(),
+        |n| n.to_string_lossy().into_owned(),
+    )
+}
+
+/// Now, in the node's local time, for the job event log.
+fn stamp_now() -> Stamp {
+    let now = jiff::Zoned::now();
+    let t = now.datetime();
+    let n = |v: i8| u32::try_from(v).unwrap_or(0);
+    Stamp {
+        date: (i32::from(t.year()), n(t.month()), n(t.day())),
+        time: (n(t.hour()), n(t.minute()), n(t.second())),
+        millis: u32::try_from(t.subsec_nanosecond() / 1_000_000).unwrap_or(0),
+    }
+}
+
+/// The CPU time the usage attributes of an ad record, whole seconds.
+fn usage_of(ad: &ClassAd) -> Usage {
+    let env = FixedEnv::new(0);
+    let secs = |name: &str| match ad.eval_attr(name, &env) {
+        Value::Real(r) if r.is_finite() && r > 0.0 => {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let s = r as u64;
+            s
+        }
+        Value::Int(i) => u64::try_from(i).unwrap_or(0),
+        _ => 0,
+    };
+    Usage {
+        user: secs("RemoteUserCpu"),
+        system: secs("RemoteSysCpu"),
     }
 }
 

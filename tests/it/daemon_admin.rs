@@ -401,11 +401,13 @@ fn prepare_job_status_codes_warn_hold_or_evict_and_job_exit_always_hears() {
         "prepare",
         &format!("T_HOOK_PREPARE_JOB = {}\n", prep.display()),
     );
+    let logs = user_log_dir(&node);
     let child = node.start();
     for (name, cluster, want) in [("warn", 1, 0), ("hold", 2, 150), ("evict", 3, 350)] {
         let text = format!(
             "ClusterId = {cluster}\nProcId = 0\nOwner = \"nobody\"\nCmd = \"/bin/true\"\n\
-             JobUniverse = 5\nWant = {want}\n"
+             JobUniverse = 5\nWant = {want}\nIwd = \"{logs}\"\nStarterUserLog = \"{name}.log\"\n",
+            logs = logs.display()
         );
         std::fs::write(node.dir.join("jobs").join(format!("{name}.job")), text).expect("job");
     }
@@ -443,8 +445,54 @@ fn prepare_job_status_codes_warn_hold_or_evict_and_job_exit_always_hears() {
             .is_some_and(|m| m.contains("says: code 0")))
             == 1
     );
+    // The job event logs, as HTCondor's starter writes them: the job that
+    // ran executed and terminated; the others have the starter's error.
+    let user_log = |name: &str| user_log_records(&logs.join(format!("{name}.log")));
+    let warn = user_log("warn");
+    assert_eq!(warn.len(), 2, "{warn:?}");
+    assert!(warn[0].starts_with("001 (001.000.000) "), "{warn:?}");
+    assert!(warn[0].contains(" Job executing on host: <"), "{warn:?}");
+    assert!(warn[1].starts_with("005 (001.000.000) "), "{warn:?}");
+    assert!(
+        warn[1].contains("Job terminated.\n\t(1) Normal termination (return value 0)\n"),
+        "{warn:?}"
+    );
+    for (name, cluster, code) in [("hold", 2, 150), ("evict", 3, 350)] {
+        let records = user_log(name);
+        assert_eq!(records.len(), 1, "{records:?}");
+        assert!(
+            records[0].starts_with(&format!("021 ({cluster:03}.000.000) ")),
+            "{records:?}"
+        );
+        assert!(
+            records[0].ends_with(&format!(
+                ":\n\tPREPARE_JOB (prepare) failed (reported status {code}): code {code}\n"
+            )),
+            "{records:?}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&node.dir);
     let _ = std::fs::remove_dir_all(&prep_dir);
+}
+
+/// A directory the job user (nobody) may write job event logs in.
+fn user_log_dir(node: &Node) -> PathBuf {
+    let logs = node.dir.join("userlogs");
+    std::fs::create_dir_all(&logs).expect("mkdir");
+    std::fs::set_permissions(&logs, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    logs
+}
+
+/// The records of a text job event log (each without its `...` line),
+/// after checking the file belongs to the job's user.
+fn user_log_records(path: &Path) -> Vec<String> {
+    use std::os::unix::fs::MetadataExt;
+    let meta = std::fs::metadata(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    assert_eq!(meta.uid(), NOBODY, "written as the job's user");
+    let text = std::fs::read_to_string(path).expect("user log");
+    text.split_inclusive("...\n")
+        .map(|r| r.strip_suffix("...\n").unwrap_or(r).to_string())
+        .collect()
 }
 
 #[test]
@@ -545,8 +593,18 @@ fn suspend_and_continue_stop_and_resume_the_job_process() {
         "WANT_SUSPEND = True\nCONTINUE = True\nSUSPEND = False\n",
     );
     let base = std::fs::read_to_string(&node.config).expect("config");
+    let logs = user_log_dir(&node);
     let child = node.start();
-    node.job("sleeper", 3, "300");
+    std::fs::write(
+        node.dir.join("jobs/sleeper.job"),
+        format!(
+            "ClusterId = 3\nProcId = 0\nOwner = \"nobody\"\nCmd = \"/bin/sleep\"\n\
+             Arguments = \"300\"\nJobUniverse = 5\nStarterUserLog = \"{}\"\n\
+             StarterUserLogUseXML = true\n",
+            logs.join("sleeper.xml").display()
+        ),
+    )
+    .expect("job");
     let job_pid = || {
         let o = node.roost(&[
             "status",
@@ -610,6 +668,31 @@ fn suspend_and_continue_stop_and_resume_the_job_process() {
             .as_str()
             .is_some_and(|o| o.starts_with("evict: ")),
         "{claim}"
+    );
+    // The job event log, in XML: executed, suspended (one process),
+    // unsuspended, evicted.
+    let xml = std::fs::read_to_string(logs.join("sleeper.xml")).expect("user log");
+    let types: Vec<&str> = xml
+        .lines()
+        .filter_map(|l| l.strip_prefix("    <a n=\"MyType\"><s>"))
+        .filter_map(|l| l.strip_suffix("</s></a>"))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            "ExecuteEvent",
+            "JobSuspendedEvent",
+            "JobUnsuspendedEvent",
+            "JobEvictedEvent"
+        ],
+        "{xml}"
+    );
+    assert!(xml.contains("<a n=\"NumberOfPIDs\"><i>1</i></a>"), "{xml}");
+    assert_eq!(xml.matches("<c>\n").count(), 4, "{xml}");
+    assert_eq!(
+        xml.matches("<a n=\"Cluster\"><i>3</i></a>").count(),
+        4,
+        "{xml}"
     );
     let _ = std::fs::remove_dir_all(&node.dir);
 }

@@ -20,3 +20,4 @@ mod policy_props;
 mod policy_publish;
 mod policy_simulate;
 mod tidy;
+mod userlog;

@@ -407,6 +407,11 @@ impl SlotActor {
                         .claim
                         .as_ref()
                         .map_or(0, |c| u64::try_from(c.pledged_vacate).unwrap_or(0)),
+                    cgroup_base: match config.get("BASE_CGROUP") {
+                        Ok(Some(b)) => Some(b).filter(|b| !b.trim().is_empty()),
+                        Ok(None) => Some("htcondor".to_string()),
+                        Err(_) => None,
+                    },
                 };
                 self.starter = Some(StarterActor::launch(
                     &self.shared,

@@ -49,6 +49,10 @@ pub struct Request {
     /// is killed.
     #[serde(default)]
     pub vacate_grace: u64,
+    /// `BASE_CGROUP`: the job gets its own cgroup under it where the
+    /// machine allows; `None`: process-group tracking only.
+    #[serde(default)]
+    pub cgroup_base: Option<String>,
 }
 
 /// From the daemon to a starter.

@@ -11,6 +11,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::{Gid, Pid, Uid, User};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 
+use super::cgroup::JobCgroup;
 use super::job::{JobSpec, job_spec, signal_description, under};
 use super::protocol::{Command, Report, Request};
 use super::userlog::{self, End, Event, JobId, Stamp, Usage};
@@ -458,16 +459,34 @@ impl Starter {
         if let Some(u) = &self.user {
             c.uid(u.uid).gid(u.gid);
         }
+        let cgroup = self.job_cgroup();
         let before = children_cpu();
         let started = Instant::now();
         let start_date = now();
-        let mut child = match c.spawn() {
+        let spawned = {
+            // The job starts inside its cgroup: the starter steps in for
+            // the spawn and out again when the guard goes.
+            let _inside = cgroup.as_ref().and_then(|cg| match cg.enter() {
+                Ok(g) => Some(g),
+                Err(e) => {
+                    log(&format!("cannot enter the job's cgroup: {e}"));
+                    None
+                }
+            });
+            c.spawn()
+        };
+        let mut child = match spawned {
             Ok(ch) => ch,
             Err(e) => {
+                remove_cgroup(cgroup);
                 return self
                     .not_started(&format!("cannot execute {cmd}: {e}"), "evict")
                     .await;
             }
+        };
+        let track = Tracking {
+            cgroup: cgroup.as_ref(),
+            before,
         };
         let pid = child.id().unwrap_or(0);
         log(&format!(
@@ -513,14 +532,14 @@ impl Starter {
                     };
                     match cmd {
                         Some(Command::Suspend) if !suspended => {
-                            let _ = killpg(group, Signal::SIGSTOP);
+                            track.signal(group, Signal::SIGSTOP);
                             suspended = true;
                             report(&Report::Suspended { stopped: true }).await;
-                            let pids = proc_usage(pid).map_or(0, |p| p.4);
+                            let pids = track.usage(pid).4;
                             self.user_log(&Event::Suspended { pids });
                         }
                         Some(Command::Continue) if suspended => {
-                            let _ = killpg(group, Signal::SIGCONT);
+                            track.signal(group, Signal::SIGCONT);
                             suspended = false;
                             report(&Report::Suspended { stopped: false }).await;
                             self.user_log(&Event::Unsuspended);
@@ -528,15 +547,15 @@ impl Starter {
                         Some(Command::SoftKill) => {
                             evicted = true;
                             let sig = Signal::try_from(spec.kill_sig).unwrap_or(Signal::SIGTERM);
-                            let _ = killpg(group, sig);
+                            track.signal(group, sig);
                             if suspended {
-                                let _ = killpg(group, Signal::SIGCONT);
+                                track.signal(group, Signal::SIGCONT);
                                 suspended = false;
                             }
                         }
                         Some(Command::HardKill) => {
                             evicted = true;
-                            let _ = killpg(group, Signal::SIGKILL);
+                            track.kill(group);
                         }
                         _ => {}
                     }
@@ -549,17 +568,17 @@ impl Starter {
                 } => {
                     kill_at = None;
                     log("the job did not leave in time: killing it");
-                    let _ = killpg(group, Signal::SIGKILL);
+                    track.kill(group);
                 }
                 () = tokio::time::sleep_until(next_update) => {
                     next_update += Duration::from_secs(every);
                     let state = if suspended { "Suspended" } else { "Running" };
-                    self.update_job_info(pid, state, before);
+                    self.update_job_info(pid, state, &track);
                 }
             }
         };
-        // Whatever the job left in its group goes with it.
-        hooks::kill_group(pid);
+        // Whatever the job left in its group or cgroup goes with it.
+        track.kill(group);
         let exit = match status {
             Ok(s) => hooks::exit_of(s),
             Err(_) => Exit::Code(-1),
@@ -574,7 +593,8 @@ impl Starter {
         })
         .await;
         let mut ad = self.job.clone();
-        publish_usage(&mut ad, pid, "Exited", before);
+        publish_usage(&mut ad, pid, "Exited", &track);
+        remove_cgroup(cgroup);
         match exit {
             Exit::Code(c) => {
                 ad.insert_value("ExitBySignal", Value::Bool(false));
@@ -609,6 +629,25 @@ impl Starter {
         self.job_exit(&ad, how).await;
         self.cleanup();
         0
+    }
+
+    /// The job's own cgroup, if `BASE_CGROUP` asks for one and the machine
+    /// allows it; else why not, in the starter's log.
+    fn job_cgroup(&self) -> Option<JobCgroup> {
+        let base = self.req.cgroup_base.as_deref()?;
+        let name = format!("{}.{}", self.req.slot, std::process::id());
+        match JobCgroup::create(base, &name) {
+            Ok(cg) => {
+                log(&format!("the job runs in cgroup {}", cg.path.display()));
+                Some(cg)
+            }
+            Err(e) => {
+                log(&format!(
+                    "no cgroup for the job ({e}): it is tracked by its process group"
+                ));
+                None
+            }
+        }
     }
 
     /// The execute host as the job event log names it.
@@ -688,12 +727,12 @@ impl Starter {
     }
 
     /// Runs UPDATE_JOB_INFO without waiting for it.
-    fn update_job_info(&self, pid: u32, state: &str, before: (f64, f64)) {
+    fn update_job_info(&self, pid: u32, state: &str, track: &Tracking<'_>) {
         let Some(path) = self.req.hooks.update_job_info.clone() else {
             return;
         };
         let mut ad = self.job.clone();
-        publish_usage(&mut ad, pid, state, before);
+        publish_usage(&mut ad, pid, state, track);
         let run = self.hook_run(
             &path,
             Vec::new(),
@@ -837,18 +876,80 @@ fn children_cpu() -> (f64, f64) {
     }
 }
 
-/// The usage attributes of UPDATE_JOB_INFO and JOB_EXIT: from /proc while
-/// the job runs, from the reaped children's rusage after it exited.
-fn publish_usage(ad: &mut ClassAd, pid: u32, state: &str, before: (f64, f64)) {
-    ad.insert_value("JobState", Value::from(state));
-    let (mut user, mut sys, mut image, mut rss, mut pids) = (0.0, 0.0, 0i64, 0i64, 0i64);
-    if state == "Exited" {
-        let after = children_cpu();
-        user = (after.0 - before.0).max(0.0);
-        sys = (after.1 - before.1).max(0.0);
-    } else if let Some(p) = proc_usage(pid) {
-        (user, sys, image, rss, pids) = p;
+/// How the starter follows a running job: its process group, and its
+/// cgroup when it has one.
+struct Tracking<'a> {
+    cgroup: Option<&'a JobCgroup>,
+    /// The reaped children's CPU time before the job started.
+    before: (f64, f64),
+}
+
+impl Tracking<'_> {
+    /// Sends a signal to the job's process group and every process in its
+    /// cgroup (which includes any that left the group).
+    fn signal(&self, group: Pid, sig: Signal) {
+        let _ = killpg(group, sig);
+        if let Some(cg) = self.cgroup {
+            cg.signal(sig);
+        }
     }
+
+    /// Kills the job's process group and everything in its cgroup.
+    fn kill(&self, group: Pid) {
+        let _ = killpg(group, Signal::SIGKILL);
+        if let Some(cg) = self.cgroup {
+            cg.kill_all();
+        }
+    }
+
+    /// (user s, sys s, VmSize KiB, VmRSS KiB, processes) now: the whole
+    /// cgroup's CPU time and process count when there is one, else the
+    /// job's main process and its process group.
+    fn usage(&self, pid: u32) -> (f64, f64, i64, i64, i64) {
+        let mut u = proc_usage(pid).unwrap_or_default();
+        if let Some(cg) = self.cgroup {
+            if let Some((user, sys)) = cg.cpu() {
+                (u.0, u.1) = (user, sys);
+            }
+            u.4 = i64::try_from(cg.pids().len()).unwrap_or(i64::MAX);
+        }
+        u
+    }
+
+    /// CPU time of the whole job once it has exited.
+    fn final_cpu(&self) -> (f64, f64) {
+        if let Some(cpu) = self.cgroup.and_then(JobCgroup::cpu) {
+            return cpu;
+        }
+        let after = children_cpu();
+        (
+            (after.0 - self.before.0).max(0.0),
+            (after.1 - self.before.1).max(0.0),
+        )
+    }
+}
+
+/// Removes a job's cgroup (killing what is left in it), saying so if it
+/// cannot.
+fn remove_cgroup(cgroup: Option<JobCgroup>) {
+    if let Some(cg) = cgroup
+        && let Err(e) = cg.remove()
+    {
+        log(&format!("cannot remove the job's cgroup: {e}"));
+    }
+}
+
+/// The usage attributes of UPDATE_JOB_INFO and JOB_EXIT: from /proc (and
+/// the cgroup) while the job runs, from the cgroup or the reaped
+/// children's rusage after it exited.
+fn publish_usage(ad: &mut ClassAd, pid: u32, state: &str, track: &Tracking<'_>) {
+    ad.insert_value("JobState", Value::from(state));
+    let (user, sys, image, rss, pids) = if state == "Exited" {
+        let (user, sys) = track.final_cpu();
+        (user, sys, 0, 0, 0)
+    } else {
+        track.usage(pid)
+    };
     ad.insert_value("NumPids", Value::Int(pids));
     ad.insert_value("RemoteUserCpu", Value::Real(user.floor()));
     ad.insert_value("RemoteSysCpu", Value::Real(sys.floor()));

@@ -132,6 +132,20 @@ impl Node {
     }
 
     /// `roost status -af Name State Activity`, one line per slot.
+    /// `roost vacate -fast`, then waits for JOB_EXIT `evict` and stops the
+    /// daemon.
+    pub(crate) fn vacate_fast_and_stop(&self, daemon: std::process::Child) {
+        let o = self.roost(&["vacate", "-fast"]);
+        assert!(o.status.success(), "{}", text(&o));
+        wait_for("JOB_EXIT evict", || {
+            records(&self.dir, "exit")
+                .iter()
+                .any(|r| r.starts_with("argv: evict\n"))
+        });
+        let status = stop(daemon);
+        assert!(status.success(), "daemon exit: {status}");
+    }
+
     pub(crate) fn states(&self) -> String {
         let o = self.roost(&["status", "-af", "Name", "State", "Activity"]);
         String::from_utf8_lossy(&o.stdout).into_owned()
@@ -581,7 +595,7 @@ fn reconfig_gives_running_slots_their_new_policy() {
 }
 
 /// The state letter of process `pid` (`S` sleeping, `T` stopped, …).
-fn proc_state(pid: &str) -> Option<char> {
+pub(crate) fn proc_state(pid: &str) -> Option<char> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
     stat.rsplit_once(") ")?.1.chars().next()
 }
@@ -638,15 +652,7 @@ fn suspend_and_continue_stop_and_resume_the_job_process() {
     wait_for("the process to run", || proc_state(&pid) == Some('S'));
     assert_eq!(job_pid(), pid);
 
-    let o = node.roost(&["vacate", "-fast"]);
-    assert!(o.status.success(), "{}", text(&o));
-    wait_for("JOB_EXIT evict", || {
-        records(&node.dir, "exit")
-            .iter()
-            .any(|r| r.starts_with("argv: evict\n"))
-    });
-    let status = stop(child);
-    assert!(status.success(), "daemon exit: {status}");
+    node.vacate_fast_and_stop(child);
     let ev = events(&node.dir.join("spool/roost-events"));
     assert_eq!(count(&ev, "/event/Slot/JobSuspended/at", |_| true), 1);
     assert_eq!(count(&ev, "/event/Slot/JobContinued/at", |_| true), 1);

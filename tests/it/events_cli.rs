@@ -118,6 +118,22 @@ fn list_shows_a_simulated_runs_events() {
         !diff.contains("slots.slot1.state:"),
         "Claimed at both points: {diff}"
     );
+    let diff = roost_log(&dir, &["diff", "20", "45", "--actor", "slot1", "--json"]);
+    let diff: serde_json::Value = serde_json::from_str(&diff).expect("json");
+    assert_eq!(diff["from"]["seq"], 20);
+    assert_eq!(diff["to"]["seq"], 45);
+    let change = |path: &str| {
+        diff["changes"]
+            .as_array()
+            .and_then(|c| c.iter().find(|c| c["path"] == path))
+            .cloned()
+    };
+    let id = change("slots.slot1.claim.id").expect("the claim id changed");
+    assert_eq!(
+        (id["before"].clone(), id["after"].clone()),
+        (1.into(), 2.into())
+    );
+    assert!(change("slots.slot1.state").is_none());
 
     // The audit trail: three claims, in the order they were made.
     let claims = roost_log(&dir, &["claims", "--json"]);
@@ -127,6 +143,12 @@ fn list_shows_a_simulated_runs_events() {
         .collect();
     assert_eq!(owners, ["\"bob\"", "\"dave\"", "\"carol\""]);
     assert!(roost_log(&dir, &["verify"]).starts_with("ok: "));
+    let verified: serde_json::Value =
+        serde_json::from_str(&roost_log(&dir, &["verify", "--json"])).expect("json");
+    assert_eq!(verified["ok"], true, "{verified}");
+    assert_eq!(verified["first"], 1, "{verified}");
+    assert_eq!(verified["events"], verified["last"], "{verified}");
+    assert_eq!(verified["problems"], serde_json::json!([]), "{verified}");
 
     let nowhere = dir.join("no-log-here");
     let missing = Command::new(env!("CARGO_BIN_EXE_roost-log"))
@@ -212,6 +234,15 @@ fn verify_finds_damage_list_reads_past_it_and_repair_sets_it_aside() {
         index.insert(k99, &[][..]).expect("insert");
         db.flush().expect("flush");
     }
+    let (ok, out, _) = roost_log_status(&dir, &["verify", "--json"]);
+    assert!(!ok, "verify fails on damage");
+    let verified: serde_json::Value = serde_json::from_str(&out).expect("json");
+    assert_eq!(verified["ok"], false, "{verified}");
+    assert_eq!(
+        verified["problems"].as_array().map(Vec::len),
+        Some(3),
+        "{verified}"
+    );
     let (ok, out, _) = roost_log_status(&dir, &["verify"]);
     assert!(!ok, "verify fails on damage");
     assert!(out.contains("record 4 cannot be decoded"), "{out}");
@@ -239,6 +270,13 @@ fn verify_finds_damage_list_reads_past_it_and_repair_sets_it_aside() {
     );
     assert!(fixed.contains("1 missing index entries added"), "{fixed}");
     assert!(roost_log(&dir, &["verify"]).starts_with("ok: "));
+    let again: serde_json::Value =
+        serde_json::from_str(&roost_log(&dir, &["repair", "--json"])).expect("json");
+    assert_eq!(
+        again,
+        serde_json::json!({"repaired": false, "actions": []}),
+        "nothing left to repair"
+    );
     let (ok, out, _) = roost_log_status(&dir, &["list", "--actor", "slot1"]);
     assert!(
         ok && out.lines().count() == 4,

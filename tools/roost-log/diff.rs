@@ -1,12 +1,38 @@
 //! `roost-log diff`: the fields that differ between two replayed states,
-//! one line each, as `path: before -> after`.
+//! one line each, as `path: before -> after` (or as JSON objects).
 
 use roost::events::Replay;
 use serde_json::Value;
 
+/// One field that differs.
+#[derive(Debug, serde::Serialize)]
+pub struct Change {
+    /// Where, `slots.slot1.claim.id`.
+    pub path: String,
+    /// Its value at the first point (`None`: it did not exist).
+    pub before: Option<Value>,
+    /// Its value at the second point (`None`: it no longer exists).
+    pub after: Option<Value>,
+}
+
+impl std::fmt::Display for Change {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let short = |v: &Value| match v {
+            Value::Object(_) => "{…}".to_string(),
+            other => show(other),
+        };
+        match (&self.before, &self.after) {
+            (Some(a), None) => write!(f, "{}: gone (was {})", self.path, show(a)),
+            (None, Some(b)) => write!(f, "{}: new: {}", self.path, show(b)),
+            (Some(a), Some(b)) => write!(f, "{}: {} -> {}", self.path, short(a), short(b)),
+            (None, None) => write!(f, "{}: unchanged", self.path),
+        }
+    }
+}
+
 /// The differences from `a` to `b` (slots, starters, hooks; not the
 /// position in the log itself).
-pub fn changes(a: &Replay, b: &Replay) -> Vec<String> {
+pub fn changes(a: &Replay, b: &Replay) -> Vec<Change> {
     let view = |r: &Replay| {
         serde_json::json!({
             "slots": r.slots,
@@ -28,7 +54,7 @@ fn show(v: &Value) -> String {
     }
 }
 
-fn walk(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
+fn walk(path: &str, a: &Value, b: &Value, out: &mut Vec<Change>) {
     let join = |k: &str| {
         if path.is_empty() {
             k.to_string()
@@ -36,23 +62,26 @@ fn walk(path: &str, a: &Value, b: &Value, out: &mut Vec<String>) {
             format!("{path}.{k}")
         }
     };
+    let change = |path: String, before: Option<&Value>, after: Option<&Value>| Change {
+        path,
+        before: before.cloned(),
+        after: after.cloned(),
+    };
     match (a, b) {
         (Value::Object(x), Value::Object(y)) => {
             for (k, va) in x {
                 match y.get(k) {
                     Some(vb) => walk(&join(k), va, vb, out),
-                    None => out.push(format!("{}: gone (was {})", join(k), show(va))),
+                    None => out.push(change(join(k), Some(va), None)),
                 }
             }
             for (k, vb) in y {
                 if !x.contains_key(k) {
-                    out.push(format!("{}: new: {}", join(k), show(vb)));
+                    out.push(change(join(k), None, Some(vb)));
                 }
             }
         }
         (x, y) if x == y => {}
-        (Value::Object(_), y) => out.push(format!("{path}: {{…}} -> {}", show(y))),
-        (x, Value::Object(_)) => out.push(format!("{path}: {} -> {{…}}", show(x))),
-        (x, y) => out.push(format!("{path}: {} -> {}", show(x), show(y))),
+        (x, y) => out.push(change(path.to_string(), Some(x), Some(y))),
     }
 }

@@ -110,6 +110,9 @@ enum Command {
         /// Only this slot.
         #[arg(long)]
         actor: Option<String>,
+        /// One JSON object: the two points and every change.
+        #[arg(long)]
+        json: bool,
     },
     /// An interactive view: the slots' timeline, the events, the selected
     /// event, why it happened and its slot's state after it.
@@ -132,10 +135,18 @@ enum Command {
     },
     /// Check every record decodes, numbers are contiguous and the per-actor
     /// index matches the log. Exit status 1 when something is wrong.
-    Verify,
+    Verify {
+        /// One JSON object: ok, the events' range, every problem.
+        #[arg(long)]
+        json: bool,
+    },
     /// Set records that do not decode aside (tree `quarantine`, kept) and
     /// rebuild the per-actor index. The daemon must be stopped.
-    Repair,
+    Repair {
+        /// One JSON object: what was done.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 fn summary(e: &Event) -> String {
@@ -242,8 +253,8 @@ fn main() -> ExitCode {
 
 fn run(cli: &Cli) -> Result<ExitCode, String> {
     let dir = log_dir(cli)?;
-    if let Command::Repair = cli.command {
-        return repair(&dir);
+    if let Command::Repair { json } = cli.command {
+        return repair(&dir, json);
     }
     let source = Source::open(&dir)?;
     let stdout = std::io::stdout();
@@ -325,7 +336,7 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
             let _ = writeln!(out, "{text}");
             Ok(ExitCode::SUCCESS)
         }
-        Command::Diff { a, b, actor } => {
+        Command::Diff { a, b, actor, json } => {
             let (a, b) = (At::parse(a, now)?, At::parse(b, now)?);
             let mut replay = Replay::default();
             let mut items = source.read(1, None).peekable();
@@ -342,6 +353,17 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
                 ));
             }
             let changes = diff::changes(&before, &after);
+            if *json {
+                let point =
+                    |r: &Replay| serde_json::json!({"seq": r.last_seq, "time": r.last_time});
+                let doc = serde_json::json!({
+                    "from": point(&before),
+                    "to": point(&after),
+                    "changes": changes,
+                });
+                let _ = writeln!(out, "{doc}");
+                return Ok(ExitCode::SUCCESS);
+            }
             let _ = writeln!(
                 out,
                 "from record {} ({}) to record {} ({}): {} change(s)",
@@ -413,20 +435,35 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
                 ExitCode::SUCCESS
             })
         }
-        Command::Verify => {
+        Command::Verify { json } => {
             let problems = match &source {
                 Source::Local(s) => s.verify(),
                 Source::Remote(_) => verify_stream(&source),
             };
+            let first = match &source {
+                Source::Local(s) => s.reader().first_seq().max(1),
+                Source::Remote(_) => 1,
+            };
+            let last = source.last_seq();
+            if *json {
+                let doc = serde_json::json!({
+                    "ok": problems.is_empty(),
+                    "first": first,
+                    "last": last,
+                    "events": (last + 1).saturating_sub(first),
+                    "problems": problems.iter().map(ToString::to_string).collect::<Vec<_>>(),
+                });
+                let _ = writeln!(out, "{doc}");
+                return Ok(if problems.is_empty() {
+                    ExitCode::SUCCESS
+                } else {
+                    ExitCode::from(1)
+                });
+            }
             for p in &problems {
                 let _ = writeln!(out, "{p}");
             }
             if problems.is_empty() {
-                let first = match &source {
-                    Source::Local(s) => s.reader().first_seq().max(1),
-                    Source::Remote(_) => 1,
-                };
-                let last = source.last_seq();
                 if first > 1 {
                     let _ = writeln!(
                         out,
@@ -462,7 +499,7 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
             tui::run(base, events.into()).map_err(|e| format!("terminal: {e}"))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Repair => Ok(ExitCode::SUCCESS),
+        Command::Repair { .. } => Ok(ExitCode::SUCCESS),
     }
 }
 
@@ -545,12 +582,20 @@ fn verify_stream(source: &Source) -> Vec<String> {
     problems
 }
 
-fn repair(dir: &std::path::Path) -> Result<ExitCode, String> {
+fn repair(dir: &std::path::Path, json: bool) -> Result<ExitCode, String> {
     if !dir.join("db").is_file() {
         return Err(format!("{}: no event log here", dir.display()));
     }
     let mut store = SledStore::open(dir).map_err(|e| e.to_string())?;
     let report = store.repair().map_err(|e| e.to_string())?;
+    if json {
+        let doc = serde_json::json!({
+            "repaired": !report.is_empty(),
+            "actions": report.iter().map(ToString::to_string).collect::<Vec<_>>(),
+        });
+        println!("{doc}");
+        return Ok(ExitCode::SUCCESS);
+    }
     for line in &report {
         println!("{line}");
     }

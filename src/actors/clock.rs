@@ -1,8 +1,7 @@
 //! Time for the actors: wall-clock seconds come from a [`Clock`], so tests
-//! can run the actor system on a clock they move themselves.
+//! can run the actor system on virtual time ([`RuntimeClock`] on a paused
+//! runtime).
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// A source of "now" in seconds since the epoch.
@@ -23,24 +22,31 @@ impl Clock for SystemClock {
     }
 }
 
-/// A clock that only moves when told to.
-#[derive(Clone, Debug, Default)]
-pub struct ManualClock(Arc<AtomicI64>);
+/// The clock of the async runtime the actors run on: `base` seconds when
+/// made, then moving as the runtime's timers move. On a runtime whose time
+/// is paused (tokio's `test-util`), that is virtual time: timers fire as
+/// soon as nothing else is ready and "now" jumps to them, so hours of
+/// policy run in milliseconds, with every decision and every event-log
+/// time stamp at the virtual time it would have had.
+#[derive(Clone, Copy, Debug)]
+pub struct RuntimeClock {
+    base: i64,
+    start: tokio::time::Instant,
+}
 
-impl ManualClock {
-    /// A clock showing `t`.
-    pub fn at(t: i64) -> ManualClock {
-        ManualClock(Arc::new(AtomicI64::new(t)))
-    }
-
-    /// Moves it forward by `secs`.
-    pub fn advance(&self, secs: i64) {
-        self.0.fetch_add(secs, Ordering::SeqCst);
+impl RuntimeClock {
+    /// A clock showing `base` now (call it inside the runtime).
+    pub fn starting_at(base: i64) -> RuntimeClock {
+        RuntimeClock {
+            base,
+            start: tokio::time::Instant::now(),
+        }
     }
 }
 
-impl Clock for ManualClock {
+impl Clock for RuntimeClock {
     fn now(&self) -> i64 {
-        self.0.load(Ordering::SeqCst)
+        let elapsed = i64::try_from(self.start.elapsed().as_secs()).unwrap_or(i64::MAX);
+        self.base.saturating_add(elapsed)
     }
 }

@@ -6,7 +6,7 @@ mod config_cmd;
 mod log_writer;
 mod policy_cmd;
 mod quickstart;
-mod startd_cmd;
+pub mod startd_cmd;
 pub mod sysconfig;
 pub mod sysenv;
 

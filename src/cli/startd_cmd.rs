@@ -201,6 +201,133 @@ fn reconcile_last_run(store: &mut SledStore, now: i64) -> Result<Replay> {
     Ok(last)
 }
 
+/// What `roost startd` opens and works out before its actors start: the
+/// event log (the last run reconciled), the machine and its slots.
+pub struct Prepared {
+    committer: GroupCommitter<SledStore>,
+    appender: crate::events::Appender,
+    /// Reads the log while the daemon writes it (for the admin socket).
+    pub reader: crate::events::SledReader,
+    lost: Vec<crate::events::LostClaim>,
+    first_id: u64,
+    slots: Vec<(
+        crate::policy::slot::Slot,
+        crate::policy::layout::SlotSpec,
+        Policy,
+        StartdAttrs,
+    )>,
+    dirs: Dirs,
+    host: String,
+    hooks: HookSettings,
+    machine: crate::policy::layout::Machine,
+    detected: (u32, i64),
+    /// The `roost` executable, run as each job's starter.
+    pub starter_exe: PathBuf,
+}
+
+impl Prepared {
+    /// Opens the event log under `$(SPOOL)`, reconciles what the last run
+    /// left open (at time `now`), detects the machine and lays out the
+    /// slots, as `config` says.
+    pub fn open(config: &Config, dirs: Dirs, now: i64) -> Result<Prepared> {
+        let events_dir = dirs.spool.join("roost-events");
+        let mut store = SledStore::open(&events_dir).map_err(|e| anyhow!("event log: {e}"))?;
+        let last = reconcile_last_run(&mut store, now)?;
+        let lost = last.lost_claims();
+        let first_id = store.next_seq();
+        let reader = store.reader();
+        let checkpoints =
+            Checkpointer::new(Replay::from_last_start(&store), checkpoint_every(config))
+                .with_retention(retention(config, &events_dir));
+        let (committer, appender) = GroupCommitter::start_with(store, Some(checkpoints));
+
+        let inputs = detect(&dirs.execute);
+        let m = machine(config, &inputs).map_err(|e| anyhow!("machine resources: {e}"))?;
+        let specs = layout(config, &m).map_err(|e| anyhow!("slot layout: {e}"))?;
+        let host = config
+            .get("FULL_HOSTNAME")
+            .ok()
+            .flatten()
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "localhost".into());
+        let mut slots = Vec::new();
+        for spec in specs {
+            let id = format!("slot{}", spec.id);
+            let policy = Policy::from_config(config, &id, spec.type_id)
+                .map_err(|e| anyhow!("policy of {id}: {e}"))?;
+            let attrs = StartdAttrs::from_config(config, &id).map_err(|e| anyhow!("{id}: {e}"))?;
+            let mut slot = spec.new_slot(&m, &host, now);
+            slot.next_claim = last.next_claim(&id);
+            slots.push((slot, spec, policy, attrs));
+        }
+        let hooks = HookSettings {
+            user: hook_user(config),
+            env: std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
+                .collect(),
+            stdout_limit: config
+                .int("PIPE_BUFFER_MAX")
+                .ok()
+                .flatten()
+                .and_then(|v| usize::try_from(v).ok())
+                .unwrap_or(crate::hooks::DEFAULT_STDOUT_LIMIT),
+        };
+        if nix::unistd::Uid::effective().is_root() && hooks.user.is_none() {
+            warn!(
+                message = "Running as root without a condor user or CONDOR_IDS: startd hooks run as root."
+            );
+        }
+        let starter_exe = std::env::current_exe().context("cannot find the roost executable")?;
+        info!(message = "Starting.", host = %host, slots = slots.len(), log = %events_dir.display());
+        Ok(Prepared {
+            committer,
+            appender,
+            reader,
+            lost,
+            first_id,
+            slots,
+            dirs,
+            host,
+            hooks,
+            machine: m,
+            detected: (inputs.cpus, inputs.memory_mb),
+            starter_exe,
+        })
+    }
+
+    /// Starts the actors (inside a running actix system) on `clock`:
+    /// the shared state, the supervisor and, through it, the slots. The
+    /// log's writer ends once the returned committer is finished and every
+    /// appender is gone.
+    pub fn start(
+        self,
+        config: Config,
+        clock: Arc<dyn Clock>,
+        reload: crate::actors::node::Reload,
+    ) -> (
+        std::rc::Rc<Shared>,
+        Addr<NodeActor>,
+        GroupCommitter<SledStore>,
+    ) {
+        let shared = std::rc::Rc::new(Shared::new(
+            std::rc::Rc::new(config),
+            self.appender,
+            clock,
+            self.dirs,
+            self.host,
+            self.hooks,
+            self.machine,
+            self.detected,
+            self.starter_exe,
+            self.first_id,
+        ));
+        let node = NodeActor::new(std::rc::Rc::clone(&shared), self.slots, reload)
+            .with_lost(self.lost)
+            .start();
+        (shared, node, self.committer)
+    }
+}
+
 /// Runs `roost startd`.
 pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     let root = match &cmd.quickstart {
@@ -229,93 +356,29 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     let listener = crate::actors::admin::bind(&socket).map_err(|e| anyhow!("admin socket: {e}"))?;
 
     let events_dir = dirs.spool.join("roost-events");
-    let mut store = SledStore::open(&events_dir).map_err(|e| anyhow!("event log: {e}"))?;
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-    let now = clock.now();
-    let last = reconcile_last_run(&mut store, now)?;
-    let lost = last.lost_claims();
-    let first_id = store.next_seq();
-    let reader = store.reader();
-    let checkpoints = Checkpointer::new(Replay::from_last_start(&store), checkpoint_every(&config))
-        .with_retention(retention(&config, &events_dir));
-    let (committer, appender) = GroupCommitter::start_with(store, Some(checkpoints));
+    let prepared = Prepared::open(&config, dirs, clock.now())?;
     // Tells `roost-log` where to read the log while this daemon holds it.
     let pointer = events_dir.join(crate::events::DAEMON_SOCKET_FILE);
     if let Err(e) = std::fs::write(&pointer, socket.as_os_str().as_encoded_bytes()) {
         warn!(message = "Cannot write the admin socket's path beside the event log.",
             file = %pointer.display(), error = %e);
     }
-
-    let inputs = detect(&dirs.execute);
-    let m = machine(&config, &inputs).map_err(|e| anyhow!("machine resources: {e}"))?;
-    let specs = layout(&config, &m).map_err(|e| anyhow!("slot layout: {e}"))?;
-    let host = config
-        .get("FULL_HOSTNAME")
-        .ok()
-        .flatten()
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "localhost".into());
-    let mut slots = Vec::new();
-    for spec in specs {
-        let id = format!("slot{}", spec.id);
-        let policy = Policy::from_config(&config, &id, spec.type_id)
-            .map_err(|e| anyhow!("policy of {id}: {e}"))?;
-        let attrs = StartdAttrs::from_config(&config, &id).map_err(|e| anyhow!("{id}: {e}"))?;
-        let mut slot = spec.new_slot(&m, &host, now);
-        slot.next_claim = last.next_claim(&id);
-        slots.push((slot, spec, policy, attrs));
-    }
-    let hooks = HookSettings {
-        user: hook_user(&config),
-        env: std::env::vars_os()
-            .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-            .collect(),
-        stdout_limit: config
-            .int("PIPE_BUFFER_MAX")
-            .ok()
-            .flatten()
-            .and_then(|v| usize::try_from(v).ok())
-            .unwrap_or(crate::hooks::DEFAULT_STDOUT_LIMIT),
-    };
-    if nix::unistd::Uid::effective().is_root() && hooks.user.is_none() {
-        warn!(
-            message =
-                "Running as root without a condor user or CONDOR_IDS: startd hooks run as root."
-        );
-    }
-    let starter_exe = std::env::current_exe().context("cannot find the roost executable")?;
-    let own_exe = starter_exe.clone();
-    let detected = (inputs.cpus, inputs.memory_mb);
+    let own_exe = prepared.starter_exe.clone();
     let config_root = root.clone();
-    info!(message = "Starting.", host = %host, slots = slots.len(), log = %events_dir.display());
 
     let sys = System::new();
-    let result: Result<std::rc::Rc<Shared>> = sys.block_on(async {
-        let shared = std::rc::Rc::new(Shared::new(
-            std::rc::Rc::new(config),
-            appender,
-            clock,
-            dirs,
-            host,
-            hooks,
-            m,
-            detected,
-            starter_exe,
-            first_id,
-        ));
+    let (shared, committer) = sys.block_on(async {
         let reload_root = config_root.clone();
         let reload = Box::new(move || {
             load_startd_config(reload_root.as_deref()).map_err(|e| format!("{e:#}"))
         });
-        let restart = std::rc::Rc::clone(&shared);
-        let node = NodeActor::new(shared, slots, reload)
-            .with_lost(lost)
-            .start();
+        let reader = prepared.reader.clone();
+        let (shared, node, committer) = prepared.start(config, clock, reload);
         actix::spawn(crate::actors::admin::serve(listener, node.clone(), reader));
         actix::spawn(signals(node));
-        Ok(restart)
+        (shared, committer)
     });
-    let shared = result?;
     sys.run().context("actor system")?;
     // The log's writer ends once every appender is gone.
     let restart = shared.restart.get();

@@ -1,5 +1,6 @@
 //! Roost's integration tests: one binary, one module per area.
 
+mod actors_virtual;
 mod classad_cli;
 mod classad_limits;
 mod classad_oracle;

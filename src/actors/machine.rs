@@ -96,3 +96,44 @@ pub fn machine_ad(now: i64) -> ClassAd {
     );
     ad
 }
+
+/// Roost's benchmarks: (`Mips`, `KFlops`) of one core, each from a loop
+/// run for about `each` (an integer mix for MIPS, a chain of
+/// floating-point multiply-adds for KFLOPS). Not HTCondor's Dhrystone and
+/// Linpack: values compare Roost nodes with each other, on about the same
+/// scale. Blocks the calling thread for about twice `each`.
+pub fn benchmark(each: std::time::Duration) -> (i64, i64) {
+    use std::hint::black_box;
+    use std::time::Instant;
+    const ROUND: u64 = 100_000;
+    let start = Instant::now();
+    let (mut x, mut rounds) = (black_box(0x9e37_79b9_u64), 0u64);
+    while start.elapsed() < each {
+        for i in 0..ROUND {
+            // Four integer operations per iteration.
+            x = (x ^ i).wrapping_mul(0x100_0000_01b3).rotate_left(7) + 1;
+        }
+        rounds += 1;
+    }
+    black_box(x);
+    let int_secs = start.elapsed().as_secs_f64().max(1e-9);
+    let start = Instant::now();
+    let (mut y, mut frounds) = (black_box(1.000_000_1_f64), 0u64);
+    while start.elapsed() < each {
+        for _ in 0..ROUND {
+            // Two floating-point operations per iteration.
+            y = y * 0.999_999_9 + 1e-7;
+        }
+        frounds += 1;
+    }
+    black_box(y);
+    let float_secs = start.elapsed().as_secs_f64().max(1e-9);
+    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+    let rate = |rounds: u64, ops: f64, secs: f64, unit: f64| {
+        ((rounds * ROUND) as f64 * ops / secs / unit) as i64
+    };
+    (
+        rate(rounds, 4.0, int_secs, 1e6),
+        rate(frounds, 2.0, float_secs, 1e3),
+    )
+}

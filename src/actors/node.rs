@@ -14,7 +14,7 @@ use super::machine::machine_ad;
 use super::shared::Shared;
 use super::slot::{NewPolicy, PublicAd, SlotActor, SlotInput, idle};
 use crate::admin::Response;
-use crate::classad::{ClassAd, parse_ad};
+use crate::classad::{ClassAd, Value, parse_ad};
 use crate::config::Config;
 use crate::events::{DaemonEvent, Event, LostClaim};
 use crate::policy::engine::{Drain, DrainHow, Input, OnCompletion, Policy, drain_check};
@@ -97,6 +97,23 @@ pub enum Control {
     Status,
 }
 
+/// A slot entered Unclaimed/Benchmarking: run the benchmarks (once for
+/// every slot asking while they run) and tell it when they are done.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct RunBenchmarks(pub Addr<SlotActor>);
+
+/// The benchmarks' results, from their thread.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct BenchmarksMeasured {
+    mips: i64,
+    kflops: i64,
+}
+
+/// How long each benchmark loop runs.
+const BENCHMARK_TIME: Duration = Duration::from_millis(250);
+
 /// Re-reads the configuration the daemon was started with.
 pub type Reload = Box<dyn Fn() -> Result<Config, String>>;
 
@@ -110,6 +127,10 @@ pub struct NodeActor {
     lost: Vec<LostClaim>,
     /// Each slot's type (`SLOT_TYPE_<N>`), to rebuild its policy.
     types: BTreeMap<String, u32>,
+    /// Slots waiting for the benchmarks now running.
+    benchmarking: Vec<Addr<SlotActor>>,
+    /// The last benchmarks: `Mips`, `KFlops`, `LastBenchmark`.
+    benchmarks: Option<(i64, i64, i64)>,
 }
 
 impl NodeActor {
@@ -128,6 +149,8 @@ impl NodeActor {
             reload,
             lost: Vec::new(),
             types: BTreeMap::new(),
+            benchmarking: Vec::new(),
+            benchmarks: None,
         }
     }
 
@@ -140,7 +163,16 @@ impl NodeActor {
     }
 
     fn refresh_machine(&self) {
-        *self.shared.machine_ad.borrow_mut() = machine_ad(self.shared.clock.now());
+        let mut ad = machine_ad(self.shared.clock.now());
+        // 0 until the benchmarks have run, so that HTCondor's default
+        // `RunBenchmarks = LastBenchmark == 0` runs them once at start.
+        let (mips, kflops, last) = self.benchmarks.unwrap_or((0, 0, 0));
+        ad.insert_value("LastBenchmark", Value::Int(last));
+        if last != 0 {
+            ad.insert_value("Mips", Value::Int(mips));
+            ad.insert_value("KFlops", Value::Int(kflops));
+        }
+        *self.shared.machine_ad.borrow_mut() = ad;
     }
 
     fn record(&self, e: DaemonEvent) {
@@ -412,6 +444,41 @@ impl Actor for NodeActor {
             .unwrap_or(300)
             .clamp(1, 300);
         ctx.run_interval(Duration::from_secs(every), |act, _| act.refresh_machine());
+    }
+}
+
+impl Handler<RunBenchmarks> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, RunBenchmarks(slot): RunBenchmarks, ctx: &mut Context<Self>) {
+        self.benchmarking.push(slot);
+        if self.benchmarking.len() > 1 {
+            return;
+        }
+        info!(message = "Running benchmarks.");
+        let node = ctx.address();
+        std::thread::spawn(move || {
+            let (mips, kflops) = super::machine::benchmark(BENCHMARK_TIME);
+            node.do_send(BenchmarksMeasured { mips, kflops });
+        });
+    }
+}
+
+impl Handler<BenchmarksMeasured> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, m: BenchmarksMeasured, _: &mut Context<Self>) {
+        let now = self.shared.clock.now();
+        info!(
+            message = "Benchmarks done.",
+            mips = m.mips,
+            kflops = m.kflops
+        );
+        self.benchmarks = Some((m.mips, m.kflops, now));
+        self.refresh_machine();
+        for slot in self.benchmarking.drain(..) {
+            slot.do_send(SlotInput(Input::BenchmarksDone));
+        }
     }
 }
 

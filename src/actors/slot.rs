@@ -422,6 +422,7 @@ impl SlotActor {
                     req,
                 ));
             }
+            Effect::RunBenchmarks => self.node.do_send(super::node::RunBenchmarks(ctx.address())),
             Effect::Suspend => self.tell(StarterCmd::Send(Command::Suspend)),
             Effect::Continue => self.tell(StarterCmd::Send(Command::Continue)),
             Effect::SoftKill => self.tell(StarterCmd::Send(Command::SoftKill)),

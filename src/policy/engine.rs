@@ -33,6 +33,7 @@ pub const POLICY_KNOBS: &[&str] = &[
     "CLAIM_WORKLIFE",
     "FetchWorkDelay",
     "HIBERNATE",
+    "RunBenchmarks",
 ];
 
 /// HTCondor's value when a knob is not configured at all.
@@ -210,6 +211,9 @@ pub enum Input {
     FetchedJob(String),
     /// FETCH_WORK failed (malformed output, timeout): no state change.
     FetchFailed,
+    /// The benchmarks [`Effect::RunBenchmarks`] asked for have finished
+    /// (the machine ad now has `LastBenchmark`, `Mips`, `KFlops`).
+    BenchmarksDone,
     /// The starter exited.
     StarterExited,
     /// `condor_vacate` for this slot: the job retires (its retirement
@@ -265,6 +269,9 @@ pub enum Effect {
         /// Whether the claim was granted.
         accept: bool,
     },
+    /// Run the benchmarks (the machine's `Mips` and `KFlops`); answer
+    /// with [`Input::BenchmarksDone`].
+    RunBenchmarks,
     /// Run EVICT_CLAIM for a fetch claim that ended.
     EvictClaim {
         /// The job ad.
@@ -894,6 +901,8 @@ impl<'c, 'a> Work<'c, 'a> {
                 }
                 _ => {}
             },
+            // Benchmarks run to their end (transition 4 on BenchmarksDone).
+            State::Unclaimed if act == Activity::Benchmarking => return false,
             State::Owner
                 if (self.knob("IS_OWNER", false) == Some(false)
                     || self.knob("IS_OWNER", false).is_none()) =>
@@ -903,6 +912,16 @@ impl<'c, 'a> Work<'c, 'a> {
             }
             State::Unclaimed if self.knob("IS_OWNER", false) == Some(true) => {
                 self.change(State::Owner, Activity::Idle, 2, "IS_OWNER");
+                return true;
+            }
+            // Not while FETCH_WORK runs: its job must find the slot Idle.
+            State::Unclaimed
+                if act == Activity::Idle
+                    && !self.s.fetching
+                    && self.knob("RunBenchmarks", false) == Some(true) =>
+            {
+                self.change(State::Unclaimed, Activity::Benchmarking, 3, "RunBenchmarks");
+                self.effect(Effect::RunBenchmarks);
                 return true;
             }
             State::Claimed => return self.step_claimed(act),
@@ -1078,7 +1097,8 @@ impl<'c, 'a> Work<'c, 'a> {
             return;
         }
         let ok_state = match self.s.state {
-            State::Owner | State::Unclaimed | State::Drained => true,
+            State::Owner | State::Drained => true,
+            State::Unclaimed => self.s.activity != Activity::Benchmarking,
             State::Claimed => self.s.activity != Activity::Suspended,
             State::Backfill => self.s.activity != Activity::Killing,
             _ => false,
@@ -1394,6 +1414,13 @@ pub fn decide(slot: &Slot, ctx: &Ctx<'_>, input: &Input) -> Decision {
             w.emit(SlotEvent::FetchCompleted { at: ctx.now });
             w.offered_job(text, true);
             w.settle();
+        }
+        Input::BenchmarksDone => {
+            if w.s.state == State::Unclaimed && w.s.activity == Activity::Benchmarking {
+                w.change(State::Unclaimed, Activity::Idle, 4, "benchmarks finished");
+                w.settle();
+                w.try_fetch();
+            }
         }
         Input::StarterExited => {
             if w.s.starter {

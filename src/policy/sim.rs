@@ -249,6 +249,8 @@ enum Due {
     Exit(usize, u64),
     /// Time to check HIBERNATE on every slot.
     Hibernate,
+    /// A slot's benchmarks end.
+    Benchmarked(usize),
 }
 
 /// The decision context of one simulated slot.
@@ -370,7 +372,7 @@ pub fn simulate_with(
         if t > sc.duration {
             break;
         }
-        let machine_ad = machine_ad(&attrs, t);
+        let mut machine_ad = machine_ad(&attrs, t);
         let mut inputs: Vec<(usize, Input)> = Vec::new();
         match due {
             Due::Scenario(i) => match &sc.events[i].1 {
@@ -453,6 +455,14 @@ pub fn simulate_with(
                 }
                 push(&mut queue, t + hibernate_every, Due::Hibernate);
             }
+            Due::Benchmarked(i) => {
+                // The benchmarks leave their time stamp in the machine ad,
+                // as the daemon's do (Mips and KFlops are machine inputs).
+                attrs.retain(|(n, _, _)| !n.eq_ignore_ascii_case("LastBenchmark"));
+                attrs.push(("LastBenchmark".into(), Value::Int(t), t));
+                machine_ad = self::machine_ad(&attrs, t);
+                inputs.push((i, Input::BenchmarksDone));
+            }
             Due::Exit(i, claim) => {
                 let s = &slots[i].slot;
                 if !slots[i].gone && s.starter && s.claim.as_ref().is_some_and(|c| c.id == claim) {
@@ -477,6 +487,7 @@ pub fn simulate_with(
             touched.insert(i);
             let mut born: Vec<(String, SlotEvent)> = Vec::new();
             let mut exits: Vec<(i64, usize, u64)> = Vec::new();
+            let mut bench: Vec<(i64, usize)> = Vec::new();
             let s = &mut slots[i];
             let ctx = sim_ctx(s, &machine_ad, t, drain.as_ref());
             let d = decide(&s.slot, &ctx, &input);
@@ -588,10 +599,25 @@ pub fn simulate_with(
                     Effect::EvictClaim { .. } => {
                         emit(json!({"t": t, "slot": name, "effect": "evict_claim"}))
                     }
+                    Effect::RunBenchmarks => {
+                        emit(json!({"t": t, "slot": name, "effect": "benchmark"}));
+                        // They take `SimBenchmarkTime` seconds (a machine
+                        // input; default 1).
+                        let took = match machine_ad
+                            .eval_attr("SimBenchmarkTime", &crate::classad::FixedEnv::new(t))
+                        {
+                            Value::Int(n) => n.max(0),
+                            _ => 1,
+                        };
+                        bench.push((t + took, i));
+                    }
                 }
             }
             for (at, slot, claim) in exits {
                 push(&mut queue, at, Due::Exit(slot, claim));
+            }
+            for (at, slot) in bench.drain(..) {
+                push(&mut queue, at, Due::Benchmarked(slot));
             }
             for (owner, e) in born {
                 match e {

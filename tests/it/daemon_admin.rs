@@ -791,3 +791,54 @@ fn a_partitionable_slot_fills_up_then_takes_the_next_job_when_room_returns() {
     assert_eq!(claims.len(), 3, "{claims:?}");
     let _ = std::fs::remove_dir_all(&node.dir);
 }
+
+#[test]
+fn benchmarks_run_once_at_start_for_every_slot_and_publish_mips_and_kflops() {
+    // HTCondor's default RunBenchmarks (the setup turns it off).
+    let node = Node::setup("bench", "RunBenchmarks = LastBenchmark == 0\n");
+    let child = node.start();
+    let published = || {
+        let o = node.roost(&[
+            "status",
+            "-af",
+            "LastBenchmark",
+            "Mips",
+            "KFlops",
+            "Activity",
+        ]);
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    wait_for("benchmarks in both slot ads", || {
+        let p = published();
+        p.lines().count() == 2
+            && p.lines()
+                .all(|l| !l.starts_with("0 ") && l.ends_with(" Idle"))
+    });
+    for line in published().lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        let n = |i: usize| f.get(i).and_then(|v| v.parse::<i64>().ok()).unwrap_or(0);
+        assert!(n(0) > 1_000_000_000, "LastBenchmark is a time: {line}");
+        assert!(n(1) > 0 && n(2) > 0, "Mips and KFlops measured: {line}");
+    }
+    let status = stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+    let ev = events(&node.dir.join("spool/roost-events"));
+    for (transition, activity) in [(3, "Benchmarking"), (4, "Idle")] {
+        let slots: Vec<&str> = ev
+            .iter()
+            .filter(|e| {
+                e.pointer("/event/Slot/ActivityChanged/transition") == Some(&transition.into())
+                    && e.pointer("/event/Slot/ActivityChanged/activity") == Some(&activity.into())
+            })
+            .filter_map(|e| e["actor"].as_str())
+            .collect();
+        assert_eq!(slots, ["slot1", "slot2"], "transition {transition}");
+    }
+    let log = std::fs::read_to_string(node.dir.join("log/StartLog")).unwrap_or_default();
+    assert_eq!(
+        log.matches("Running benchmarks.").count(),
+        1,
+        "one run for both slots: {log}"
+    );
+    let _ = std::fs::remove_dir_all(&node.dir);
+}

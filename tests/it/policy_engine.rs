@@ -670,3 +670,46 @@ fn a_draining_slot_rejects_fetched_work() {
         "{fx:?}"
     );
 }
+
+#[test]
+fn benchmarks_run_once_from_unclaimed_and_hold_fetching_until_done() {
+    // HTCondor's default RunBenchmarks is `LastBenchmark == 0`.
+    let mut n = Node::new(FETCH);
+    n.set("LastBenchmark", 0);
+    let fx = n.at(0, Input::Evaluate);
+    n.is(State::Unclaimed, Activity::Benchmarking);
+    assert!(fx.contains(&Effect::RunBenchmarks), "{fx:?}");
+    assert!(
+        !fx.contains(&Effect::FetchWork),
+        "no fetch while benchmarking: {fx:?}"
+    );
+    // Nothing moves it while the benchmarks run: no fetch, no evaluation.
+    assert!(n.at(5, Input::FetchTimer).is_empty());
+    assert!(n.at(300, Input::Evaluate).is_empty());
+    n.is(State::Unclaimed, Activity::Benchmarking);
+    // Done: the machine ad has its time stamp; back to Idle, and fetching.
+    n.set("LastBenchmark", 301);
+    let fx = n.at(301, Input::BenchmarksDone);
+    n.is(State::Unclaimed, Activity::Idle);
+    assert!(fx.contains(&Effect::FetchWork), "{fx:?}");
+    assert!(!fx.contains(&Effect::RunBenchmarks), "{fx:?}");
+    assert_eq!(
+        n.transitions(),
+        [
+            "Owner/Idle -> Unclaimed/Idle (1, IS_OWNER)",
+            "Unclaimed/Idle -> Unclaimed/Benchmarking (3, RunBenchmarks)",
+            "Unclaimed/Benchmarking -> Unclaimed/Idle (4, benchmarks finished)"
+        ]
+    );
+    // A late answer changes nothing.
+    assert!(n.at(400, Input::BenchmarksDone).is_empty());
+}
+
+#[test]
+fn run_benchmarks_false_never_benchmarks() {
+    let mut n = Node::new(&format!("{FETCH}RunBenchmarks = False\n"));
+    n.set("LastBenchmark", 0);
+    let fx = n.at(0, Input::Evaluate);
+    n.is(State::Unclaimed, Activity::Idle);
+    assert!(!fx.contains(&Effect::RunBenchmarks), "{fx:?}");
+}

@@ -329,3 +329,37 @@ fn external_claims_are_granted_preempted_and_expire() {
         ],
     );
 }
+
+#[test]
+fn benchmarks_run_at_start_and_again_when_the_policy_says() {
+    let out = lines(&run("benchmarks.toml"));
+    let t = transitions(&out);
+    expect(
+        &t,
+        &[
+            (0, "3", "Unclaimed/Benchmarking"),
+            (20, "4", "Unclaimed/Idle"),
+            // An hour after the last ones, at the next evaluation
+            // (UPDATE_INTERVAL from the return to Idle).
+            (3620, "3", "Unclaimed/Benchmarking"),
+            (3640, "4", "Unclaimed/Idle"),
+        ],
+    );
+    let benchmark_at: Vec<i64> = out
+        .iter()
+        .filter(|l| l["effect"] == "benchmark")
+        .filter_map(|l| l["t"].as_i64())
+        .collect();
+    assert_eq!(benchmark_at, [0, 3620, 7280]);
+    // No fetch while benchmarking, and none running when they start.
+    let mut benchmarking = false;
+    for l in &out {
+        if l.get("to").is_some() {
+            benchmarking = l["to"][1] == "Benchmarking";
+        }
+        assert!(
+            !(benchmarking && l["effect"] == "fetch_work"),
+            "fetched while benchmarking: {l}"
+        );
+    }
+}

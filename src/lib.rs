@@ -12,4 +12,5 @@ pub mod config;
 pub mod events;
 pub mod hooks;
 pub mod policy;
+pub mod spawn;
 pub mod starter;

@@ -9,9 +9,9 @@
 pub mod output;
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant};
 
+use crate::spawn::{self, Stdio};
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -151,22 +151,20 @@ pub struct HookOutput {
 
 /// Starts a hook; the caller awaits [`Running::finish`].
 pub fn spawn(run: &HookRun) -> Result<Running, HookError> {
-    let mut cmd = tokio::process::Command::new(&run.path);
+    let mut cmd = spawn::Command::new(&run.path);
     cmd.args(&run.args)
         .current_dir(&run.cwd)
-        .env_clear()
         .envs(run.env.iter().map(|(k, v)| (k, v)))
         .stdin(if run.stdin.is_empty() {
-            Stdio::null()
+            Stdio::Null
         } else {
-            Stdio::piped()
+            Stdio::Piped
         })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0)
-        .kill_on_drop(false);
+        .stdout(Stdio::Piped)
+        .stderr(Stdio::Piped)
+        .process_group();
     if let Some((uid, gid)) = run.user {
-        cmd.uid(uid).gid(gid);
+        cmd.user(uid, gid);
     }
     let child = cmd.spawn().map_err(|source| HookError::Spawn {
         path: run.path.clone(),
@@ -183,7 +181,7 @@ pub fn spawn(run: &HookRun) -> Result<Running, HookError> {
 
 /// A hook process that was started.
 pub struct Running {
-    child: tokio::process::Child,
+    child: spawn::Child,
     stdin: Vec<u8>,
     timeout: Option<Duration>,
     limit: usize,
@@ -193,7 +191,7 @@ pub struct Running {
 impl Running {
     /// Its process id.
     pub fn pid(&self) -> u32 {
-        self.child.id().unwrap_or(0)
+        self.child.id()
     }
 
     /// Feeds stdin, collects the output, and waits for the exit (killing

@@ -4,7 +4,6 @@
 //! every step as a JSON line on stdout.
 
 use std::path::{Path, PathBuf};
-use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nix::sys::signal::{Signal, killpg};
@@ -19,6 +18,7 @@ use crate::classad::old::OldReader;
 use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, Expr, FixedEnv, Value, parse_expr};
 use crate::hooks::{self, Exit, HookOutput, HookRun};
+use crate::spawn::{self, Stdio};
 
 /// Runs a starter on this process's stdin/stdout; returns the exit code.
 pub fn main() -> i32 {
@@ -399,7 +399,7 @@ impl Starter {
         let guard = self.as_job_user()?;
         for (i, p) in spec.stdio.iter().enumerate() {
             let Some(p) = p else {
-                out.push(Stdio::null());
+                out.push(Stdio::Null);
                 continue;
             };
             let path = under(iwd, p);
@@ -413,7 +413,7 @@ impl Starter {
                     .open(&path)
             };
             match f {
-                Ok(f) => out.push(Stdio::from(f)),
+                Ok(f) => out.push(Stdio::Fd(f.into())),
                 Err(e) => {
                     let what = ["In", "Out", "Err"][i];
                     return Err(format!("cannot open {what} file {path}: {e}"));
@@ -447,17 +447,16 @@ impl Starter {
             env.push((k.clone(), v.clone()));
         }
         let cmd = under(&iwd, &spec.cmd);
-        let mut c = tokio::process::Command::new(&cmd);
+        let mut c = spawn::Command::new(&cmd);
         c.args(&spec.args)
             .current_dir(&iwd)
-            .env_clear()
             .envs(env)
             .stdin(sin)
             .stdout(sout)
             .stderr(serr)
-            .process_group(0);
+            .process_group();
         if let Some(u) = &self.user {
-            c.uid(u.uid).gid(u.gid);
+            c.user(u.uid, u.gid);
         }
         let cgroup = self.job_cgroup();
         let before = children_cpu();
@@ -488,7 +487,7 @@ impl Starter {
             cgroup: cgroup.as_ref(),
             before,
         };
-        let pid = child.id().unwrap_or(0);
+        let pid = child.id();
         log(&format!(
             "job {}.{} started: pid {pid}",
             spec.id.0, spec.id.1

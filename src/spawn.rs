@@ -29,7 +29,6 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::ExitStatus;
-use std::sync::atomic::{AtomicI32, Ordering};
 
 use nix::libc;
 use tokio::io::Interest;
@@ -58,6 +57,7 @@ pub struct Command {
     user: Option<(u32, u32)>,
     process_group: bool,
     stdio: [Stdio; 3],
+    cgroup: Option<OwnedFd>,
     bad: Option<String>,
 }
 
@@ -82,6 +82,7 @@ impl Command {
             user: None,
             process_group: false,
             stdio: [Stdio::Null, Stdio::Null, Stdio::Null],
+            cgroup: None,
             bad,
         }
     }
@@ -140,6 +141,13 @@ impl Command {
         self
     }
 
+    /// Starts the child inside the cgroup v2 directory `dir` (an open
+    /// descriptor of it) with `CLONE_INTO_CGROUP`.
+    pub fn cgroup(&mut self, dir: OwnedFd) -> &mut Command {
+        self.cgroup = Some(dir);
+        self
+    }
+
     /// Stdin.
     pub fn stdin(&mut self, s: Stdio) -> &mut Command {
         self.stdio[0] = s;
@@ -167,11 +175,14 @@ impl Command {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, b.clone()));
         }
         let mut keep: [Option<OwnedFd>; 3] = [None, None, None];
+        // The child's ends made for this spawn (a file given stays with
+        // the command, so a failed spawn can be tried again).
         let mut give: Vec<OwnedFd> = Vec::with_capacity(3);
-        for (i, s) in self.stdio.iter_mut().enumerate() {
-            match std::mem::replace(s, Stdio::Null) {
+        let mut fds: [RawFd; 3] = [-1; 3];
+        for (i, s) in self.stdio.iter().enumerate() {
+            match s {
                 Stdio::Null => give.push(dev_null()?),
-                Stdio::Fd(fd) => give.push(fd),
+                Stdio::Fd(fd) => fds[i] = fd.as_raw_fd(),
                 Stdio::Piped => {
                     let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
                     if i == 0 {
@@ -182,6 +193,9 @@ impl Command {
                         keep[i] = Some(r);
                     }
                 }
+            }
+            if fds[i] < 0 {
+                fds[i] = give.last().map_or(-1, AsRawFd::as_raw_fd);
             }
         }
         let argv: Vec<*const libc::c_char> = self
@@ -196,6 +210,7 @@ impl Command {
             .map(|a| a.as_ptr())
             .chain(std::iter::once(std::ptr::null()))
             .collect();
+        let (report_r, report_w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
         let args = ChildArgs {
             program: self.program.as_ptr(),
             argv: argv.as_ptr(),
@@ -203,23 +218,41 @@ impl Command {
             cwd: self.cwd.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
             user: self.user,
             process_group: self.process_group,
-            fds: [
-                give[0].as_raw_fd(),
-                give[1].as_raw_fd(),
-                give[2].as_raw_fd(),
-            ],
-            failed_step: AtomicI32::new(0),
-            failed_errno: AtomicI32::new(0),
+            fds,
+            report: report_w.as_raw_fd(),
         };
-        let (pid, pid_fd) = clone_and_exec(&args)?;
+        let (pid, pid_fd) =
+            match clone_and_exec(&args, self.cgroup.as_ref().map(AsRawFd::as_raw_fd)) {
+                Ok(r) => r,
+                Err(e) => {
+                    if e.kind() == io::ErrorKind::Unsupported {
+                        // Tried again, it starts where its parent is.
+                        self.cgroup = None;
+                    }
+                    return Err(e);
+                }
+            };
         drop(give);
-        let step = args.failed_step.load(Ordering::SeqCst);
-        if step != 0 {
+        drop(report_w);
+        // The report pipe closes at the child's execve (close-on-exec)
+        // or carries the step and errno that failed before its exit.
+        let mut failure = [0u8; 8];
+        let mut got = 0;
+        while got < failure.len() {
+            match nix::unistd::read(&report_r, &mut failure[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(nix::errno::Errno::EINTR) => {}
+                Err(e) => return Err(e.into()),
+            }
+        }
+        if got == failure.len() {
             // The child has exited; reap it before reporting.
             let mut status = 0;
             // SAFETY: waitpid on our own child with a valid status pointer.
             unsafe { libc::waitpid(pid, &mut status, 0) };
-            let errno = args.failed_errno.load(Ordering::SeqCst);
+            let step = i32::from_ne_bytes([failure[0], failure[1], failure[2], failure[3]]);
+            let errno = i32::from_ne_bytes([failure[4], failure[5], failure[6], failure[7]]);
             let e = io::Error::from_raw_os_error(errno);
             let what = match step {
                 STEP_CHDIR => "cannot change to the working directory",
@@ -258,8 +291,8 @@ const STEP_USER: i32 = 3;
 const STEP_PGROUP: i32 = 4;
 const STEP_STDIO: i32 = 5;
 
-/// What the child reads (in the parent's memory, which it shares) and
-/// where it leaves the step and errno that failed.
+/// What the child reads (in the parent's memory, shared or copied) and
+/// where it writes the step and errno that failed.
 struct ChildArgs {
     program: *const libc::c_char,
     argv: *const *const libc::c_char,
@@ -268,8 +301,7 @@ struct ChildArgs {
     user: Option<(u32, u32)>,
     process_group: bool,
     fds: [RawFd; 3],
-    failed_step: AtomicI32,
-    failed_errno: AtomicI32,
+    report: RawFd,
 }
 
 /// The child's stack: enough for the few calls it makes.
@@ -288,43 +320,88 @@ struct KernelSigaction {
 /// The kernel's signal set size in bytes, for the raw signal calls.
 const KERNEL_SIGSET: usize = 8;
 
-fn clone_and_exec(args: &ChildArgs) -> io::Result<(i32, OwnedFd)> {
-    let mut stack = vec![0u8; CHILD_STACK];
-    // SAFETY: the stack grows down; its top, 16-byte aligned, is inside
-    // the allocation, which outlives the child's use of it (CLONE_VFORK
-    // suspends this thread until the child has exec'd or exited).
-    let top = unsafe {
-        let end = stack.as_mut_ptr().add(CHILD_STACK);
-        end.sub(end as usize % 16)
-    };
+/// `struct clone_args` of `clone3` (version 2, with `cgroup`).
+#[repr(C)]
+#[derive(Default)]
+struct CloneArgs {
+    flags: u64,
+    pidfd: u64,
+    child_tid: u64,
+    parent_tid: u64,
+    exit_signal: u64,
+    stack: u64,
+    stack_size: u64,
+    tls: u64,
+    set_tid: u64,
+    set_tid_size: u64,
+    cgroup: u64,
+}
+
+const CLONE_INTO_CGROUP: u64 = 0x2_0000_0000;
+
+/// Makes the child (which runs [`child`]) and returns its pid and pidfd.
+/// Without a cgroup: `clone(CLONE_VM | CLONE_VFORK)`, the child on a stack
+/// of its own in our memory. Into a cgroup: `clone3(CLONE_INTO_CGROUP)`,
+/// a copy of this process (as `fork`) born in the cgroup, so nothing has
+/// to be migrated (a migration waits for an RCU grace period, ~10 ms).
+fn clone_and_exec(args: &ChildArgs, cgroup: Option<RawFd>) -> io::Result<(i32, OwnedFd)> {
     let mut pid_fd: libc::c_int = -1;
-    // No signal handler of the parent may run in the child while it
-    // shares the parent's memory: block everything around the clone; the
-    // child resets dispositions before unblocking.
+    // No signal handler of the parent may run in the child: block
+    // everything around the clone; the child resets dispositions before
+    // unblocking.
+    // SAFETY: sigset_t is plain data; zeroed is a valid empty set.
     let mut all: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
     let mut old: libc::sigset_t = unsafe { std::mem::zeroed() };
-    // SAFETY: plain libc calls on valid pointers; `child` only reads
-    // `args` (alive for the call) and never returns into Rust frames of
-    // the parent; CLONE_VFORK keeps this thread (and `args`, `stack`,
-    // `pid_fd`) in place until the child has left the shared memory.
-    let pid = unsafe {
+    // SAFETY: valid pointers to local sets.
+    unsafe {
         libc::sigfillset(&mut all);
         libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
-        let pid = libc::clone(
-            child,
-            top.cast(),
-            libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PIDFD | libc::SIGCHLD,
-            std::ptr::from_ref(args).cast_mut().cast(),
-            &mut pid_fd as *mut libc::c_int,
-        );
-        let e = io::Error::last_os_error();
-        libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut());
-        if pid < 0 {
-            return Err(e);
+    }
+    let result = match cgroup {
+        None => clone_vfork(args, &mut pid_fd),
+        Some(cg) => {
+            let ca = CloneArgs {
+                flags: libc::CLONE_PIDFD as u64 | CLONE_INTO_CGROUP,
+                pidfd: std::ptr::from_mut(&mut pid_fd) as u64,
+                exit_signal: libc::SIGCHLD as u64,
+                cgroup: u64::from(cg.cast_unsigned()),
+                ..CloneArgs::default()
+            };
+            // SAFETY: clone3 without CLONE_VM or a new stack returns twice
+            // like fork; the child (0) runs `child`, which never returns.
+            let r = unsafe {
+                libc::syscall(
+                    libc::SYS_clone3,
+                    &ca as *const CloneArgs,
+                    std::mem::size_of::<CloneArgs>(),
+                )
+            };
+            if r == 0 {
+                child(std::ptr::from_ref(args).cast_mut().cast());
+            }
+            i32::try_from(r).map_err(|_| io::Error::other("clone3 returned no pid"))
         }
-        pid
     };
-    drop(stack);
+    let e = io::Error::last_os_error();
+    // SAFETY: restores this thread's mask saved above.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &old, std::ptr::null_mut()) };
+    let pid = result?;
+    if pid < 0 {
+        if cgroup.is_some()
+            && matches!(
+                e.raw_os_error(),
+                Some(libc::ENOSYS | libc::EINVAL | libc::E2BIG | libc::EOPNOTSUPP)
+            )
+        {
+            // An older kernel: the caller may move into the cgroup itself.
+            return Err(io::Error::new(
+                io::ErrorKind::Unsupported,
+                format!("cannot start a process into a cgroup: {e}"),
+            ));
+        }
+        return Err(e);
+    }
     if pid_fd < 0 {
         return Err(io::Error::other("clone returned no pidfd"));
     }
@@ -334,17 +411,48 @@ fn clone_and_exec(args: &ChildArgs) -> io::Result<(i32, OwnedFd)> {
     Ok((pid, fd))
 }
 
-/// Runs in the child, on its own stack, in the parent's memory: raw
-/// system calls only, then `execve`.
+fn clone_vfork(args: &ChildArgs, pid_fd: &mut libc::c_int) -> io::Result<i32> {
+    let mut stack = vec![0u8; CHILD_STACK];
+    // SAFETY: the stack grows down; its top, 16-byte aligned, is inside
+    // the allocation, which outlives the child's use of it (CLONE_VFORK
+    // suspends this thread until the child has exec'd or exited).
+    let top = unsafe {
+        let end = stack.as_mut_ptr().add(CHILD_STACK);
+        end.sub(end as usize % 16)
+    };
+    // SAFETY: `child` only reads `args` (alive for the call) and never
+    // returns into Rust frames of the parent; CLONE_VFORK keeps this
+    // thread (and `args`, `stack`, `pid_fd`) in place until the child has
+    // left the shared memory.
+    let pid = unsafe {
+        libc::clone(
+            child,
+            top.cast(),
+            libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PIDFD | libc::SIGCHLD,
+            std::ptr::from_ref(args).cast_mut().cast(),
+            std::ptr::from_mut(pid_fd),
+        )
+    };
+    drop(stack);
+    Ok(pid)
+}
+
+/// Runs in the child (on its own stack in the parent's memory, or in a
+/// copy of the parent): raw system calls only, then `execve`.
 extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` is the parent's `ChildArgs`, alive while it waits.
     let a = unsafe { &*(arg as *const ChildArgs) };
     let fail = |step: i32| -> ! {
         let errno = io::Error::last_os_error().raw_os_error().unwrap_or(0);
-        a.failed_errno.store(errno, Ordering::SeqCst);
-        a.failed_step.store(step, Ordering::SeqCst);
-        // SAFETY: leaves the child at once.
-        unsafe { libc::_exit(127) }
+        let mut msg = [0u8; 8];
+        msg[..4].copy_from_slice(&step.to_ne_bytes());
+        msg[4..].copy_from_slice(&errno.to_ne_bytes());
+        // SAFETY: a write of a local buffer to the report pipe, then the
+        // child leaves at once.
+        unsafe {
+            libc::syscall(libc::SYS_write, a.report, msg.as_ptr(), msg.len());
+            libc::_exit(127)
+        }
     };
     // SAFETY: raw system calls on values prepared by the parent.
     unsafe {
@@ -628,5 +736,42 @@ mod tests {
             // The parent kept its own credentials.
             assert!(nix::unistd::Uid::effective().is_root());
         });
+    }
+
+    #[test]
+    fn a_child_is_born_in_the_cgroup_it_is_given() {
+        use crate::starter::cgroup::{cgroup2_mount, own_cgroup};
+        let mount = std::fs::read_to_string("/proc/self/mountinfo")
+            .ok()
+            .and_then(|m| cgroup2_mount(&m));
+        let own = std::fs::read_to_string("/proc/self/cgroup")
+            .ok()
+            .and_then(|c| own_cgroup(&c));
+        let (Some(mount), Some(own)) = (mount, own) else {
+            return; // no cgroup v2 here: nothing to check
+        };
+        let name = format!("roost-spawn-test.{}", std::process::id());
+        let dir = mount.join(own.trim_start_matches('/')).join(&name);
+        if std::fs::create_dir(&dir).is_err() {
+            return; // not writable here
+        }
+        let out = rt().block_on(async {
+            let fd: OwnedFd = std::fs::File::open(&dir).unwrap().into();
+            let mut c = Command::new("/bin/cat");
+            c.args(["/proc/self/cgroup"])
+                .cgroup(fd)
+                .stdout(Stdio::Piped);
+            let mut ch = c.spawn().unwrap();
+            let out = read_all(ch.stdout.take()).await;
+            ch.wait().await.unwrap();
+            out
+        });
+        let _ = std::fs::remove_dir(&dir);
+        let expected = format!("{}/{name}", own.trim_end_matches('/'));
+        assert!(
+            out.lines()
+                .any(|l| l.strip_prefix("0::") == Some(expected.as_str())),
+            "{out} should name {expected}"
+        );
     }
 }

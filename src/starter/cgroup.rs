@@ -128,8 +128,21 @@ impl JobCgroup {
         Ok(JobCgroup { path, home })
     }
 
+    /// The cgroup's directory, opened for `CLONE_INTO_CGROUP`.
+    pub fn open_dir(&self) -> Result<std::os::fd::OwnedFd, CgroupError> {
+        use std::os::unix::fs::OpenOptionsExt;
+        std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(nix::libc::O_DIRECTORY)
+            .open(&self.path)
+            .map(Into::into)
+            .map_err(io(&self.path))
+    }
+
     /// Moves this process into the job's cgroup until the guard is
-    /// dropped: a child spawned meanwhile starts inside it.
+    /// dropped: a child spawned meanwhile starts inside it. Slow (each
+    /// move waits for the kernel's RCU grace period): only for kernels
+    /// without `CLONE_INTO_CGROUP` (before 5.7).
     pub fn enter(&self) -> Result<Entered<'_>, CgroupError> {
         write_pid(&self.path, std::process::id())?;
         Ok(Entered { cgroup: self })

@@ -462,18 +462,31 @@ impl Starter {
         let before = children_cpu();
         let started = Instant::now();
         let start_date = now();
-        let spawned = {
-            // The job starts inside its cgroup: the starter steps in for
-            // the spawn and out again when the guard goes.
-            let _inside = cgroup.as_ref().and_then(|cg| match cg.enter() {
-                Ok(g) => Some(g),
-                Err(e) => {
-                    log(&format!("cannot enter the job's cgroup: {e}"));
-                    None
+        let spawned = match cgroup.as_ref().map(JobCgroup::open_dir) {
+            // The job is born inside its cgroup.
+            Some(Ok(dir)) => match c.cgroup(dir).spawn() {
+                Err(e) if e.kind() == std::io::ErrorKind::Unsupported => {
+                    // An older kernel: the starter steps into the cgroup
+                    // for the spawn and out again when the guard goes.
+                    let _inside = cgroup.as_ref().and_then(|cg| match cg.enter() {
+                        Ok(g) => Some(g),
+                        Err(e) => {
+                            log(&format!("cannot enter the job's cgroup: {e}"));
+                            None
+                        }
+                    });
+                    c.spawn()
                 }
-            });
-            c.spawn()
+                r => r,
+            },
+            Some(Err(e)) => {
+                log(&format!("cannot open the job's cgroup: {e}"));
+                c.spawn()
+            }
+            None => c.spawn(),
         };
+        // The job has its own copies of its stdio files now.
+        drop(c);
         let mut child = match spawned {
             Ok(ch) => ch,
             Err(e) => {

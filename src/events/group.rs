@@ -4,15 +4,18 @@
 //! appender with the sequence number of its first event. Durability costs
 //! one flush per group instead of one per batch.
 //!
-//! A batch may also be *recorded* rather than appended: it is written in
-//! its place in the order, without waiting, and becomes durable with the
-//! next durable append or at most [`LAZY_FLUSH`] later. For facts nothing
-//! acts on at once (a hook's output, a starter's report): whatever is
-//! appended durably after a record makes the record durable too.
+//! A batch may also be *recorded* rather than appended: the caller does not
+//! wait; the batch is held by the appenders' shared queue and written, in
+//! its place in the order, with the next durable append or at most
+//! [`LAZY_FLUSH`] later, flushed either way. For facts nothing acts on at
+//! once (a hook's output, a starter's report). Holding them costs no
+//! thread wake-up and no store write per record, and whatever a reader of
+//! the store sees is durable.
 
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use super::{Checkpointer, DaemonEvent, Event, EventStore, StoreError};
 
@@ -23,10 +26,22 @@ type Reply = Sender<Result<u64, String>>;
 /// follows it.
 pub const LAZY_FLUSH: Duration = Duration::from_millis(50);
 
+/// What the writer is told.
+enum Msg {
+    /// Append this batch durably (after the records held before it).
+    Append(Batch, Reply),
+    /// Records are held: write them within [`LAZY_FLUSH`].
+    Records,
+}
+
+/// Recorded batches not yet handed to the store, in order.
+type Held = Arc<Mutex<Vec<Batch>>>;
+
 /// A handle to the single writer; clone it for every appender.
 #[derive(Clone)]
 pub struct Appender {
-    tx: Sender<(Batch, Option<Reply>)>,
+    tx: Sender<Msg>,
+    held: Held,
 }
 
 /// The writer thread; joining it returns the store.
@@ -46,12 +61,14 @@ impl<S: EventStore + Send + 'static> GroupCommitter<S> {
         store: S,
         checkpoints: Option<Checkpointer>,
     ) -> (GroupCommitter<S>, Appender) {
-        let (tx, rx) = mpsc::channel::<(Batch, Option<Reply>)>();
+        let (tx, rx) = mpsc::channel::<Msg>();
+        let held: Held = Arc::default();
+        let for_writer = Arc::clone(&held);
         let handle = std::thread::Builder::new()
             .name("event-log-writer".into())
-            .spawn(move || writer(store, &rx, checkpoints))
+            .spawn(move || writer(store, &rx, &for_writer, checkpoints))
             .ok();
-        (GroupCommitter { handle }, Appender { tx })
+        (GroupCommitter { handle }, Appender { tx, held })
     }
 
     /// Waits for the writer to finish (after every appender is dropped)
@@ -67,7 +84,7 @@ impl Appender {
     pub fn append(&self, batch: Batch) -> Result<u64, StoreError> {
         let (reply_tx, reply_rx) = mpsc::channel();
         self.tx
-            .send((batch, Some(reply_tx)))
+            .send(Msg::Append(batch, reply_tx))
             .map_err(|_| StoreError::Io("the event log writer has stopped".into()))?;
         reply_rx
             .recv()
@@ -79,9 +96,18 @@ impl Appender {
     /// the module comment). Fails only when the writer has stopped; a
     /// write error is logged by the writer.
     pub fn record(&self, batch: Batch) -> Result<(), StoreError> {
-        self.tx
-            .send((batch, None))
-            .map_err(|_| StoreError::Io("the event log writer has stopped".into()))
+        let first = {
+            let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
+            held.push(batch);
+            held.len() == 1
+        };
+        if first {
+            // The writer hears once per gathering, not once per record.
+            self.tx
+                .send(Msg::Records)
+                .map_err(|_| StoreError::Io("the event log writer has stopped".into()))?;
+        }
+        Ok(())
     }
 }
 
@@ -191,80 +217,122 @@ fn keep_claims<S: EventStore>(
 
 fn writer<S: EventStore>(
     mut store: S,
-    rx: &Receiver<(Batch, Option<Reply>)>,
+    rx: &Receiver<Msg>,
+    held: &Held,
     mut checkpoints: Option<Checkpointer>,
 ) -> S {
-    let mut dirty = false;
+    // When the records held now must be written at the latest.
+    let mut due: Option<Instant> = None;
     loop {
-        let first = if dirty {
-            match rx.recv_timeout(LAZY_FLUSH) {
-                Ok(m) => m,
-                Err(RecvTimeoutError::Timeout) => {
-                    if let Err(e) = store.flush() {
-                        tracing::error!(message = "Cannot flush recorded events.", error = %e);
-                    }
-                    dirty = false;
-                    continue;
-                }
+        let first = match due {
+            Some(at) => match rx.recv_timeout(at.saturating_duration_since(Instant::now())) {
+                Ok(m) => Some(m),
+                Err(RecvTimeoutError::Timeout) => None,
                 Err(RecvTimeoutError::Disconnected) => break,
-            }
-        } else {
-            match rx.recv() {
-                Ok(m) => m,
+            },
+            None => match rx.recv() {
+                Ok(m) => Some(m),
                 Err(_) => break,
-            }
+            },
         };
-        let mut group = vec![first];
+        let mut replies: Vec<Option<Reply>> = Vec::new();
+        let mut batches: Vec<Batch> = Vec::new();
+        match first {
+            Some(Msg::Records) => {
+                due.get_or_insert_with(|| Instant::now() + LAZY_FLUSH);
+                continue;
+            }
+            Some(Msg::Append(b, r)) => {
+                // Every record held before this append goes first.
+                take_held(held, &mut batches, &mut replies);
+                batches.push(b);
+                replies.push(Some(r));
+            }
+            None => take_held(held, &mut batches, &mut replies),
+        }
         while let Ok(more) = rx.try_recv() {
-            group.push(more);
-        }
-        let durable = group.iter().any(|(_, r)| r.is_some());
-        let mut all: Batch = Vec::with_capacity(group.iter().map(|(b, _)| b.len()).sum());
-        let mut starts = Vec::with_capacity(group.len());
-        let base = store.next_seq();
-        for (batch, _) in &mut group {
-            starts.push(base + all.len() as u64);
-            all.append(batch);
-        }
-        let result = if durable {
-            store.append(base, &all).map_err(|e| e.to_string())
-        } else {
-            store.write(base, &all).map_err(|e| e.to_string())
-        };
-        dirty = !durable && result.is_ok();
-        if !durable && let Err(e) = &result {
-            // No one waits for a recorded batch: the log says it is lost.
-            tracing::error!(message = "Cannot record events.", events = all.len(), error = %e);
-        }
-        for ((_, reply), start) in group.into_iter().zip(starts) {
-            // An appender that went away no longer needs its answer.
-            if let Some(reply) = reply {
-                let _ = reply.send(result.clone().map(|_| start));
+            if let Msg::Append(b, r) = more {
+                take_held(held, &mut batches, &mut replies);
+                batches.push(b);
+                replies.push(Some(r));
             }
         }
-        if let (Some(cp), Ok(_)) = (checkpoints.as_mut(), &result) {
-            cp.observe(base, &all);
-            if let Some(checkpoint) = cp.due() {
-                let at = store.next_seq();
-                match store.write(at, &checkpoint) {
-                    Ok(_) => {
-                        cp.written(at, &checkpoint);
-                        dirty = true;
-                        if !cp.retention().keeps_everything() {
-                            keep_to(&mut store, cp);
-                        }
-                    }
-                    Err(e) => {
-                        // Replay then starts at the one before: slower,
-                        // not wrong. The next group tries again.
-                        tracing::error!(message = "Cannot write a checkpoint.", error = %e);
-                    }
-                }
-            }
+        // Anything recorded after the group's last append waits for the
+        // next one or its own deadline.
+        due = None;
+        if !held
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_empty()
+        {
+            due = Some(Instant::now() + LAZY_FLUSH);
         }
+        if batches.is_empty() {
+            continue;
+        }
+        write_group(&mut store, batches, replies, checkpoints.as_mut());
     }
-    if dirty {
-        let _ = store.flush();
+    let mut batches = Vec::new();
+    let mut replies = Vec::new();
+    take_held(held, &mut batches, &mut replies);
+    if !batches.is_empty() {
+        write_group(&mut store, batches, replies, checkpoints.as_mut());
     }
     store
+}
+
+/// Moves the held records into the group (no one waits for them).
+fn take_held(held: &Held, batches: &mut Vec<Batch>, replies: &mut Vec<Option<Reply>>) {
+    let mut h = held.lock().unwrap_or_else(PoisonError::into_inner);
+    replies.extend(h.iter().map(|_| None));
+    batches.append(&mut h);
+}
+
+/// Appends a group durably, answers whoever waits, writes a checkpoint
+/// when one is due.
+fn write_group<S: EventStore>(
+    store: &mut S,
+    mut batches: Vec<Batch>,
+    replies: Vec<Option<Reply>>,
+    checkpoints: Option<&mut Checkpointer>,
+) {
+    let mut all: Batch = Vec::with_capacity(batches.iter().map(Vec::len).sum());
+    let mut starts = Vec::with_capacity(batches.len());
+    let base = store.next_seq();
+    for batch in &mut batches {
+        starts.push(base + all.len() as u64);
+        all.append(batch);
+    }
+    let result = store.append(base, &all).map_err(|e| e.to_string());
+    if let Err(e) = &result
+        && replies.iter().any(Option::is_none)
+    {
+        // No one waits for a recorded batch: the log says it is lost.
+        tracing::error!(message = "Cannot record events.", events = all.len(), error = %e);
+    }
+    for (reply, start) in replies.into_iter().zip(starts) {
+        // An appender that went away no longer needs its answer.
+        if let Some(reply) = reply {
+            let _ = reply.send(result.clone().map(|_| start));
+        }
+    }
+    if let (Some(cp), Ok(_)) = (checkpoints, &result) {
+        cp.observe(base, &all);
+        if let Some(checkpoint) = cp.due() {
+            let at = store.next_seq();
+            match store.append(at, &checkpoint) {
+                Ok(_) => {
+                    cp.written(at, &checkpoint);
+                    if !cp.retention().keeps_everything() {
+                        keep_to(store, cp);
+                    }
+                }
+                Err(e) => {
+                    // Replay then starts at the one before: slower, not
+                    // wrong. The next group tries again.
+                    tracing::error!(message = "Cannot write a checkpoint.", error = %e);
+                }
+            }
+        }
+    }
 }

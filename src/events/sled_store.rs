@@ -4,8 +4,10 @@
 //! `actor \0 record key` to the positions of the actor's envelopes in that
 //! record, so one actor's events are a prefix scan. Storing a batch as a
 //! few records instead of one record per event is what makes appending and
-//! reading fast: sled's cost is per key. A batch goes into both trees in one
-//! sled transaction and is flushed before `append` returns.
+//! reading fast: sled's cost is per key. A batch's records go in before
+//! their index entries (plain inserts, not a sled transaction, which would
+//! cost disk writes per batch); `append` flushes before it returns, and a
+//! crash between a record and its entries is mended at `open`.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -183,11 +185,51 @@ impl SledStore {
         let log = db.open_tree("log").map_err(io)?;
         let by_actor = db.open_tree("by_actor").map_err(io)?;
         let next = next_after(&log)?;
-        Ok(SledStore {
+        let store = SledStore {
             db,
             trees: SledReader { log, by_actor },
             next,
-        })
+        };
+        store.index_last_record()?;
+        Ok(store)
+    }
+
+    /// Adds the index entries the last record lacks (a crash between
+    /// writing a record and its entries); a record that does not decode
+    /// is left to `verify` and `repair`.
+    fn index_last_record(&self) -> Result<(), StoreError> {
+        let Some((k, v)) = self.trees.log.last().map_err(io)? else {
+            return Ok(());
+        };
+        let Some(key) = seq_of(&k) else {
+            return Ok(());
+        };
+        let Ok(parts) = split(key, &v) else {
+            return Ok(());
+        };
+        let envelopes = decoded(key, &parts);
+        let mut positions = Positions::default();
+        for ((_, _, env), i) in envelopes.iter().zip(0u32..) {
+            if let Ok(env) = env {
+                positions.add(&env.actor, i);
+            }
+        }
+        let mut added = 0;
+        for (ik, iv) in positions.entries(key) {
+            if self.trees.by_actor.get(&ik).map_err(io)?.as_deref() != Some(iv.as_slice()) {
+                self.trees.by_actor.insert(ik, iv).map_err(io)?;
+                added += 1;
+            }
+        }
+        if added > 0 {
+            tracing::warn!(
+                message = "Indexed the last record of the event log, cut short by a crash.",
+                record = key,
+                entries = added
+            );
+            self.db.flush().map_err(io)?;
+        }
+        Ok(())
     }
 
     /// Checks the log: every record splits into envelopes that decode and
@@ -660,17 +702,26 @@ impl EventStore for SledStore {
             });
         }
         let stored = records(self.next, batch)?;
-        (&self.trees.log, &self.trees.by_actor)
-            .transaction(|(log, by_actor)| {
-                for r in &stored {
-                    log.insert(&r.key.to_be_bytes(), r.bytes.as_slice())?;
-                    for (k, v) in &r.index {
-                        by_actor.insert(k.as_slice(), v.as_slice())?;
-                    }
-                }
-                Ok::<(), ConflictableTransactionError<()>>(())
-            })
-            .map_err(|e: TransactionError<()>| io(format!("append failed: {e:?}")))?;
+        // Plain inserts, record before its index entries: a sled
+        // transaction (or batch) seals sled's I/O buffer twice, and each
+        // sealed buffer is written and synced to disk on sled's thread
+        // pool, which made every recorded batch cost disk writes. sled
+        // recovers a prefix of its operations, so after a crash only the
+        // last record can lack index entries; `open` adds them.
+        let written = stored.iter().try_for_each(|r| {
+            self.trees
+                .log
+                .insert(r.key.to_be_bytes(), r.bytes.as_slice())?;
+            for (k, v) in &r.index {
+                self.trees.by_actor.insert(k.as_slice(), v.as_slice())?;
+            }
+            Ok::<(), sled::Error>(())
+        });
+        if let Err(e) = written {
+            // Take back what of the batch got in: all or nothing.
+            let _ = self.truncate(self.next);
+            return Err(io(format!("append failed: {e}")));
+        }
         self.next += batch.len() as u64;
         Ok(self.next)
     }

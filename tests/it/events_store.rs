@@ -76,6 +76,55 @@ fn appends_are_read_back_in_order_and_survive_reopening() {
 }
 
 #[test]
+fn a_last_record_whose_index_entries_were_lost_is_indexed_at_open() {
+    // A crash between writing a record and its per-actor entries leaves
+    // the record unindexed; opening the log mends it, and verify agrees.
+    let d = dir("unindexed");
+    {
+        let mut s = SledStore::open(&d).expect("open");
+        s.append(1, &[(10, "slot1".into(), ev(10, "a"))])
+            .expect("append");
+        s.append(
+            2,
+            &[
+                (11, "slot2".into(), ev(11, "b")),
+                (12, "slot1".into(), ev(12, "c")),
+            ],
+        )
+        .expect("append");
+    }
+    {
+        let db = sled::open(&d).expect("raw open");
+        let index = db.open_tree("by_actor").expect("tree");
+        let last: Vec<sled::IVec> = index
+            .iter()
+            .keys()
+            .map(|k| k.expect("key"))
+            .filter(|k| k.ends_with(&2u64.to_be_bytes()))
+            .collect();
+        assert_eq!(last.len(), 2, "the last record has two actors' entries");
+        for k in last {
+            index.remove(k).expect("remove");
+        }
+        db.flush().expect("flush");
+    }
+    let s = SledStore::open(&d).expect("reopen");
+    assert!(s.verify().is_empty(), "{:?}", s.verify());
+    let slot1: Vec<u64> = s
+        .read_actor("slot1", 1)
+        .map(|e| e.expect("decodes").seq)
+        .collect();
+    assert_eq!(slot1, [1, 3]);
+    let slot2: Vec<u64> = s
+        .read_actor("slot2", 1)
+        .map(|e| e.expect("decodes").seq)
+        .collect();
+    assert_eq!(slot2, [2]);
+    drop(s);
+    let _ = std::fs::remove_dir_all(&d);
+}
+
+#[test]
 fn a_record_that_does_not_decode_is_reported_with_its_number() {
     let err = decode(7, b"\xc1garbage").expect_err("garbage");
     assert!(matches!(err, StoreError::Corrupt { seq: 7, .. }), "{err}");
@@ -367,6 +416,7 @@ fn recorded_batches_keep_their_place_and_reach_the_disk() {
     use roost::events::GroupCommitter;
     let d = dir("record");
     let store = SledStore::open(&d).expect("open");
+    let reader = store.reader();
     let (committer, appender) = GroupCommitter::start(store);
     appender
         .record(vec![(1, "hook/1".into(), ev(1, "recorded first"))])
@@ -375,10 +425,23 @@ fn recorded_batches_keep_their_place_and_reach_the_disk() {
         .append(vec![(2, "slot1".into(), ev(2, "durable"))])
         .expect("append");
     assert_eq!(first, 2, "the record took its place before the append");
-    // A record with nothing durable after it is still written (flushed by
-    // the writer at the latest when it stops).
+    // A record with nothing durable after it is still written, on its own
+    // within LAZY_FLUSH (while the appender stays), and so is one recorded
+    // just before the writer stops.
     appender
-        .record(vec![(3, "hook/2".into(), ev(3, "recorded last"))])
+        .record(vec![(3, "hook/2".into(), ev(3, "recorded later"))])
+        .expect("record");
+    let start = std::time::Instant::now();
+    while reader.last_seq() < 3 {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "the lone record was never written"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    drop(reader);
+    appender
+        .record(vec![(4, "hook/3".into(), ev(4, "recorded last"))])
         .expect("record");
     drop(appender);
     let store = committer.finish().expect("store");
@@ -388,7 +451,7 @@ fn recorded_batches_keep_their_place_and_reach_the_disk() {
         .read_from(1)
         .map(|e| e.expect("decodes").actor)
         .collect();
-    assert_eq!(actors, ["hook/1", "slot1", "hook/2"]);
+    assert_eq!(actors, ["hook/1", "slot1", "hook/2", "hook/3"]);
     drop(store);
     let _ = std::fs::remove_dir_all(&d);
 }

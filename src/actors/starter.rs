@@ -2,7 +2,6 @@
 //! hands it the job, forwards the slot's commands, records what it reports
 //! in the event log, and tells the slot when it has gone.
 
-use std::process::Stdio;
 use std::rc::Rc;
 
 use actix::prelude::*;
@@ -21,6 +20,7 @@ use crate::config::Config;
 use crate::events::{Event, StarterEvent};
 use crate::hooks::{self, Exit};
 use crate::policy::engine::Input;
+use crate::spawn::{self, Stdio};
 use crate::starter::protocol::{Command, Report, Request, StarterHooks};
 
 /// A command from the slot.
@@ -94,13 +94,12 @@ impl Actor for StarterActor {
         let Some(request) = self.request.take() else {
             return;
         };
-        let mut cmd = tokio::process::Command::new(&self.shared.starter_exe);
-        cmd.arg("starter")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .process_group(0)
-            .env_clear()
+        let mut cmd = spawn::Command::new(&self.shared.starter_exe);
+        cmd.args(["starter"])
+            .stdin(Stdio::Piped)
+            .stdout(Stdio::Piped)
+            .stderr(Stdio::Piped)
+            .process_group()
             .envs(self.shared.hooks.env.iter().map(|(k, v)| (k, v)));
         let mut child = match cmd.spawn() {
             Ok(c) => c,
@@ -114,7 +113,7 @@ impl Actor for StarterActor {
                 return;
             }
         };
-        self.pid = child.id().unwrap_or(0);
+        self.pid = child.id();
         self.slot.do_send(StarterPids {
             starter: self.pid,
             job: None,
@@ -127,11 +126,26 @@ impl Actor for StarterActor {
             job: self.job.clone(),
         });
         let (tx, mut rx) = mpsc::unbounded_channel::<String>();
-        let first = serde_json::to_string(&request).unwrap_or_default();
-        let _ = tx.send(first);
-        self.commands = Some(tx);
+        let mut first = serde_json::to_string(&request).unwrap_or_default();
+        first.push('\n');
+        // The request goes into the pipe at once (it fits the pipe's
+        // buffer), so the starter does not wait for this thread's next
+        // turn; whatever does not fit follows through the writer task.
+        let written = child
+            .stdin
+            .as_ref()
+            .and_then(|s| s.try_write(first.as_bytes()).ok())
+            .unwrap_or(0);
+        let rest = first.split_off(written.min(first.len()));
+        self.commands = Some(tx.clone());
+        let pending = (!rest.is_empty()).then_some(rest);
         if let Some(mut stdin) = child.stdin.take() {
             actix::spawn(async move {
+                if let Some(rest) = pending
+                    && stdin.write_all(rest.as_bytes()).await.is_err()
+                {
+                    return;
+                }
                 while let Some(mut line) = rx.recv().await {
                     line.push('\n');
                     if stdin.write_all(line.as_bytes()).await.is_err() {

@@ -57,7 +57,12 @@ enum Command {
 
 /// Runs the command line; returns the process exit code.
 pub fn run() -> ExitCode {
-    let cli = Cli::parse_from(admin_cmd::normalize(std::env::args().collect()));
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() == 2 && args[1] == "starter" {
+        // Once per job: skip building the whole command line parser.
+        return ExitCode::from(u8::try_from(crate::starter::run::main()).unwrap_or(1));
+    }
+    let cli = Cli::parse_from(admin_cmd::normalize(args));
     let result = match cli.command {
         Command::Classad(cmd) => classad_cmd::run(cmd),
         Command::Config(cmd) => config_cmd::run(cmd),

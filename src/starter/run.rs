@@ -394,6 +394,9 @@ impl Starter {
 
     fn open_stdio(&self, spec: &JobSpec, iwd: &str) -> Result<[Stdio; 3], String> {
         let mut out: Vec<Stdio> = Vec::new();
+        if spec.stdio.iter().all(Option::is_none) {
+            return Ok([Stdio::Null, Stdio::Null, Stdio::Null]);
+        }
         // Files are opened with the job user's rights, so a job cannot
         // make the starter write where its owner may not.
         let guard = self.as_job_user()?;

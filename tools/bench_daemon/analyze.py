@@ -43,19 +43,26 @@ def throughput(d, n, hz):
     if starter_ns:
         print(f"starter_cpu_ms_per_job {st.median(starter_ns) / 1e6:.2f}")
     rss = {"daemon": [], "starter": {}}
+    uss = {"daemon": [], "starter": {}}
     try:
         for line in open(f"{d}/samples.tsv"):
-            _, pid, kind, r, h = line.split()
+            _, pid, kind, r, h, u = line.split()
             if kind == "daemon":
                 rss["daemon"].append(int(r))
+                uss["daemon"].append(int(u))
             else:
                 rss["starter"][pid] = max(rss["starter"].get(pid, 0), int(h))
+                uss["starter"][pid] = max(uss["starter"].get(pid, 0), int(u))
     except FileNotFoundError:
         pass
     if rss["daemon"]:
         print(f"daemon_rss_mb_max {max(rss['daemon']) / 1024:.1f}")
     if rss["starter"]:
         print(f"starter_peak_rss_mb_median {st.median(rss['starter'].values()) / 1024:.1f} (n {len(rss['starter'])})")
+    if uss["daemon"]:
+        print(f"daemon_uss_mb_max {max(uss['daemon']) / 1024:.1f}")
+    if uss["starter"]:
+        print(f"starter_peak_uss_mb_median {st.median(uss['starter'].values()) / 1024:.1f}")
 
 
 def latency(d):

@@ -180,7 +180,7 @@ for d in dirs:
         except ValueError:
             pass
 keys = ["jobs_per_s", "daemon_cpu_ms_per_job", "starter_cpu_ms_per_job", "daemon_rss_mb_max",
-        "starter_peak_rss_mb_median", "rejects"]
+        "starter_peak_rss_mb_median", "daemon_uss_mb_max", "starter_peak_uss_mb_median", "rejects"]
 print(label + ": " + "; ".join(
     f"{k} {st.median(vals[k]):.2f} [{min(vals[k]):.2f}-{max(vals[k]):.2f}]" for k in keys if k in vals))
 PY

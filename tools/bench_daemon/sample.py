@@ -2,8 +2,11 @@
 """Sample the resident memory of a daemon and its starters from /proc.
 
 usage: sample.py DAEMON_PID STARTER_COMM OUTFILE STOPFILE
-Every 20 ms, one line per process: ns pid kind rss_kb vmhwm_kb, where kind is
-"daemon" for DAEMON_PID and "starter" for its children named STARTER_COMM.
+Every 20 ms, one line per process: ns pid kind rss_kb vmhwm_kb uss_kb, where
+kind is "daemon" for DAEMON_PID and "starter" for its children named
+STARTER_COMM, and uss_kb the memory only that process holds (private pages,
+from smaps_rollup: what one more such process costs; RSS also counts the
+pages of the program and libraries it shares with the others).
 Stops when STOPFILE exists."""
 import os
 import sys
@@ -20,7 +23,15 @@ def memory(pid):
                 rss = int(line.split()[1])
             elif line.startswith(b"VmHWM:"):
                 hwm = int(line.split()[1])
-    return rss, hwm
+    uss = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup", "rb") as s:
+            for line in s:
+                if line.startswith((b"Private_Clean:", b"Private_Dirty:")):
+                    uss += int(line.split()[1])
+    except OSError:
+        pass
+    return rss, hwm, uss
 
 
 with open(out, "w") as f:
@@ -41,8 +52,8 @@ with open(out, "w") as f:
                     if ppid != daemon or comm != starter_comm:
                         continue
                     kind = "starter"
-                rss, hwm = memory(pid)
-                f.write(f"{now} {pid} {kind} {rss} {hwm}\n")
+                rss, hwm, uss = memory(pid)
+                f.write(f"{now} {pid} {kind} {rss} {hwm} {uss}\n")
             except (FileNotFoundError, ProcessLookupError, ValueError, IndexError):
                 pass
         time.sleep(0.02)

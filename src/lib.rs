@@ -4,6 +4,10 @@
 
 #![warn(missing_docs)]
 
+/// This build's id (version and build time): the daemon runs the
+/// `roost-starter` beside it only when that reports the same.
+pub const BUILD_ID: &str = env!("ROOST_BUILD_ID");
+
 pub mod actors;
 pub mod admin;
 pub mod classad;

@@ -67,8 +67,8 @@ pub struct Shared {
     pub restart: Cell<bool>,
     /// How many slots exist.
     pub total_slots: Cell<usize>,
-    /// The program to run as `roost starter`.
-    pub starter_exe: PathBuf,
+    /// The starter's program and arguments (see [`starter_program`]).
+    pub starter: (PathBuf, Vec<String>),
     /// When the daemon started (for claim ids).
     pub started: i64,
     counter: Cell<u64>,
@@ -107,7 +107,7 @@ impl Shared {
             drain_requests: Cell::new(0),
             restart: Cell::new(false),
             total_slots: Cell::new(0),
-            starter_exe,
+            starter: starter_program(&starter_exe),
             started,
             counter: Cell::new(first_id),
         }
@@ -147,5 +147,64 @@ impl Shared {
     /// The configuration in force.
     pub fn config(&self) -> Rc<Config> {
         Rc::clone(&self.config.borrow())
+    }
+}
+
+/// The starter for the daemon's program `exe`: `roost-starter` beside it
+/// when that is an executable file of this very build (it says so when run
+/// with `--build-id`; one left from an earlier build is not used, with a
+/// warning), else `exe starter`.
+pub fn starter_program(exe: &std::path::Path) -> (PathBuf, Vec<String>) {
+    use std::os::unix::fs::PermissionsExt;
+    let small = exe.with_file_name("roost-starter");
+    let fallback = (exe.to_path_buf(), vec!["starter".to_string()]);
+    match std::fs::metadata(&small) {
+        Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => {}
+        _ => return fallback,
+    }
+    let said = std::process::Command::new(&small)
+        .arg("--build-id")
+        .stdin(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .output()
+        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
+    match said {
+        Ok(id) if id == crate::BUILD_ID => (small, Vec::new()),
+        other => {
+            tracing::warn!(
+                message = "Not using the roost-starter beside roost: it is from another build.",
+                path = %small.display(),
+                says = %other.unwrap_or_else(|e| e.to_string()),
+                build = crate::BUILD_ID
+            );
+            fallback
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::starter_program;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn the_small_starter_is_used_only_when_it_is_an_executable_of_this_build() {
+        let dir = std::env::temp_dir().join(format!("roost-starter-pick-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let roost = dir.join("roost");
+        let small = dir.join("roost-starter");
+        let fallback = (roost.clone(), vec!["starter".to_string()]);
+        assert_eq!(starter_program(&roost), fallback, "none there");
+        std::fs::write(&small, format!("#!/bin/sh\necho '{}'\n", crate::BUILD_ID)).unwrap();
+        std::fs::set_permissions(&small, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert_eq!(starter_program(&roost), fallback, "not executable");
+        std::fs::set_permissions(&small, std::fs::Permissions::from_mode(0o755)).unwrap();
+        assert_eq!(
+            starter_program(&roost),
+            (small.clone(), Vec::<String>::new())
+        );
+        std::fs::write(&small, "#!/bin/sh\necho 0.0.1+1\n").unwrap();
+        assert_eq!(starter_program(&roost), fallback, "another build");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }

@@ -94,8 +94,9 @@ impl Actor for StarterActor {
         let Some(request) = self.request.take() else {
             return;
         };
-        let mut cmd = spawn::Command::new(&self.shared.starter_exe);
-        cmd.args(["starter"])
+        let (program, args) = &self.shared.starter;
+        let mut cmd = spawn::Command::new(program);
+        cmd.args(args)
             .stdin(Stdio::Piped)
             .stdout(Stdio::Piped)
             .stderr(Stdio::Piped)
@@ -106,7 +107,7 @@ impl Actor for StarterActor {
             Err(e) => {
                 warn!(message = "Cannot start the starter.", slot = %self.slot_id, error = %e);
                 self.record(StarterEvent::JobNotStarted {
-                    reason: format!("cannot start {}: {e}", self.shared.starter_exe.display()),
+                    reason: format!("cannot start {}: {e}", self.shared.starter.0.display()),
                 });
                 self.slot.do_send(SlotInput(Input::StarterExited));
                 ctx.stop();

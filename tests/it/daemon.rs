@@ -71,6 +71,35 @@ pub(crate) fn count(
 }
 
 #[test]
+fn without_roost_starter_beside_it_the_daemon_runs_its_own_program_as_starter() {
+    // An install that copied only `roost`: each job's starter is then
+    // `roost starter`, the same code in the bigger program.
+    let dir = temp("lone-binary");
+    let bin = dir.join("bin");
+    std::fs::create_dir_all(&bin).expect("mkdir");
+    let lone = bin.join("roost");
+    if std::fs::hard_link(env!("CARGO_BIN_EXE_roost"), &lone).is_err() {
+        std::fs::copy(env!("CARGO_BIN_EXE_roost"), &lone).expect("copy roost");
+    }
+    let node = dir.join("node");
+    let child = Command::new(&lone)
+        .args(["startd", "-f", "--quickstart"])
+        .arg(&node)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("daemon starts");
+    let done = node.join("spool/done");
+    let n_done = |d: &Path| std::fs::read_dir(d).map_or(0, Iterator::count);
+    wait_for("the three example jobs", || n_done(&done) == 3);
+    let status = stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+    let log = std::fs::read_to_string(node.join("log/StartLog")).unwrap_or_default();
+    assert!(log.contains("Starter spawned."), "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn quickstart_runs_the_example_jobs_and_keeps_fetching() {
     let dir = temp("quickstart");
     let child = Command::new(env!("CARGO_BIN_EXE_roost"))

@@ -194,7 +194,7 @@ for mode in static pslot; do
         roost_start "$b" "$mode"
         stage_jobs "$b" nobody "$b/jobs"
         echo "== roost $mode rep $rep"
-        measure "$b" "$RPID" roost "$OUT/roost-$mode-$rep"
+        measure "$b" "$RPID" roost-starter "$OUT/roost-$mode-$rep"
         dirs+=("$OUT/roost-$mode-$rep")
         roost_stop "$b"
         if [ -n "${KEEP:-}" ]; then echo "kept $b"; else rm -rf "$b"; fi

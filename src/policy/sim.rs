@@ -51,6 +51,7 @@ struct RawEvent {
     command: Option<String>,
     slot: Option<String>,
     claim: Option<String>,
+    config: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -84,6 +85,8 @@ enum Action {
     Vacate {
         slot: Option<String>,
     },
+    /// Re-read the configuration, with these lines added to it.
+    Reconfig(Option<String>),
 }
 
 /// A parsed scenario.
@@ -197,6 +200,11 @@ impl Scenario {
                     slot: x.slot.clone(),
                 }
             } else if let Some(c) = &e.command {
+                if e.config.is_some() && c != "reconfig" {
+                    return Err(bad(
+                        "config = … goes only with command = \"reconfig\"".into()
+                    ));
+                }
                 match c.as_str() {
                     "vacate" => Action::Vacate {
                         slot: e.slot.clone(),
@@ -208,9 +216,7 @@ impl Scenario {
                     "off peaceful" => Action::Off(DrainHow::Peaceful),
                     "off graceful" => Action::Off(DrainHow::Graceful),
                     "off fast" => Action::Off(DrainHow::Fast),
-                    "reconfig" => {
-                        return Err(bad(format!("command \"{c}\" is not simulated yet")));
-                    }
+                    "reconfig" => Action::Reconfig(e.config.clone()),
                     other => return Err(bad(format!("unknown command \"{other}\""))),
                 }
             } else if let Some(c) = &e.claim {
@@ -303,8 +309,8 @@ pub fn simulate_with(
             sc.inputs.memory_mb.to_string(),
         ),
     ];
-    let text = format!("FULL_HOSTNAME = sim\nHOSTNAME = sim\n{}", sc.config);
-    let config = load_text("scenario config", &text, scope, specials)
+    let mut text = format!("FULL_HOSTNAME = sim\nHOSTNAME = sim\n{}", sc.config);
+    let mut config = load_text("scenario config", &text, scope.clone(), specials.clone())
         .map_err(|e| ScenarioError(format!("configuration: {e}")))?;
     let host = config
         .get("FULL_HOSTNAME")
@@ -430,6 +436,44 @@ pub fn simulate_with(
                             .is_none_or(|x| x == s.slot.id || x == s.slot.name)
                         {
                             inputs.push((i, Input::Vacate));
+                        }
+                    }
+                }
+                Action::Reconfig(extra) => {
+                    // As the daemon: the new configuration and every live
+                    // slot's policy from it, or nothing changes.
+                    let new_text = format!("{text}\n{}", extra.as_deref().unwrap_or(""));
+                    let rebuilt = load_text(
+                        "scenario config",
+                        &new_text,
+                        scope.clone(),
+                        specials.clone(),
+                    )
+                    .map_err(|e| format!("configuration: {e}"))
+                    .and_then(|c| {
+                        let policies = slots
+                            .iter()
+                            .map(|s| {
+                                Policy::from_config(&c, &s.slot.id, s.spec.type_id)
+                                    .map_err(|e| format!("policy of {}: {e}", s.slot.id))
+                            })
+                            .collect::<Result<Vec<_>, _>>()?;
+                        Ok((c, policies))
+                    });
+                    match rebuilt {
+                        Ok((c, policies)) => {
+                            emit(json!({"t": t, "effect": "reconfig", "ok": true}));
+                            config = c;
+                            text = new_text;
+                            for (i, (s, p)) in slots.iter_mut().zip(policies).enumerate() {
+                                s.policy = p;
+                                if !s.gone {
+                                    inputs.push((i, Input::Evaluate));
+                                }
+                            }
+                        }
+                        Err(e) => {
+                            emit(json!({"t": t, "effect": "reconfig", "ok": false, "error": e}));
                         }
                     }
                 }

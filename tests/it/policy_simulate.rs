@@ -160,6 +160,10 @@ fn bad_scenarios_say_what_is_wrong() {
             "duration = 10\nconfig_file = \"missing.config\"\n",
             "cannot read config_file",
         ),
+        (
+            "duration = 10\nconfig = \"\"\n[[event]]\nt = 1\ncommand = \"vacate\"\nconfig = \"START = True\"\n",
+            "goes only with command = \"reconfig\"",
+        ),
     ] {
         let path = dir.join("s.toml");
         std::fs::write(&path, body).expect("write");
@@ -362,4 +366,38 @@ fn benchmarks_run_at_start_and_again_when_the_policy_says() {
             "fetched while benchmarking: {l}"
         );
     }
+}
+
+#[test]
+fn reconfig_gives_every_slot_its_new_policy_or_refuses_it_whole() {
+    let out = lines(&run("reconfig.toml"));
+    let reconfigs: Vec<(i64, bool)> = out
+        .iter()
+        .filter(|l| l["effect"] == "reconfig")
+        .map(|l| (l["t"].as_i64().unwrap_or(-1), l["ok"] == true))
+        .collect();
+    assert_eq!(reconfigs, [(100, false), (200, true)]);
+    let refused = out
+        .iter()
+        .find(|l| l["effect"] == "reconfig" && l["ok"] == false)
+        .expect("the refused one");
+    assert!(
+        refused["error"].as_str().unwrap_or("").contains("START"),
+        "{refused}"
+    );
+    // Closed until the good edit, then the waiting job is taken at once.
+    let t = transitions(&out);
+    expect(
+        &t,
+        &[
+            (0, "1", "Unclaimed/Idle"),
+            (200, "5", "Claimed/Idle"),
+            (200, "11", "Claimed/Busy"),
+        ],
+    );
+    assert!(
+        t.iter()
+            .all(|(at, _, to)| *at >= 200 || !to.starts_with("Claimed")),
+        "{t:?}"
+    );
 }

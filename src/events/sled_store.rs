@@ -4,10 +4,12 @@
 //! `actor \0 record key` to the positions of the actor's envelopes in that
 //! record, so one actor's events are a prefix scan. Storing a batch as a
 //! few records instead of one record per event is what makes appending and
-//! reading fast: sled's cost is per key. A batch's records go in before
-//! their index entries (plain inserts, not a sled transaction, which would
-//! cost disk writes per batch); `append` flushes before it returns, and a
-//! crash between a record and its entries is mended at `open`.
+//! reading fast: sled's cost is per key. A batch of one record (nearly
+//! all) goes in as plain inserts, the record before its index entries (a
+//! sled transaction would cost disk writes per batch), and a crash between
+//! them is mended at `open`; a batch of several records goes in as one
+//! sled transaction, so it survives a crash whole or not at all. `append`
+//! flushes before it returns.
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -702,25 +704,43 @@ impl EventStore for SledStore {
             });
         }
         let stored = records(self.next, batch)?;
-        // Plain inserts, record before its index entries: a sled
-        // transaction (or batch) seals sled's I/O buffer twice, and each
-        // sealed buffer is written and synced to disk on sled's thread
-        // pool, which made every recorded batch cost disk writes. sled
-        // recovers a prefix of its operations, so after a crash only the
-        // last record can lack index entries; `open` adds them.
-        let written = stored.iter().try_for_each(|r| {
-            self.trees
-                .log
-                .insert(r.key.to_be_bytes(), r.bytes.as_slice())?;
-            for (k, v) in &r.index {
-                self.trees.by_actor.insert(k.as_slice(), v.as_slice())?;
+        if stored.len() > 1 {
+            // A batch of several records (hundreds of events: a large
+            // checkpoint) must survive a crash whole or not at all: one
+            // sled transaction over both trees.
+            (&self.trees.log, &self.trees.by_actor)
+                .transaction(|(log, by_actor)| {
+                    for r in &stored {
+                        log.insert(&r.key.to_be_bytes(), r.bytes.as_slice())?;
+                        for (k, v) in &r.index {
+                            by_actor.insert(k.as_slice(), v.as_slice())?;
+                        }
+                    }
+                    Ok::<(), ConflictableTransactionError<()>>(())
+                })
+                .map_err(|e: TransactionError<()>| io(format!("append failed: {e:?}")))?;
+        } else {
+            // One record: plain inserts, the record before its index
+            // entries. A sled transaction seals sled's I/O buffer twice,
+            // and each sealed buffer is written and synced to disk on
+            // sled's thread pool: every batch cost disk writes. The record
+            // is one key, whole or absent after a crash; sled recovers a
+            // prefix of its operations, so only the last record can lack
+            // index entries, and `open` adds them.
+            let written = stored.iter().try_for_each(|r| {
+                self.trees
+                    .log
+                    .insert(r.key.to_be_bytes(), r.bytes.as_slice())?;
+                for (k, v) in &r.index {
+                    self.trees.by_actor.insert(k.as_slice(), v.as_slice())?;
+                }
+                Ok::<(), sled::Error>(())
+            });
+            if let Err(e) = written {
+                // Take back what of the batch got in: all or nothing.
+                let _ = self.truncate(self.next);
+                return Err(io(format!("append failed: {e}")));
             }
-            Ok::<(), sled::Error>(())
-        });
-        if let Err(e) = written {
-            // Take back what of the batch got in: all or nothing.
-            let _ = self.truncate(self.next);
-            return Err(io(format!("append failed: {e}")));
         }
         self.next += batch.len() as u64;
         Ok(self.next)

@@ -242,19 +242,12 @@ fn writer<S: EventStore>(
                 due.get_or_insert_with(|| Instant::now() + LAZY_FLUSH);
                 continue;
             }
-            Some(Msg::Append(b, r)) => {
-                // Every record held before this append goes first.
-                take_held(held, &mut batches, &mut replies);
-                batches.push(b);
-                replies.push(Some(r));
-            }
+            Some(Msg::Append(b, r)) => join(held, &mut batches, &mut replies, b, r),
             None => take_held(held, &mut batches, &mut replies),
         }
         while let Ok(more) = rx.try_recv() {
             if let Msg::Append(b, r) = more {
-                take_held(held, &mut batches, &mut replies);
-                batches.push(b);
-                replies.push(Some(r));
+                join(held, &mut batches, &mut replies, b, r);
             }
         }
         // Anything recorded after the group's last append waits for the
@@ -279,6 +272,19 @@ fn writer<S: EventStore>(
         write_group(&mut store, batches, replies, checkpoints.as_mut());
     }
     store
+}
+
+/// Adds an append to the group, after every record held before it.
+fn join(
+    held: &Held,
+    batches: &mut Vec<Batch>,
+    replies: &mut Vec<Option<Reply>>,
+    batch: Batch,
+    reply: Reply,
+) {
+    take_held(held, batches, replies);
+    batches.push(batch);
+    replies.push(Some(reply));
 }
 
 /// Moves the held records into the group (no one waits for them).

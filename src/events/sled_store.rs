@@ -151,6 +151,19 @@ fn decoded<'a>(key: u64, parts: &[&'a [u8]]) -> Vec<(u64, &'a [u8], Result<Envel
         .collect()
 }
 
+/// Per actor, the positions in their record of the envelopes that decode.
+fn decodable_positions<'a>(
+    envelopes: &'a [(u64, &[u8], Result<Envelope, StoreError>)],
+) -> Positions<'a> {
+    let mut positions = Positions::default();
+    for ((_, _, env), i) in envelopes.iter().zip(0u32..) {
+        if let Ok(env) = env {
+            positions.add(&env.actor, i);
+        }
+    }
+    positions
+}
+
 impl SledStore {
     /// Opens (or creates) the log in directory `dir`.
     pub fn open(dir: &Path) -> Result<SledStore, StoreError> {
@@ -210,12 +223,7 @@ impl SledStore {
             return Ok(());
         };
         let envelopes = decoded(key, &parts);
-        let mut positions = Positions::default();
-        for ((_, _, env), i) in envelopes.iter().zip(0u32..) {
-            if let Ok(env) = env {
-                positions.add(&env.actor, i);
-            }
-        }
+        let positions = decodable_positions(&envelopes);
         let mut added = 0;
         for (ik, iv) in positions.entries(key) {
             if self.trees.by_actor.get(&ik).map_err(io)?.as_deref() != Some(iv.as_slice()) {
@@ -358,13 +366,7 @@ impl SledStore {
             };
             let envelopes = decoded(key, &parts);
             if envelopes.iter().all(|(_, _, e)| e.is_ok()) {
-                let mut positions = Positions::default();
-                for ((_, _, env), i) in envelopes.iter().zip(0u32..) {
-                    if let Ok(env) = env {
-                        positions.add(&env.actor, i);
-                    }
-                }
-                index.extend(positions.entries(key));
+                index.extend(decodable_positions(&envelopes).entries(key));
                 continue;
             }
             // Keep each run of envelopes that decode as a record of its

@@ -138,7 +138,7 @@ impl Actor for StarterActor {
             .and_then(|s| s.try_write(first.as_bytes()).ok())
             .unwrap_or(0);
         let rest = first.split_off(written.min(first.len()));
-        self.commands = Some(tx.clone());
+        self.commands = Some(tx);
         let pending = (!rest.is_empty()).then_some(rest);
         if let Some(mut stdin) = child.stdin.take() {
             actix::spawn(async move {

@@ -9,5 +9,5 @@ fn main() -> std::process::ExitCode {
         println!("{}", roost::BUILD_ID);
         return std::process::ExitCode::SUCCESS;
     }
-    std::process::ExitCode::from(u8::try_from(roost::starter::run::main()).unwrap_or(1))
+    roost::starter::run::main()
 }

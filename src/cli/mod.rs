@@ -60,7 +60,7 @@ pub fn run() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     if args.len() == 2 && args[1] == "starter" {
         // Once per job: skip building the whole command line parser.
-        return ExitCode::from(u8::try_from(crate::starter::run::main()).unwrap_or(1));
+        return crate::starter::run::main();
     }
     let cli = Cli::parse_from(admin_cmd::normalize(args));
     let result = match cli.command {
@@ -75,9 +75,7 @@ pub fn run() -> ExitCode {
         Command::Off(cmd) => admin_cmd::off(cmd),
         Command::Reconfig(cmd) => admin_cmd::reconfig(cmd),
         Command::LogWriter(cmd) => log_writer::run(&cmd),
-        Command::Starter => Ok(ExitCode::from(
-            u8::try_from(crate::starter::run::main()).unwrap_or(1),
-        )),
+        Command::Starter => Ok(crate::starter::run::main()),
     };
     match result {
         Ok(code) => code,

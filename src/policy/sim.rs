@@ -309,9 +309,12 @@ pub fn simulate_with(
             sc.inputs.memory_mb.to_string(),
         ),
     ];
+    let load = |text: &str| {
+        load_text("scenario config", text, scope.clone(), specials.clone())
+            .map_err(|e| format!("configuration: {e}"))
+    };
     let mut text = format!("FULL_HOSTNAME = sim\nHOSTNAME = sim\n{}", sc.config);
-    let mut config = load_text("scenario config", &text, scope.clone(), specials.clone())
-        .map_err(|e| ScenarioError(format!("configuration: {e}")))?;
+    let mut config = load(&text).map_err(ScenarioError)?;
     let host = config
         .get("FULL_HOSTNAME")
         .ok()
@@ -443,14 +446,7 @@ pub fn simulate_with(
                     // As the daemon: the new configuration and every live
                     // slot's policy from it, or nothing changes.
                     let new_text = format!("{text}\n{}", extra.as_deref().unwrap_or(""));
-                    let rebuilt = load_text(
-                        "scenario config",
-                        &new_text,
-                        scope.clone(),
-                        specials.clone(),
-                    )
-                    .map_err(|e| format!("configuration: {e}"))
-                    .and_then(|c| {
+                    let rebuilt = load(&new_text).and_then(|c| {
                         let policies = slots
                             .iter()
                             .map(|s| {

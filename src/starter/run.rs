@@ -21,7 +21,11 @@ use crate::hooks::{self, Exit, HookOutput, HookRun};
 use crate::spawn::{self, Stdio};
 
 /// Runs a starter on this process's stdin/stdout; returns the exit code.
-pub fn main() -> i32 {
+pub fn main() -> std::process::ExitCode {
+    std::process::ExitCode::from(u8::try_from(run_starter()).unwrap_or(1))
+}
+
+fn run_starter() -> i32 {
     let rt = match tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()

@@ -70,6 +70,22 @@ pub(crate) fn count(
         .count()
 }
 
+/// Starts `roost startd -f --quickstart DIR` with the program `roost`.
+fn quickstart(roost: &Path, dir: &Path) -> std::process::Child {
+    Command::new(roost)
+        .args(["startd", "-f", "--quickstart"])
+        .arg(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("daemon starts")
+}
+
+/// How many entries a directory has (0 when it does not exist).
+fn n_done(d: &Path) -> usize {
+    std::fs::read_dir(d).map_or(0, Iterator::count)
+}
+
 #[test]
 fn without_roost_starter_beside_it_the_daemon_runs_its_own_program_as_starter() {
     // An install that copied only `roost`: each job's starter is then
@@ -82,15 +98,8 @@ fn without_roost_starter_beside_it_the_daemon_runs_its_own_program_as_starter() 
         std::fs::copy(env!("CARGO_BIN_EXE_roost"), &lone).expect("copy roost");
     }
     let node = dir.join("node");
-    let child = Command::new(&lone)
-        .args(["startd", "-f", "--quickstart"])
-        .arg(&node)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("daemon starts");
+    let child = quickstart(&lone, &node);
     let done = node.join("spool/done");
-    let n_done = |d: &Path| std::fs::read_dir(d).map_or(0, Iterator::count);
     wait_for("the three example jobs", || n_done(&done) == 3);
     let status = stop(child);
     assert!(status.success(), "daemon exit: {status}");
@@ -102,15 +111,8 @@ fn without_roost_starter_beside_it_the_daemon_runs_its_own_program_as_starter() 
 #[test]
 fn quickstart_runs_the_example_jobs_and_keeps_fetching() {
     let dir = temp("quickstart");
-    let child = Command::new(env!("CARGO_BIN_EXE_roost"))
-        .args(["startd", "-f", "--quickstart"])
-        .arg(&dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("daemon starts");
+    let child = quickstart(Path::new(env!("CARGO_BIN_EXE_roost")), &dir);
     let done = dir.join("spool/done");
-    let n_done = |d: &Path| std::fs::read_dir(d).map_or(0, Iterator::count);
     wait_for("the three example jobs", || n_done(&done) == 3);
     // A job dropped into the spool later is fetched too.
     std::fs::write(

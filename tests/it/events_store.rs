@@ -17,6 +17,13 @@ fn dir(name: &str) -> PathBuf {
     d
 }
 
+/// The sequence numbers of `actor`'s events from `from` on, by its index.
+fn actor_seqs(s: &impl EventRead, actor: &str, from: u64) -> Vec<u64> {
+    s.read_actor(actor, from)
+        .map(|e| e.expect("decodes").seq)
+        .collect()
+}
+
 fn ev(at: i64, why: &str) -> Event {
     Event::Slot(SlotEvent::ActivityChanged {
         at,
@@ -64,10 +71,7 @@ fn appends_are_read_back_in_order_and_survive_reopening() {
     let all: Vec<Envelope> = s.read_from(1).map(|e| e.expect("decodes")).collect();
     assert_eq!(all.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2, 3]);
     assert_eq!(all[1].actor, "slot2");
-    let slot1: Vec<u64> = s
-        .read_actor("slot1", 1)
-        .map(|e| e.expect("decodes").seq)
-        .collect();
+    let slot1 = actor_seqs(&s, "slot1", 1);
     assert_eq!(slot1, [1, 3]);
     let from2: Vec<u64> = s.read_from(2).map(|e| e.expect("decodes").seq).collect();
     assert_eq!(from2, [2, 3]);
@@ -110,15 +114,9 @@ fn a_last_record_whose_index_entries_were_lost_is_indexed_at_open() {
     }
     let s = SledStore::open(&d).expect("reopen");
     assert!(s.verify().is_empty(), "{:?}", s.verify());
-    let slot1: Vec<u64> = s
-        .read_actor("slot1", 1)
-        .map(|e| e.expect("decodes").seq)
-        .collect();
+    let slot1 = actor_seqs(&s, "slot1", 1);
     assert_eq!(slot1, [1, 3]);
-    let slot2: Vec<u64> = s
-        .read_actor("slot2", 1)
-        .map(|e| e.expect("decodes").seq)
-        .collect();
+    let slot2 = actor_seqs(&s, "slot2", 1);
     assert_eq!(slot2, [2]);
     drop(s);
     let _ = std::fs::remove_dir_all(&d);
@@ -217,15 +215,9 @@ fn check_against_model(store: &SledStore, model: &[(String, i64)]) -> Result<(),
             .filter(|(_, a, _)| a == actor)
             .map(|(s, ..)| *s)
             .collect();
-        let idx: Vec<u64> = store
-            .read_actor(actor, 1)
-            .map(|e| e.expect("decodes").seq)
-            .collect();
+        let idx = actor_seqs(store, actor, 1);
         prop_assert_eq!(&idx, &want);
-        let from_mid: Vec<u64> = store
-            .read_actor(actor, mid)
-            .map(|e| e.expect("decodes").seq)
-            .collect();
+        let from_mid = actor_seqs(store, actor, mid);
         prop_assert_eq!(
             from_mid,
             want.iter()
@@ -498,10 +490,7 @@ fn a_log_of_the_older_one_record_per_event_layout_reads_and_grows() {
     .expect("append");
     let all: Vec<u64> = s.read_from(1).map(|e| e.expect("decodes").seq).collect();
     assert_eq!(all, [1, 2, 3, 4, 5]);
-    let slot1: Vec<u64> = s
-        .read_actor("slot1", 2)
-        .map(|e| e.expect("decodes").seq)
-        .collect();
+    let slot1 = actor_seqs(&s, "slot1", 2);
     assert_eq!(slot1, [3, 5]);
     let back: Vec<u64> = s
         .read_actor_back("slot1")
@@ -579,10 +568,7 @@ fn a_bad_envelope_inside_a_batch_is_set_aside_alone_and_its_neighbours_kept() {
     assert!(s.verify().is_empty(), "{:?}", s.verify());
     let all: Vec<u64> = s.read_from(1).map(|e| e.expect("decodes").seq).collect();
     assert_eq!(all, [1, 2, 4, 5], "every envelope that decodes is kept");
-    let slot1: Vec<u64> = s
-        .read_actor("slot1", 1)
-        .map(|e| e.expect("decodes").seq)
-        .collect();
+    let slot1 = actor_seqs(&s, "slot1", 1);
     assert_eq!(slot1, [1, 5]);
     let slot2: Vec<u64> = s
         .read_actor_back("slot2")
@@ -812,10 +798,7 @@ fn pruning_splits_the_record_holding_the_cut_and_the_archive_is_a_log_of_its_own
     let kept: Vec<u64> = s.read_from(1).map(|e| e.expect("decodes").seq).collect();
     assert_eq!(kept, (15..=20).collect::<Vec<_>>());
     assert_eq!(s.reader().first_seq(), 15);
-    let slot2: Vec<u64> = s
-        .read_actor("slot2", 1)
-        .map(|e| e.expect("decodes").seq)
-        .collect();
+    let slot2 = actor_seqs(&s, "slot2", 1);
     assert_eq!(slot2, [16, 19]);
     // The log goes on from where it was.
     assert_eq!(s.append(21, &batch(21, 1)).expect("append"), 22);
@@ -825,10 +808,7 @@ fn pruning_splits_the_record_holding_the_cut_and_the_archive_is_a_log_of_its_own
     assert!(a.verify().is_empty(), "{:?}", a.verify());
     let archived: Vec<u64> = a.read_from(1).map(|e| e.expect("decodes").seq).collect();
     assert_eq!(archived, (1..=14).collect::<Vec<_>>());
-    let slot2: Vec<u64> = a
-        .read_actor("slot2", 1)
-        .map(|e| e.expect("decodes").seq)
-        .collect();
+    let slot2 = actor_seqs(&a, "slot2", 1);
     assert_eq!(slot2, [1, 4, 7, 10, 13]);
     drop(a);
     let _ = std::fs::remove_dir_all(&d);

@@ -6,12 +6,15 @@
 //! * [`slot::SlotActor`]: one per slot, around `policy::engine::decide`.
 //! * [`hook::HookActor`]: one per hook invocation.
 //! * [`starter::StarterActor`]: one per `roost starter` process.
+//! * [`backfill::BackfillActor`]: the one backfill client (BOINC) that
+//!   every slot in Backfill shares, run by a starter.
 //! * [`admin`]: the admin socket's server, a task per connection that
 //!   hands commands to the supervisor.
 //!
 //! The single event-log writer is `events::GroupCommitter`'s thread.
 
 pub mod admin;
+pub mod backfill;
 pub mod clock;
 pub mod hook;
 pub mod machine;

@@ -71,6 +71,8 @@ pub struct Shared {
     pub starter: (PathBuf, Vec<String>),
     /// When the daemon started (for claim ids).
     pub started: i64,
+    /// The backfill manager, once a slot has wanted backfill.
+    pub backfill: RefCell<Option<actix::Addr<super::backfill::BackfillActor>>>,
     counter: Cell<u64>,
 }
 
@@ -109,6 +111,7 @@ impl Shared {
             total_slots: Cell::new(0),
             starter: starter_program(&starter_exe),
             started,
+            backfill: RefCell::new(None),
             counter: Cell::new(first_id),
         }
     }

@@ -8,10 +8,11 @@ use std::time::Duration;
 use actix::prelude::*;
 use tracing::{error, info, warn};
 
+use super::backfill::{BackfillActor, Release, Want};
 use super::hook::{HookActor, HookDone, hook_path, hook_timeout, ignored};
 use super::node::{NodeActor, SlotBorn, SlotGone, SlotStatus};
 use super::shared::Shared;
-use super::starter::{StarterActor, StarterCmd, starter_hooks};
+use super::starter::{StarterActor, StarterCmd, StarterOwner, starter_request};
 use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, FixedEnv, Value, parse_ad};
 use crate::events::{Event, LostClaim};
@@ -23,7 +24,7 @@ use crate::policy::engine::{
 use crate::policy::layout::SlotSpec;
 use crate::policy::publish::{Publish, StartdAttrs, public_ad};
 use crate::policy::slot::{Slot, SlotEvent, State, apply};
-use crate::starter::protocol::{Command, Request};
+use crate::starter::protocol::Command;
 
 /// An input for the slot's state machine.
 #[derive(Message)]
@@ -208,7 +209,7 @@ impl SlotActor {
     }
 
     fn reschedule(&mut self, ctx: &mut Context<Self>, now: i64) {
-        let want = now + evaluation_interval(&self.slot, &self.policy).max(1);
+        let want = now + evaluation_interval(&self.slot, &self.policy, now);
         let keep = self
             .eval_at
             .as_ref()
@@ -382,40 +383,23 @@ impl SlotActor {
                         _ => String::new(),
                     },
                 );
-                let int = |k: &str, d: u64| {
-                    config
-                        .int(k)
-                        .ok()
-                        .flatten()
-                        .and_then(|v| u64::try_from(v).ok())
-                        .unwrap_or(d)
-                };
-                let req = Request {
-                    slot: self.slot.id.clone(),
-                    job: ad_to_old(&ad, OldOrder::Bytes),
-                    machine: ad_to_old(&self.public(now), OldOrder::Bytes),
-                    execute: self.shared.dirs.execute.clone(),
-                    hooks: starter_hooks(&config, &ad),
-                    update_intervals: (
-                        int("STARTER_INITIAL_UPDATE_INTERVAL", 8),
-                        int("STARTER_UPDATE_INTERVAL", 300),
-                    ),
-                    hook_env: self.shared.hooks.env.clone(),
-                    stdout_limit: self.shared.hooks.stdout_limit,
-                    vacate_grace: self
-                        .slot
+                let req = starter_request(
+                    &self.shared,
+                    &config,
+                    &self.slot.id,
+                    &ad,
+                    &self.public(now),
+                    self.slot
                         .claim
                         .as_ref()
                         .map_or(0, |c| u64::try_from(c.pledged_vacate).unwrap_or(0)),
-                    cgroup_base: match config.get("BASE_CGROUP") {
-                        Ok(Some(b)) => Some(b).filter(|b| !b.trim().is_empty()),
-                        Ok(None) => Some("htcondor".to_string()),
-                        Err(_) => None,
-                    },
-                };
+                );
                 self.starter = Some(StarterActor::launch(
                     &self.shared,
-                    ctx.address(),
+                    StarterOwner {
+                        exited: ctx.address().recipient(),
+                        pids: ctx.address().recipient(),
+                    },
                     &self.slot.id,
                     claim.unwrap_or(0),
                     label,
@@ -428,10 +412,27 @@ impl SlotActor {
             Effect::SoftKill => self.tell(StarterCmd::Send(Command::SoftKill)),
             Effect::HardKill => self.tell(StarterCmd::Send(Command::HardKill)),
             Effect::KillStarter => self.tell(StarterCmd::KillAll),
+            Effect::StartBackfill => self.backfill().do_send(Want {
+                slot: self.slot.id.clone(),
+                addr: ctx.address(),
+            }),
+            Effect::KillBackfill => self.backfill().do_send(Release {
+                slot: self.slot.id.clone(),
+            }),
             Effect::ReplyClaim { accept } => {
                 warn!(message = "Claim request answered with no one to tell.", slot = %self.slot.name, accept);
             }
         }
+    }
+
+    /// The daemon's one backfill manager, started on first use.
+    fn backfill(&self) -> Addr<BackfillActor> {
+        if let Some(a) = &*self.shared.backfill.borrow() {
+            return a.clone();
+        }
+        let a = BackfillActor::new(&self.shared).start();
+        *self.shared.backfill.borrow_mut() = Some(a.clone());
+        a
     }
 
     fn tell(&self, cmd: StarterCmd) {

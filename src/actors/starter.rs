@@ -13,8 +13,9 @@ use tracing::{info, warn};
 
 use super::hook::{hook_path, hook_timeout};
 use super::shared::Shared;
-use super::slot::{SlotActor, SlotInput, StarterPids};
+use super::slot::{SlotInput, StarterPids};
 use crate::classad::argenv::split_v2;
+use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, FixedEnv, Value};
 use crate::config::Config;
 use crate::events::{Event, StarterEvent};
@@ -41,11 +42,19 @@ struct Line(Report);
 #[rtype(result = "()")]
 struct Gone(Exit);
 
+/// Who a starter reports to: a slot, or the backfill manager.
+pub struct StarterOwner {
+    /// Hears [`Input::StarterExited`] when the starter has gone.
+    pub exited: Recipient<SlotInput>,
+    /// Hears the starter's and the job's pids.
+    pub pids: Recipient<StarterPids>,
+}
+
 /// One starter process.
 pub struct StarterActor {
     shared: Rc<Shared>,
     id: String,
-    slot: Addr<SlotActor>,
+    slot: StarterOwner,
     slot_id: String,
     claim: u64,
     job: String,
@@ -56,10 +65,10 @@ pub struct StarterActor {
 }
 
 impl StarterActor {
-    /// Starts a starter for `claim` of slot `slot_id`.
+    /// Starts a starter for `claim` of slot `slot_id`, reporting to `slot`.
     pub fn launch(
         shared: &Rc<Shared>,
-        slot: Addr<SlotActor>,
+        slot: StarterOwner,
         slot_id: &str,
         claim: u64,
         job_label: String,
@@ -109,13 +118,13 @@ impl Actor for StarterActor {
                 self.record(StarterEvent::JobNotStarted {
                     reason: format!("cannot start {}: {e}", self.shared.starter.0.display()),
                 });
-                self.slot.do_send(SlotInput(Input::StarterExited));
+                self.slot.exited.do_send(SlotInput(Input::StarterExited));
                 ctx.stop();
                 return;
             }
         };
         self.pid = child.id();
-        self.slot.do_send(StarterPids {
+        self.slot.pids.do_send(StarterPids {
             starter: self.pid,
             job: None,
         });
@@ -201,7 +210,7 @@ impl Handler<Line> for StarterActor {
         let e = match r {
             Report::JobStarted { pid } => {
                 self.job_pid = Some(pid);
-                self.slot.do_send(StarterPids {
+                self.slot.pids.do_send(StarterPids {
                     starter: self.pid,
                     job: Some(pid),
                 });
@@ -252,7 +261,7 @@ impl Handler<Gone> for StarterActor {
 
     fn handle(&mut self, Gone(exit): Gone, ctx: &mut Context<Self>) {
         self.record(StarterEvent::Exited { exit });
-        self.slot.do_send(SlotInput(Input::StarterExited));
+        self.slot.exited.do_send(SlotInput(Input::StarterExited));
         ctx.stop();
     }
 }
@@ -277,6 +286,46 @@ impl Handler<StarterCmd> for StarterActor {
                 }
             }
         }
+    }
+}
+
+/// What a starter is asked to do for `job` (its hooks chosen from
+/// `config`) in slot `slot`, whose ad is `machine`; `vacate_grace` is how
+/// long the job may take to leave if the daemon goes away.
+pub fn starter_request(
+    shared: &Shared,
+    config: &Config,
+    slot: &str,
+    job: &ClassAd,
+    machine: &ClassAd,
+    vacate_grace: u64,
+) -> Request {
+    let int = |k: &str, d: u64| {
+        config
+            .int(k)
+            .ok()
+            .flatten()
+            .and_then(|v| u64::try_from(v).ok())
+            .unwrap_or(d)
+    };
+    Request {
+        slot: slot.to_string(),
+        job: ad_to_old(job, OldOrder::Bytes),
+        machine: ad_to_old(machine, OldOrder::Bytes),
+        execute: shared.dirs.execute.clone(),
+        hooks: starter_hooks(config, job),
+        update_intervals: (
+            int("STARTER_INITIAL_UPDATE_INTERVAL", 8),
+            int("STARTER_UPDATE_INTERVAL", 300),
+        ),
+        hook_env: shared.hooks.env.clone(),
+        stdout_limit: shared.hooks.stdout_limit,
+        vacate_grace,
+        cgroup_base: match config.get("BASE_CGROUP") {
+            Ok(Some(b)) => Some(b).filter(|b| !b.trim().is_empty()),
+            Ok(None) => Some("htcondor".to_string()),
+            Err(_) => None,
+        },
     }
 }
 

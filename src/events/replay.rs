@@ -360,6 +360,9 @@ impl Replay {
             if s.fetching {
                 push(&mut s, SlotEvent::FetchCompleted { at: now });
             }
+            if s.backfill {
+                push(&mut s, SlotEvent::BackfillExited { at: now });
+            }
             if (s.state, s.activity) != (State::Owner, Activity::Idle) && s.state != State::Drained
             {
                 push(
@@ -566,6 +569,40 @@ mod tests {
         // Reconciling again finds nothing but the starter note, which a new
         // run's `Started` clears.
         assert!(after.reconcile(600).iter().all(|(a, _)| a == "daemon"));
+    }
+
+    #[test]
+    fn a_slot_in_backfill_is_let_go_of_its_client_and_goes_to_owner() {
+        let slot = Slot::new("slot1", "h", 0);
+        let events = [
+            SlotEvent::Snapshot {
+                at: 1,
+                slot: Box::new(slot),
+            },
+            SlotEvent::ActivityChanged {
+                at: 2,
+                state: State::Backfill,
+                activity: Activity::Busy,
+                transition: 26,
+                why: "backfill client running".into(),
+            },
+            SlotEvent::BackfillStarted { at: 2 },
+        ];
+        let r = Replay::run(
+            events
+                .into_iter()
+                .enumerate()
+                .map(|(i, e)| Ok(env(i as u64 + 1, "slot1", Event::Slot(e)))),
+        );
+        assert!(r.slots["slot1"].backfill);
+        let fix = r.reconcile(9);
+        let mut after = r.clone();
+        for (i, (actor, e)) in fix.iter().enumerate() {
+            after.apply(&env(10 + i as u64, actor, e.clone()));
+        }
+        let s = &after.slots["slot1"];
+        assert!(!s.backfill);
+        assert_eq!((s.state, s.activity), (State::Owner, Activity::Idle));
     }
 
     #[test]

@@ -163,6 +163,11 @@ pub enum DaemonEvent {
         /// The command (`drain graceful`, `off fast`, `vacate slot1`, …).
         command: String,
     },
+    /// The backfill client started, exited, or could not be started.
+    Backfill {
+        /// What happened.
+        what: String,
+    },
     /// The daemon is exiting.
     Stopped {
         /// Why.

@@ -34,13 +34,16 @@ pub const POLICY_KNOBS: &[&str] = &[
     "FetchWorkDelay",
     "HIBERNATE",
     "RunBenchmarks",
+    "START_BACKFILL",
+    "EVICT_BACKFILL",
 ];
 
 /// HTCondor's value when a knob is not configured at all.
 fn builtin_default(knob: &str) -> Option<&'static str> {
     Some(match knob {
         "START" | "CONTINUE" | "WANT_VACATE" => "True",
-        "SUSPEND" | "PREEMPT" | "KILL" | "WANT_SUSPEND" | "IS_OWNER" => "False",
+        "SUSPEND" | "PREEMPT" | "KILL" | "WANT_SUSPEND" | "IS_OWNER" | "START_BACKFILL"
+        | "EVICT_BACKFILL" => "False",
         "CLAIM_WORKLIFE" => "1200",
         "MachineMaxVacateTime" => "600",
         _ => return None,
@@ -70,6 +73,13 @@ pub struct Policy {
     pub killing_timeout: i64,
     /// `HIBERNATE_CHECK_INTERVAL` (0: never hibernate).
     pub hibernate_check_interval: i64,
+    /// `MATCH_TIMEOUT`: how long a Matched slot waits for its claimant.
+    pub match_timeout: i64,
+    /// The lease of an external claim whose job has no `JobLeaseDuration`:
+    /// `MAX_CLAIM_ALIVES_MISSED` × `ALIVE_INTERVAL`.
+    pub default_lease: i64,
+    /// `ENABLE_BACKFILL` (with `BACKFILL_SYSTEM = BOINC`).
+    pub enable_backfill: bool,
     /// The RANK expression (`Rank` in the slot ad).
     pub rank: Option<Expr>,
     /// `MODIFY_REQUEST_EXPR_REQUEST{CPUS,MEMORY,DISK}`, by job attribute.
@@ -161,6 +171,26 @@ impl Policy {
                 modify_request.push((attr.to_string(), e));
             }
         }
+        let enable_backfill = config
+            .bool("ENABLE_BACKFILL")
+            .map_err(|e| err("ENABLE_BACKFILL", e.message))?
+            .unwrap_or(false);
+        if enable_backfill {
+            backfill_job(config)?;
+            let system = config
+                .get("BACKFILL_SYSTEM")
+                .map_err(|e| err("BACKFILL_SYSTEM", e.to_string()))?
+                .unwrap_or_default();
+            if !system.trim().eq_ignore_ascii_case("BOINC") {
+                return Err(err(
+                    "BACKFILL_SYSTEM",
+                    format!(
+                        "is \"{}\" but ENABLE_BACKFILL is true; the only backfill system is BOINC",
+                        system.trim()
+                    ),
+                ));
+            }
+        }
         let must_modify = config
             .bool("MUST_MODIFY_REQUEST_EXPRS")
             .map_err(|e| err("MUST_MODIFY_REQUEST_EXPRS", e.message))?
@@ -193,9 +223,80 @@ impl Policy {
             update_interval: int("UPDATE_INTERVAL", 300)?.max(1),
             killing_timeout: int("KILLING_TIMEOUT", 30)?,
             hibernate_check_interval: int("HIBERNATE_CHECK_INTERVAL", 0)?.max(0),
+            match_timeout: int("MATCH_TIMEOUT", 120)?.max(1),
+            default_lease: int("MAX_CLAIM_ALIVES_MISSED", 6)?.max(1)
+                * int("ALIVE_INTERVAL", 300)?.max(1),
+            enable_backfill,
             rank,
         })
     }
+}
+
+/// The backfill client as a job ad for the starter, from HTCondor's
+/// `BOINC_*` knobs: `BOINC_Executable`, `BOINC_InitialDir` and
+/// `BOINC_Universe` (vanilla) are required; `BOINC_Arguments`,
+/// `BOINC_Environment` (V1, or V2 in double quotes), `BOINC_Output`,
+/// `BOINC_Error` and `BOINC_Owner` (the user it runs as when the daemon is
+/// root) are optional.
+pub fn backfill_job(config: &Config) -> Result<ClassAd, PolicyError> {
+    let get = |knob: &str| -> Result<Option<String>, PolicyError> {
+        Ok(config
+            .get(knob)
+            .map_err(|e| PolicyError {
+                knob: knob.into(),
+                message: e.to_string(),
+            })?
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty()))
+    };
+    let required = |knob: &str| -> Result<String, PolicyError> {
+        get(knob)?.ok_or_else(|| PolicyError {
+            knob: knob.into(),
+            message: "is required when ENABLE_BACKFILL is true".into(),
+        })
+    };
+    let mut ad = ClassAd::new();
+    ad.insert_value("Cmd", required("BOINC_Executable")?.as_str());
+    ad.insert_value("Iwd", required("BOINC_InitialDir")?.as_str());
+    let universe = required("BOINC_Universe")?;
+    if !(universe.eq_ignore_ascii_case("vanilla") || universe == "5") {
+        return Err(PolicyError {
+            knob: "BOINC_Universe".into(),
+            message: format!(
+                "is \"{universe}\"; the backfill client runs only in the vanilla universe"
+            ),
+        });
+    }
+    ad.insert_value("JobUniverse", 5i64);
+    // V2 when quoted, as HTCondor's raw V1-or-V2 strings.
+    let v1_or_v2 = |text: String, v1: &str, v2: &str| match text
+        .strip_prefix('"')
+        .and_then(|t| t.strip_suffix('"'))
+    {
+        Some(inner) => (v2.to_string(), inner.to_string()),
+        None => (v1.to_string(), text),
+    };
+    if let Some(a) = get("BOINC_Arguments")? {
+        let (name, value) = v1_or_v2(a, "Args", "Arguments");
+        ad.insert_value(name.as_str(), value.as_str());
+    }
+    if let Some(e) = get("BOINC_Environment")? {
+        let (name, value) = v1_or_v2(e, "Env", "Environment");
+        ad.insert_value(name.as_str(), value.as_str());
+    }
+    for (knob, attr) in [
+        ("BOINC_Output", "Out"),
+        ("BOINC_Error", "Err"),
+        ("BOINC_Owner", "Owner"),
+    ] {
+        if let Some(v) = get(knob)? {
+            ad.insert_value(attr, v.as_str());
+        }
+    }
+    ad.insert_value("ClusterId", 0i64);
+    ad.insert_value("ProcId", 0i64);
+    ad.insert_value("IsBackfillClient", true);
+    Ok(ad)
 }
 
 /// What the slot is asked to react to.
@@ -228,6 +329,16 @@ pub enum Input {
     RequestClaim(String),
     /// The claimant starts the job on its idle claim (activation).
     Activate,
+    /// A negotiator matched the slot with a job (canonical new syntax); a
+    /// claim request should follow within MATCH_TIMEOUT.
+    Match(String),
+    /// The claimant's keep-alive: renews the lease of its claims.
+    Alive,
+    /// The backfill client runs and works for this slot.
+    BackfillStarted,
+    /// The backfill client no longer works for this slot (it exited, or
+    /// was killed as [`Effect::KillBackfill`] asked).
+    BackfillExited,
     /// A dynamic slot of this partitionable slot was deleted.
     ChildDeleted {
         /// Its sub-id.
@@ -272,6 +383,12 @@ pub enum Effect {
     /// Run the benchmarks (the machine's `Mips` and `KFlops`); answer
     /// with [`Input::BenchmarksDone`].
     RunBenchmarks,
+    /// Start the backfill client for this slot (one client serves every
+    /// slot in Backfill); answer with [`Input::BackfillStarted`].
+    StartBackfill,
+    /// This slot no longer wants the backfill client (it is killed when
+    /// no slot wants it); answer with [`Input::BackfillExited`].
+    KillBackfill,
     /// Run EVICT_CLAIM for a fetch claim that ended.
     EvictClaim {
         /// The job ad.
@@ -700,6 +817,20 @@ impl<'c, 'a> Work<'c, 'a> {
                     self.leave_preempting();
                 }
             }
+            (State::Backfill, Activity::Idle) => {
+                // Unless the slot leaves, the client is (re)started.
+                let stays = !self.leave_backfill();
+                if stays {
+                    self.effect(Effect::StartBackfill);
+                }
+            }
+            (State::Backfill, Activity::Killing) => {
+                if self.s.backfill {
+                    self.effect(Effect::KillBackfill);
+                } else {
+                    self.change(State::Backfill, Activity::Idle, 29, "backfill client gone");
+                }
+            }
             (State::Owner, _) => {
                 if self.s.preempting.is_some() {
                     // Never drop a waiting claim silently: evict it.
@@ -731,6 +862,50 @@ impl<'c, 'a> Work<'c, 'a> {
         });
         self.effect(Effect::SpawnStarter { job: c.job });
         self.change(State::Claimed, Activity::Busy, 11, "starter spawned");
+    }
+
+    /// Backfill/Idle with the client gone: where the slot goes next, if
+    /// anywhere — to its claim (31), to Matched (32), or to Owner (30)
+    /// when it is being evicted, vacated or drained. False when the slot
+    /// stays (the client exited on its own and is started again).
+    fn leave_backfill(&mut self) -> bool {
+        if self.s.claim.is_some() {
+            self.change(
+                State::Claimed,
+                Activity::Idle,
+                31,
+                "claimed during backfill",
+            );
+        } else if self.s.matched_at.is_some() {
+            self.change(
+                State::Matched,
+                Activity::Idle,
+                32,
+                "matched during backfill",
+            );
+        } else if self.s.backfill_ending || self.ctx.drain.is_some() {
+            self.change(State::Owner, Activity::Idle, 30, "backfill ended");
+        } else if self.knob("EVICT_BACKFILL", false) == Some(true) {
+            self.change(State::Owner, Activity::Idle, 30, "EVICT_BACKFILL");
+        } else {
+            return false;
+        }
+        true
+    }
+
+    /// The slot must leave Backfill: kill the client (28), or go at once
+    /// when it is not running.
+    fn end_backfill(&mut self, ending: bool, why: &str) {
+        if ending && !self.s.backfill_ending {
+            self.emit(SlotEvent::BackfillEnding { at: self.ctx.now });
+        }
+        match self.s.activity {
+            Activity::Busy => self.change(State::Backfill, Activity::Killing, 28, why),
+            Activity::Idle => {
+                self.leave_backfill();
+            }
+            _ => {}
+        }
     }
 
     fn begin_preempting(&mut self, transition: u8, why: &str) {
@@ -924,6 +1099,39 @@ impl<'c, 'a> Work<'c, 'a> {
                 self.effect(Effect::RunBenchmarks);
                 return true;
             }
+            State::Unclaimed
+                if act == Activity::Idle
+                    && self.ctx.policy.enable_backfill
+                    && !self.s.fetching
+                    && self.ctx.drain.is_none()
+                    && self.knob("START_BACKFILL", false) == Some(true) =>
+            {
+                self.change(State::Backfill, Activity::Idle, 7, "START_BACKFILL");
+                return true;
+            }
+            State::Backfill if act == Activity::Busy => {
+                if let Some(d) = self.ctx.drain {
+                    let why = if d.shutdown { "shutdown" } else { "draining" };
+                    self.end_backfill(true, why);
+                    return true;
+                }
+                if self.knob("EVICT_BACKFILL", false) == Some(true) {
+                    self.end_backfill(true, "EVICT_BACKFILL");
+                    return true;
+                }
+            }
+            State::Backfill if act == Activity::Idle => return self.leave_backfill(),
+            State::Matched => {
+                if self.knob("START", false) == Some(false) {
+                    self.change(State::Owner, Activity::Idle, 8, "START");
+                    return true;
+                }
+                let since = self.s.matched_at.unwrap_or(self.s.entered_state);
+                if self.ctx.now - since >= self.ctx.policy.match_timeout {
+                    self.change(State::Owner, Activity::Idle, 8, "MATCH_TIMEOUT");
+                    return true;
+                }
+            }
             State::Claimed => return self.step_claimed(act),
             State::Preempting => {
                 if act == Activity::Vacating {
@@ -953,6 +1161,23 @@ impl<'c, 'a> Work<'c, 'a> {
     }
 
     fn step_claimed(&mut self, act: Activity) -> bool {
+        if let Some(c) = &self.s.claim
+            && let Some(lease) = c.lease
+            && c.ending != Some(EndCause::LeaseExpired)
+            && self.ctx.now - c.last_alive() >= lease
+        {
+            // HTCondor's `Claim::leaseExpired`: the claimant is gone, so
+            // nobody would collect the job's result; kill it at once.
+            self.end_claim(EndCause::LeaseExpired);
+            let t = if act == Activity::Idle { 10 } else { 0 };
+            self.change(
+                State::Preempting,
+                Activity::Killing,
+                t,
+                "claim lease expired",
+            );
+            return true;
+        }
         if let Some(d) = self.ctx.drain
             && self.s.claim.as_ref().is_some_and(|c| c.ending.is_none())
         {
@@ -1176,8 +1401,24 @@ impl<'c, 'a> Work<'c, 'a> {
     }
 
     /// A new claim for a job (fetched or requested).
+    /// An external claim gets a lease: the job's `JobLeaseDuration` when
+    /// it is a positive integer, else the policy's default.
     fn fetch_claim(&self, job: String, rank: f64, fetched: bool) -> Claim {
-        Claim::new(self.s.next_claim, job, rank, fetched, self.ctx.now)
+        let lease = (!fetched).then(|| {
+            let env = FixedEnv::new(self.ctx.now);
+            match self
+                .ctx
+                .policy
+                .job_ad(&job)
+                .map(|j| j.eval_attr("JobLeaseDuration", &env))
+            {
+                Some(Value::Int(n)) if n > 0 => n,
+                _ => self.ctx.policy.default_lease,
+            }
+        });
+        let mut claim = Claim::new(self.s.next_claim, job, rank, fetched, self.ctx.now);
+        claim.lease = lease;
+        claim
     }
 
     /// The slot's RANK of a job (0.0 when not a number).
@@ -1284,7 +1525,9 @@ impl<'c, 'a> Work<'c, 'a> {
             }
         }
         let reject = |w: &mut Self, text: String| w.effect(reply(fetched, false, text));
-        if self.s.state == State::Preempting {
+        if self.s.state == State::Preempting
+            || (self.s.state == State::Backfill && self.s.claim.is_some())
+        {
             return reject(self, text);
         }
         if self.s.kind == SlotKind::Partitionable {
@@ -1292,9 +1535,24 @@ impl<'c, 'a> Work<'c, 'a> {
         }
         let ad = self.ad();
         let env = FixedEnv::new(self.ctx.now);
-        let willing = truth(
-            &Evaluator::new(Some(&ad), Some(&job), &env).eval_attr(&Name::new("Requirements")),
-        );
+        // A Matched slot publishes Requirements = false so that it is not
+        // matched again; its claimant is judged by the real ones.
+        let willing = if self.s.state == State::Matched {
+            let req = match self.ctx.drain {
+                Some(d) => &d.requirements,
+                None => &self.ctx.policy.requirements,
+            };
+            truth(&crate::classad::eval_expr_in(
+                req,
+                Some(&ad),
+                Some(&job),
+                &env,
+            ))
+        } else {
+            truth(
+                &Evaluator::new(Some(&ad), Some(&job), &env).eval_attr(&Name::new("Requirements")),
+            )
+        };
         if willing != Some(true) {
             return reject(self, text);
         }
@@ -1324,11 +1582,23 @@ impl<'c, 'a> Work<'c, 'a> {
                 at: self.ctx.now,
                 claim,
             });
-        } else {
-            let t = if self.s.state == State::Unclaimed {
-                5
+        } else if self.s.state == State::Backfill {
+            // The claim waits for the backfill client to go (31).
+            self.emit(SlotEvent::ClaimCreated {
+                at: self.ctx.now,
+                claim,
+            });
+            let why = if fetched {
+                "fetched job accepted"
             } else {
-                0
+                "claim request granted"
+            };
+            self.end_backfill(false, why);
+        } else {
+            let t = match self.s.state {
+                State::Unclaimed => 5,
+                State::Matched => 9,
+                _ => 0,
             };
             self.emit(SlotEvent::ClaimCreated {
                 at: self.ctx.now,
@@ -1366,6 +1636,66 @@ pub fn decide(slot: &Slot, ctx: &Ctx<'_>, input: &Input) -> Decision {
                     .is_some_and(|c| !c.fetched && c.ending.is_none());
             if waiting {
                 w.spawn();
+                w.settle();
+            }
+        }
+        Input::Match(_) => match (w.s.state, w.s.activity) {
+            (State::Unclaimed, Activity::Idle) => {
+                w.emit(SlotEvent::MatchReceived { at: ctx.now });
+                w.change(State::Matched, Activity::Idle, 6, "matched");
+            }
+            (State::Backfill, _) if w.s.claim.is_none() && w.s.matched_at.is_none() => {
+                w.emit(SlotEvent::MatchReceived { at: ctx.now });
+                w.end_backfill(false, "matched");
+                w.settle();
+            }
+            // Claimed slots are matched only to be preempted by rank, which
+            // the claim request decides; elsewhere a match is stale.
+            _ => {}
+        },
+        Input::Alive => {
+            let external = [&w.s.claim, &w.s.preempting]
+                .into_iter()
+                .flatten()
+                .any(|c| !c.fetched);
+            if external {
+                w.emit(SlotEvent::ClaimAlive { at: ctx.now });
+            }
+        }
+        Input::BackfillStarted => {
+            if w.s.state == State::Backfill && !w.s.backfill {
+                w.emit(SlotEvent::BackfillStarted { at: ctx.now });
+                if w.s.activity == Activity::Idle {
+                    w.change(
+                        State::Backfill,
+                        Activity::Busy,
+                        26,
+                        "backfill client running",
+                    );
+                }
+                w.settle();
+            } else if !w.s.backfill {
+                // The slot left Backfill before the client came up.
+                w.effect(Effect::KillBackfill);
+            }
+        }
+        Input::BackfillExited => {
+            if w.s.backfill {
+                w.emit(SlotEvent::BackfillExited { at: ctx.now });
+                match (w.s.state, w.s.activity) {
+                    (State::Backfill, Activity::Busy) => {
+                        w.change(
+                            State::Backfill,
+                            Activity::Idle,
+                            27,
+                            "backfill client exited",
+                        );
+                    }
+                    (State::Backfill, Activity::Killing) => {
+                        w.change(State::Backfill, Activity::Idle, 29, "backfill client gone");
+                    }
+                    _ => {}
+                }
                 w.settle();
             }
         }
@@ -1453,6 +1783,9 @@ pub fn decide(slot: &Slot, ctx: &Ctx<'_>, input: &Input) -> Decision {
                 w.settle();
             } else if w.s.state == State::Matched {
                 w.change(State::Owner, Activity::Idle, 8, "vacate");
+            } else if w.s.state == State::Backfill {
+                w.end_backfill(true, "vacate");
+                w.settle();
             }
         }
         Input::VacateFast => {
@@ -1464,20 +1797,35 @@ pub fn decide(slot: &Slot, ctx: &Ctx<'_>, input: &Input) -> Decision {
                 w.settle();
             } else if w.s.state == State::Matched {
                 w.change(State::Owner, Activity::Idle, 8, "vacate fast");
+            } else if w.s.state == State::Backfill {
+                w.end_backfill(true, "vacate fast");
+                w.settle();
             }
         }
     }
     w.out
 }
 
-/// When the policy should next be evaluated without any other input:
-/// every POLLING_INTERVAL while Claimed or Preempting, else every
-/// UPDATE_INTERVAL.
-pub fn evaluation_interval(slot: &Slot, policy: &Policy) -> i64 {
-    match slot.state {
+/// In how many seconds (at least 1) the policy should next be evaluated
+/// without any other input: every POLLING_INTERVAL while Claimed,
+/// Preempting or in Backfill, else every UPDATE_INTERVAL; sooner when a
+/// match times out or a claim lease expires before then.
+pub fn evaluation_interval(slot: &Slot, policy: &Policy, now: i64) -> i64 {
+    let every = match slot.state {
         State::Claimed | State::Preempting | State::Backfill => policy.polling_interval,
         _ => policy.update_interval,
-    }
+    };
+    let deadline = match slot.state {
+        State::Matched => {
+            Some(slot.matched_at.unwrap_or(slot.entered_state) + policy.match_timeout)
+        }
+        State::Claimed => slot
+            .claim
+            .as_ref()
+            .and_then(|c| c.lease.map(|l| c.last_alive() + l)),
+        _ => None,
+    };
+    deadline.map_or(every, |d| every.min(d - now)).max(1)
 }
 
 /// When FETCH_WORK may next run, if the slot fetches at all.

@@ -51,6 +51,8 @@ struct RawEvent {
     command: Option<String>,
     slot: Option<String>,
     claim: Option<String>,
+    #[serde(rename = "match")]
+    matched: Option<String>,
     config: Option<String>,
 }
 
@@ -82,6 +84,17 @@ enum Action {
         job: String,
         slot: Option<String>,
     },
+    /// A negotiator's match notification, to a slot (or the first).
+    Match {
+        job: String,
+        slot: Option<String>,
+    },
+    /// The claimants of these slots (all: `None`) stop sending keep-alives.
+    ScheddGone {
+        slot: Option<String>,
+    },
+    /// The backfill client exits on its own.
+    BackfillExit,
     Vacate {
         slot: Option<String>,
     },
@@ -161,19 +174,26 @@ impl Scenario {
         for (i, e) in raw.event.iter().enumerate() {
             let at = format!("event {} (t = {})", i + 1, e.t);
             let bad = |what: String| ScenarioError(format!("{at}: {what}"));
+            // A job ad of the scenario, old or new syntax, as canonical text.
+            let job_ad = |text: &str, what: &str| {
+                parse_ad_auto(text.as_bytes(), &Limits::default())
+                    .map(|ad| ad_to_string(&ad))
+                    .map_err(|err| bad(format!("the {what} job ad does not parse: {err}")))
+            };
             let kinds = [
                 e.set.is_some(),
                 e.offer.is_some(),
                 e.exit.is_some(),
                 e.command.is_some(),
                 e.claim.is_some(),
+                e.matched.is_some(),
             ]
             .iter()
             .filter(|b| **b)
             .count();
             if kinds != 1 {
                 return Err(bad(
-                    "give exactly one of set, offer, exit, command, claim".into()
+                    "give exactly one of set, offer, exit, command, claim, match".into(),
                 ));
             }
             let action = if let Some(set) = &e.set {
@@ -186,10 +206,8 @@ impl Scenario {
                 }
                 Action::Set(v)
             } else if let Some(offer) = &e.offer {
-                let ad = parse_ad_auto(offer.as_bytes(), &Limits::default())
-                    .map_err(|err| bad(format!("the offered job ad does not parse: {err}")))?;
                 Action::Offer {
-                    job: ad_to_string(&ad),
+                    job: job_ad(offer, "offered")?,
                     keyword: e.keyword.clone(),
                 }
             } else if let Some(x) = &e.exit {
@@ -217,18 +235,25 @@ impl Scenario {
                     "off graceful" => Action::Off(DrainHow::Graceful),
                     "off fast" => Action::Off(DrainHow::Fast),
                     "reconfig" => Action::Reconfig(e.config.clone()),
+                    "schedd gone" => Action::ScheddGone {
+                        slot: e.slot.clone(),
+                    },
+                    "backfill exit" => Action::BackfillExit,
                     other => return Err(bad(format!("unknown command \"{other}\""))),
                 }
             } else if let Some(c) = &e.claim {
-                let ad = parse_ad_auto(c.as_bytes(), &Limits::default())
-                    .map_err(|err| bad(format!("the claimed job ad does not parse: {err}")))?;
                 Action::Claim {
-                    job: ad_to_string(&ad),
+                    job: job_ad(c, "claimed")?,
+                    slot: e.slot.clone(),
+                }
+            } else if let Some(m) = &e.matched {
+                Action::Match {
+                    job: job_ad(m, "matched")?,
                     slot: e.slot.clone(),
                 }
             } else {
                 return Err(bad(
-                    "give exactly one of set, offer, exit, command, claim".into()
+                    "give exactly one of set, offer, exit, command, claim, match".into(),
                 ));
             };
             events.push((e.t, action));
@@ -257,6 +282,8 @@ enum Due {
     Hibernate,
     /// A slot's benchmarks end.
     Benchmarked(usize),
+    /// A slot's claimant sends its keep-alive.
+    Alive(usize),
 }
 
 /// The decision context of one simulated slot.
@@ -281,6 +308,11 @@ struct SimSlot {
     policy: Policy,
     next_eval: i64,
     gone: bool,
+    /// When the claimant next sends a keep-alive, while it has a claim
+    /// here.
+    next_alive: Option<i64>,
+    /// The claimant stopped sending keep-alives (`schedd gone`).
+    claimant_gone: bool,
 }
 
 /// Runs a scenario, calling `emit` with each output line in time order.
@@ -321,6 +353,12 @@ pub fn simulate_with(
         .flatten()
         .filter(|h| !h.is_empty())
         .unwrap_or_else(|| "sim".into());
+    let alive_interval = config
+        .int("ALIVE_INTERVAL")
+        .ok()
+        .flatten()
+        .unwrap_or(300)
+        .max(1);
     let m = machine(&config, &sc.inputs).map_err(|e| ScenarioError(format!("machine: {e}")))?;
     let specs = layout(&config, &m).map_err(|e| ScenarioError(format!("slots: {e}")))?;
     let mut slots = Vec::new();
@@ -343,6 +381,8 @@ pub fn simulate_with(
             policy,
             next_eval: 0,
             gone: false,
+            next_alive: None,
+            claimant_gone: false,
         });
     }
 
@@ -413,7 +453,7 @@ pub fn simulate_with(
                         }
                     }
                 }
-                Action::Claim { job, slot } => {
+                action @ (Action::Claim { job, slot } | Action::Match { job, slot }) => {
                     let target = slots.iter().position(|s| {
                         !s.gone
                             && slot
@@ -421,7 +461,30 @@ pub fn simulate_with(
                                 .is_none_or(|x| x == s.slot.id || x == s.slot.name)
                     });
                     if let Some(i) = target {
-                        inputs.push((i, Input::RequestClaim(job.clone())));
+                        if matches!(action, Action::Match { .. }) {
+                            inputs.push((i, Input::Match(job.clone())));
+                        } else {
+                            // A new claimant: it sends keep-alives.
+                            slots[i].claimant_gone = false;
+                            inputs.push((i, Input::RequestClaim(job.clone())));
+                        }
+                    }
+                }
+                Action::ScheddGone { slot } => {
+                    for s in &mut slots {
+                        if slot
+                            .as_deref()
+                            .is_none_or(|x| x == s.slot.id || x == s.slot.name)
+                        {
+                            s.claimant_gone = true;
+                        }
+                    }
+                }
+                Action::BackfillExit => {
+                    for (i, s) in slots.iter().enumerate() {
+                        if !s.gone && s.slot.backfill {
+                            inputs.push((i, Input::BackfillExited));
+                        }
                     }
                 }
                 Action::Off(how) => {
@@ -502,6 +565,16 @@ pub fn simulate_with(
                 attrs.push(("LastBenchmark".into(), Value::Int(t), t));
                 machine_ad = self::machine_ad(&attrs, t);
                 inputs.push((i, Input::BenchmarksDone));
+            }
+            Due::Alive(i) => {
+                let s = &mut slots[i];
+                if s.next_alive != Some(t) {
+                    continue;
+                }
+                s.next_alive = None;
+                if !s.gone && !s.claimant_gone {
+                    inputs.push((i, Input::Alive));
+                }
             }
             Due::Exit(i, claim) => {
                 let s = &slots[i].slot;
@@ -639,6 +712,15 @@ pub fn simulate_with(
                     Effect::EvictClaim { .. } => {
                         emit(json!({"t": t, "slot": name, "effect": "evict_claim"}))
                     }
+                    // The simulated client starts and stops at once.
+                    Effect::StartBackfill => {
+                        emit(json!({"t": t, "slot": name, "effect": "start_backfill"}));
+                        inputs.push((i, Input::BackfillStarted));
+                    }
+                    Effect::KillBackfill => {
+                        emit(json!({"t": t, "slot": name, "effect": "kill_backfill"}));
+                        inputs.push((i, Input::BackfillExited));
+                    }
                     Effect::RunBenchmarks => {
                         emit(json!({"t": t, "slot": name, "effect": "benchmark"}));
                         // They take `SimBenchmarkTime` seconds (a machine
@@ -694,6 +776,8 @@ pub fn simulate_with(
                             policy,
                             next_eval: t,
                             gone: false,
+                            next_alive: None,
+                            claimant_gone: slots[i].claimant_gone,
                         });
                         pending.push(None);
                         inputs.push((slots.len() - 1, Input::Claimed(claim)));
@@ -754,7 +838,7 @@ pub fn simulate_with(
         if drain.as_ref().is_some_and(|d| d.shutdown)
             && slots
                 .iter()
-                .all(|s| s.gone || (s.slot.claim.is_none() && !s.slot.starter))
+                .all(|s| s.gone || (s.slot.claim.is_none() && !s.slot.starter && !s.slot.backfill))
         {
             emit(json!({"t": t, "effect": "exit_daemon"}));
             return Ok(slots.into_iter().map(|s| s.slot).collect());
@@ -767,7 +851,24 @@ pub fn simulate_with(
             if s.gone {
                 continue;
             }
-            let want = t + evaluation_interval(&s.slot, &s.policy);
+            // The claimant of an external claim keeps it alive every
+            // ALIVE_INTERVAL, more often for a short lease (a third of
+            // it, at least 10 s), as a schedd does.
+            let lease = s
+                .slot
+                .claim
+                .as_ref()
+                .filter(|c| !c.fetched)
+                .and_then(|c| c.lease);
+            if let Some(lease) = lease
+                && s.next_alive.is_none_or(|a| a <= t)
+                && !s.claimant_gone
+            {
+                let at = t + alive_interval.min((lease / 3).max(10));
+                s.next_alive = Some(at);
+                push(&mut queue, at, Due::Alive(i));
+            }
+            let want = t + evaluation_interval(&s.slot, &s.policy, t);
             if s.next_eval <= t || want < s.next_eval {
                 s.next_eval = want;
                 push(&mut queue, s.next_eval, Due::Evaluate(i));

@@ -76,6 +76,9 @@ pub enum EndCause {
     /// The daemon stopped (crashed or was killed) while the claim was open;
     /// recorded by the next run when it replays the log.
     Restart,
+    /// The claimant stopped renewing the claim's lease (its schedd is
+    /// gone): the claim is killed.
+    LeaseExpired,
 }
 
 /// A claim: the job a slot runs or will run.
@@ -103,6 +106,15 @@ pub struct Claim {
     pub pledged_vacate: i64,
     /// Why the claim is ending, once it is.
     pub ending: Option<EndCause>,
+    /// The claim lease, seconds: an external claim ends when its claimant
+    /// is not heard from for this long (`None`: no lease, as for fetched
+    /// work).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lease: Option<i64>,
+    /// When the claimant was last heard from after the claim was made (a
+    /// keep-alive, an activation); `None`: not since `created`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub alive_at: Option<i64>,
 }
 
 /// Resources a slot holds (for a partitionable slot: what is left).
@@ -146,7 +158,19 @@ pub enum SlotKind {
     },
 }
 
+/// For `skip_serializing_if`: fields added since schema 1 are left out
+/// at their default, so events without them encode as they always did.
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 impl Claim {
+    /// When the claimant was last heard from.
+    pub fn last_alive(&self) -> i64 {
+        self.alive_at.unwrap_or(self.created)
+    }
+
     /// A new claim `id` for a job (fetched or requested), made at `created`.
     pub fn new(id: u64, job: String, rank: f64, fetched: bool, created: i64) -> Claim {
         Claim {
@@ -161,6 +185,8 @@ impl Claim {
             suspended_total: 0,
             pledged_vacate: 0,
             ending: None,
+            lease: None,
+            alive_at: None,
         }
     }
 }
@@ -204,6 +230,17 @@ pub struct Slot {
     pub children: std::collections::BTreeSet<u32>,
     /// A dynamic slot that has given its resources back.
     pub deleted: bool,
+    /// When a negotiator's match arrived, while the slot is Matched (or in
+    /// Backfill, on its way to Matched).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub matched_at: Option<i64>,
+    /// Whether the backfill client works for this slot.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub backfill: bool,
+    /// Whether the slot is leaving Backfill (EVICT_BACKFILL, vacate,
+    /// draining, shutdown) rather than restarting an exited client.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub backfill_ending: bool,
 }
 
 impl Slot {
@@ -228,6 +265,9 @@ impl Slot {
             resources: Resources::default(),
             children: std::collections::BTreeSet::new(),
             deleted: false,
+            matched_at: None,
+            backfill: false,
+            backfill_ending: false,
         }
     }
 
@@ -354,6 +394,33 @@ pub enum SlotEvent {
         /// When.
         at: i64,
     },
+    /// A negotiator matched the slot with a job (its claimant will send a
+    /// claim request).
+    MatchReceived {
+        /// When.
+        at: i64,
+    },
+    /// The claimant renewed its claims' lease (a keep-alive).
+    ClaimAlive {
+        /// When.
+        at: i64,
+    },
+    /// The backfill client works for this slot.
+    BackfillStarted {
+        /// When.
+        at: i64,
+    },
+    /// The slot leaves Backfill once the client is gone.
+    BackfillEnding {
+        /// When.
+        at: i64,
+    },
+    /// The backfill client no longer works for this slot (killed, or it
+    /// exited).
+    BackfillExited {
+        /// When.
+        at: i64,
+    },
     /// The slot's whole state: written when a slot actor starts (a new
     /// slot, or every slot after a restart). Replay starts from the latest
     /// one instead of the beginning of the log.
@@ -384,6 +451,11 @@ impl SlotEvent {
             | SlotEvent::DynamicSlotCreated { at, .. }
             | SlotEvent::DynamicSlotReturned { at, .. }
             | SlotEvent::SlotDeleted { at }
+            | SlotEvent::MatchReceived { at }
+            | SlotEvent::ClaimAlive { at }
+            | SlotEvent::BackfillStarted { at }
+            | SlotEvent::BackfillEnding { at }
+            | SlotEvent::BackfillExited { at }
             | SlotEvent::Snapshot { at, .. } => *at,
         }
     }
@@ -407,6 +479,12 @@ pub fn apply(slot: &mut Slot, event: &SlotEvent) {
             slot.state = *state;
             slot.activity = *activity;
             slot.entered_activity = *at;
+            if !matches!(state, State::Matched | State::Backfill) {
+                slot.matched_at = None;
+            }
+            if *state != State::Backfill {
+                slot.backfill_ending = false;
+            }
         }
         SlotEvent::FetchStarted { at } => {
             slot.fetching = true;
@@ -445,6 +523,9 @@ pub fn apply(slot: &mut Slot, event: &SlotEvent) {
                 c.suspended_since = None;
                 c.suspended_total = 0;
                 c.pledged_vacate = *pledged_vacate;
+                if c.lease.is_some() {
+                    c.alive_at = Some(*at);
+                }
             }
         }
         SlotEvent::JobSuspended { at } => {
@@ -485,6 +566,20 @@ pub fn apply(slot: &mut Slot, event: &SlotEvent) {
         SlotEvent::SlotDeleted { .. } => {
             slot.deleted = true;
         }
+        SlotEvent::MatchReceived { at } => slot.matched_at = Some(*at),
+        SlotEvent::ClaimAlive { at } => {
+            for c in [&mut slot.claim, &mut slot.preempting]
+                .into_iter()
+                .flatten()
+            {
+                if c.lease.is_some() {
+                    c.alive_at = Some(*at);
+                }
+            }
+        }
+        SlotEvent::BackfillStarted { .. } => slot.backfill = true,
+        SlotEvent::BackfillEnding { .. } => slot.backfill_ending = true,
+        SlotEvent::BackfillExited { .. } => slot.backfill = false,
         SlotEvent::Snapshot { slot: s, .. } => *slot = (**s).clone(),
     }
 }

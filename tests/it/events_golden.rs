@@ -41,6 +41,21 @@ fn samples() -> Vec<(&'static str, Event)> {
     );
     slot.children.insert(2);
     slot.total_time.insert("UnclaimedIdle".into(), 30);
+    let mut leased = Claim::new(
+        4,
+        "[ Owner = \"bob\"; JobLeaseDuration = 120 ]".into(),
+        0.0,
+        false,
+        1_700_000_000,
+    );
+    leased.lease = Some(120);
+    leased.alive_at = Some(1_700_000_040);
+    let mut in_backfill = Slot::new("slot2", "node.example", at);
+    in_backfill.state = State::Backfill;
+    in_backfill.activity = Activity::Killing;
+    in_backfill.backfill = true;
+    in_backfill.backfill_ending = true;
+    in_backfill.matched_at = Some(at);
     vec![
         (
             "slot-activity-changed",
@@ -282,6 +297,50 @@ fn samples() -> Vec<(&'static str, Event)> {
                         since: 995,
                     },
                 )]),
+            }),
+        ),
+        (
+            "slot-claim-created-with-lease",
+            Event::Slot(SlotEvent::ClaimCreated { at, claim: leased }),
+        ),
+        (
+            "slot-claim-ending-lease-expired",
+            Event::Slot(SlotEvent::ClaimEnding {
+                at,
+                cause: EndCause::LeaseExpired,
+            }),
+        ),
+        (
+            "slot-match-received",
+            Event::Slot(SlotEvent::MatchReceived { at }),
+        ),
+        (
+            "slot-claim-alive",
+            Event::Slot(SlotEvent::ClaimAlive { at }),
+        ),
+        (
+            "slot-backfill-started",
+            Event::Slot(SlotEvent::BackfillStarted { at }),
+        ),
+        (
+            "slot-backfill-ending",
+            Event::Slot(SlotEvent::BackfillEnding { at }),
+        ),
+        (
+            "slot-backfill-exited",
+            Event::Slot(SlotEvent::BackfillExited { at }),
+        ),
+        (
+            "slot-snapshot-in-backfill",
+            Event::Slot(SlotEvent::Snapshot {
+                at,
+                slot: Box::new(in_backfill),
+            }),
+        ),
+        (
+            "daemon-backfill",
+            Event::Daemon(DaemonEvent::Backfill {
+                what: "client started (pid 4400)".into(),
             }),
         ),
     ]

@@ -10,6 +10,7 @@ mod config_oracle;
 mod config_props;
 mod daemon;
 mod daemon_admin;
+mod daemon_backfill;
 mod daemon_cgroup;
 mod daemon_restart;
 mod events_cli;

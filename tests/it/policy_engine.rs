@@ -5,9 +5,12 @@
 
 use roost::classad::{ClassAd, parse_ad};
 use roost::config::{Scope, load_text};
-use roost::policy::engine::{Ctx, Decision, Drain, DrainHow, Effect, Input, Policy, decide};
+use roost::policy::engine::{
+    Ctx, Decision, Drain, DrainHow, Effect, Input, Policy, backfill_job, decide,
+    evaluation_interval,
+};
 use roost::policy::layout::{MachineInputs, layout, machine};
-use roost::policy::slot::{Activity, Slot, SlotEvent, State, apply};
+use roost::policy::slot::{Activity, EndCause, Slot, SlotEvent, State, apply};
 
 struct Node {
     policy: Policy,
@@ -96,6 +99,12 @@ impl Node {
             .into_iter()
             .map(|(_, s)| s)
             .collect()
+    }
+
+    /// Whether this transition ("from -> to (n, why)") happened since the
+    /// log was last taken.
+    fn saw(&self, transition: &str) -> bool {
+        self.log.iter().any(|(_, t)| t == transition)
     }
 
     fn is(&self, state: State, activity: Activity) {
@@ -712,4 +721,228 @@ fn run_benchmarks_false_never_benchmarks() {
     let fx = n.at(0, Input::Evaluate);
     n.is(State::Unclaimed, Activity::Idle);
     assert!(!fx.contains(&Effect::RunBenchmarks), "{fx:?}");
+}
+
+#[test]
+fn a_match_waits_for_its_claim_request_until_match_timeout() {
+    let mut n = Node::new("SLOT_TYPE_0_PARTITIONABLE = False\nMATCH_TIMEOUT = 60\n");
+    n.at(0, Input::Evaluate);
+    n.at(5, Input::Match(JOB.into()));
+    n.is(State::Matched, Activity::Idle);
+    // Matched slots say no to everyone else, and wake up for the timeout.
+    let ctx = Ctx {
+        policy: &n.policy,
+        spec: &n.spec,
+        machine: &n.machine,
+        now: 5,
+        drain: None,
+    };
+    let ad = roost::policy::engine::slot_ad(&n.slot, &ctx);
+    assert!(matches!(
+        ad.eval_attr("Requirements", &roost::classad::FixedEnv::new(5)),
+        roost::classad::Value::Bool(false)
+    ));
+    assert_eq!(evaluation_interval(&n.slot, &n.policy, 5), 60);
+    n.at(30, Input::Evaluate);
+    n.is(State::Matched, Activity::Idle);
+    n.at(65, Input::Evaluate);
+    n.is(State::Unclaimed, Activity::Idle);
+    let t = n.transitions();
+    assert_eq!(
+        t[1..],
+        [
+            "Unclaimed/Idle -> Matched/Idle (6, matched)",
+            "Matched/Idle -> Owner/Idle (8, MATCH_TIMEOUT)",
+            "Owner/Idle -> Unclaimed/Idle (1, IS_OWNER)",
+        ]
+    );
+    // Matched again, then claimed by the real Requirements (9).
+    n.at(70, Input::Match(JOB.into()));
+    let fx = n.at(80, Input::RequestClaim(JOB.into()));
+    assert_eq!(fx, [Effect::ReplyClaim { accept: true }]);
+    n.is(State::Claimed, Activity::Idle);
+    assert_eq!(
+        n.transitions().last().map(String::as_str),
+        Some("Matched/Idle -> Claimed/Idle (9, claim request granted)")
+    );
+}
+
+#[test]
+fn start_false_gives_up_a_match() {
+    let mut n = Node::new(
+        "SLOT_TYPE_0_PARTITIONABLE = False\nSTART = KeyboardIdle > 100\n\
+         IS_OWNER = KeyboardIdle < 100\n",
+    );
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::Match(JOB.into()));
+    n.is(State::Matched, Activity::Idle);
+    n.set("KeyboardIdle", 0);
+    n.at(2, Input::Evaluate);
+    n.is(State::Owner, Activity::Idle);
+    assert!(n.saw("Matched/Idle -> Owner/Idle (8, START)"));
+    // A match for a busy or owned slot changes nothing.
+    assert!(n.at(3, Input::Match(JOB.into())).is_empty());
+    n.is(State::Owner, Activity::Idle);
+}
+
+#[test]
+fn an_expired_claim_lease_kills_the_job_and_keep_alives_renew_it() {
+    let mut n = Node::new("SLOT_TYPE_0_PARTITIONABLE = False\n");
+    n.at(0, Input::Evaluate);
+    let job = "[ Owner = \"u\"; Cmd = \"/bin/true\"; JobLeaseDuration = 100 ]";
+    n.at(1, Input::RequestClaim(job.into()));
+    assert_eq!(n.slot.claim.as_ref().and_then(|c| c.lease), Some(100));
+    n.at(2, Input::Activate);
+    n.is(State::Claimed, Activity::Busy);
+    n.at(90, Input::Alive);
+    // The evaluation comes when the lease would run out.
+    assert_eq!(evaluation_interval(&n.slot, &n.policy, 185), 5);
+    assert_eq!(evaluation_interval(&n.slot, &n.policy, 188), 2);
+    n.at(150, Input::Evaluate);
+    n.is(State::Claimed, Activity::Busy);
+    let fx = n.at(190, Input::Evaluate);
+    assert_eq!(fx, [Effect::HardKill]);
+    n.is(State::Preempting, Activity::Killing);
+    assert_eq!(
+        n.slot.claim.as_ref().and_then(|c| c.ending),
+        Some(EndCause::LeaseExpired)
+    );
+    n.at(191, Input::StarterExited);
+    n.is(State::Unclaimed, Activity::Idle);
+    assert!(n.saw("Claimed/Busy -> Preempting/Killing (0, claim lease expired)"));
+}
+
+#[test]
+fn a_claim_without_job_lease_duration_gets_the_alive_interval_lease_and_fetched_work_none() {
+    let mut n = Node::new(&format!(
+        "{FETCH}ALIVE_INTERVAL = 10\nMAX_CLAIM_ALIVES_MISSED = 3\n"
+    ));
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::RequestClaim(JOB.into()));
+    assert_eq!(n.slot.claim.as_ref().and_then(|c| c.lease), Some(30));
+    // An idle claim whose claimant is gone ends too (10, then 25).
+    n.at(31, Input::Evaluate);
+    n.is(State::Unclaimed, Activity::Idle);
+    let mut f = Node::new(FETCH);
+    f.at(0, Input::Evaluate);
+    f.at(1, Input::FetchedJob(JOB.into()));
+    assert_eq!(f.slot.claim.as_ref().map(|c| c.lease), Some(None));
+}
+
+const BACKFILL: &str = "SLOT_TYPE_0_PARTITIONABLE = False\nENABLE_BACKFILL = True\n\
+    BACKFILL_SYSTEM = BOINC\nSTART_BACKFILL = KeyboardIdle > 100\n\
+    EVICT_BACKFILL = KeyboardIdle < 10\nBOINC_Executable = /usr/bin/boinc_client\n\
+    BOINC_InitialDir = /var/lib/boinc\nBOINC_Universe = vanilla\n";
+
+#[test]
+fn backfill_starts_when_idle_and_leaves_for_the_owner() {
+    let mut n = Node::new(BACKFILL);
+    let fx = n.at(0, Input::Evaluate);
+    assert_eq!(fx, [Effect::StartBackfill]);
+    n.is(State::Backfill, Activity::Idle);
+    // The client may come up late; until then the slot waits.
+    assert!(n.at(1, Input::Evaluate).is_empty());
+    n.at(2, Input::BackfillStarted);
+    n.is(State::Backfill, Activity::Busy);
+    assert!(n.slot.backfill);
+    n.set("KeyboardIdle", 0);
+    let fx = n.at(3, Input::Evaluate);
+    assert_eq!(fx, [Effect::KillBackfill]);
+    n.is(State::Backfill, Activity::Killing);
+    n.at(4, Input::BackfillExited);
+    // IS_OWNER is false: back to Unclaimed, where START_BACKFILL is false.
+    n.is(State::Unclaimed, Activity::Idle);
+    assert_eq!(
+        n.transitions(),
+        [
+            "Owner/Idle -> Unclaimed/Idle (1, IS_OWNER)",
+            "Unclaimed/Idle -> Backfill/Idle (7, START_BACKFILL)",
+            "Backfill/Idle -> Backfill/Busy (26, backfill client running)",
+            "Backfill/Busy -> Backfill/Killing (28, EVICT_BACKFILL)",
+            "Backfill/Killing -> Backfill/Idle (29, backfill client gone)",
+            "Backfill/Idle -> Owner/Idle (30, backfill ended)",
+            "Owner/Idle -> Unclaimed/Idle (1, IS_OWNER)",
+        ]
+    );
+}
+
+#[test]
+fn backfill_gives_way_to_a_claim_and_a_late_client_is_let_go() {
+    let mut n = Node::new(BACKFILL);
+    n.at(0, Input::Evaluate);
+    // A claim request arrives before the client runs: the slot is claimed
+    // at once (31) …
+    let fx = n.at(1, Input::RequestClaim(JOB.into()));
+    assert_eq!(fx, [Effect::ReplyClaim { accept: true }]);
+    n.is(State::Claimed, Activity::Idle);
+    // … and the client that comes up afterwards is let go.
+    assert_eq!(n.at(2, Input::BackfillStarted), [Effect::KillBackfill]);
+    assert!(!n.slot.backfill);
+    // A second claim while one waits for the client is refused.
+    let mut m = Node::new(BACKFILL);
+    m.at(0, Input::Evaluate);
+    m.at(1, Input::BackfillStarted);
+    let fx = m.at(2, Input::RequestClaim(JOB.into()));
+    assert_eq!(
+        fx,
+        [Effect::ReplyClaim { accept: true }, Effect::KillBackfill]
+    );
+    m.is(State::Backfill, Activity::Killing);
+    assert_eq!(
+        m.at(3, Input::RequestClaim(JOB.into())),
+        [Effect::ReplyClaim { accept: false }]
+    );
+    m.at(4, Input::BackfillExited);
+    m.is(State::Claimed, Activity::Idle);
+    assert!(m.saw("Backfill/Idle -> Claimed/Idle (31, claimed during backfill)"));
+}
+
+#[test]
+fn backfill_needs_boinc_and_its_required_knobs() {
+    let load = |text: &str| {
+        load_text(
+            "condor_config",
+            text,
+            Scope {
+                subsys: Some("STARTD".into()),
+                localname: None,
+            },
+            Vec::new(),
+        )
+        .expect("config loads")
+    };
+    let err = |text: &str| {
+        Policy::from_config(&load(text), "slot1", 0)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    };
+    assert!(err(BACKFILL).is_empty());
+    assert!(
+        err("ENABLE_BACKFILL = True\nBACKFILL_SYSTEM = BOINC\n")
+            .starts_with("BOINC_Executable: is required when ENABLE_BACKFILL is true"),
+    );
+    let e = err(&BACKFILL.replace("BOINC\n", "Folding\n"));
+    assert!(e.starts_with("BACKFILL_SYSTEM: is \"Folding\""), "{e}");
+    let e = err(&BACKFILL.replace("= vanilla", "= docker"));
+    assert!(e.starts_with("BOINC_Universe: is \"docker\""), "{e}");
+    // The client as the starter's job: V1 arguments, V2 in quotes.
+    let env = roost::classad::FixedEnv::new(0);
+    let job = backfill_job(&load(&format!(
+        "{BACKFILL}BOINC_Arguments = -a b\nBOINC_Environment = \"X=1 Y=2\"\nBOINC_Owner = nobody\n"
+    )))
+    .expect("job");
+    for (attr, want) in [
+        ("Cmd", "/usr/bin/boinc_client"),
+        ("Iwd", "/var/lib/boinc"),
+        ("Args", "-a b"),
+        ("Environment", "X=1 Y=2"),
+        ("Owner", "nobody"),
+    ] {
+        assert_eq!(
+            job.eval_attr(attr, &env).to_string(),
+            format!("{want:?}"),
+            "{attr}"
+        );
+    }
 }

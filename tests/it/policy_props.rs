@@ -1,5 +1,5 @@
 //! Invariants of the slot state machine over random runs: never Busy
-//! without a job, decisions are deterministic, replaying the events gives
+//! without a job (or, in Backfill, without the backfill client), decisions are deterministic, replaying the events gives
 //! the same state, and no accepted job is ever lost.
 
 use std::collections::BTreeSet;
@@ -15,7 +15,10 @@ const POLICY: &str = "STARTD_JOB_HOOK_KEYWORD = ROOST\nSLOT_TYPE_0_PARTITIONABLE
     FetchWorkDelay = ifThenElse(Activity == \"Idle\", 0, 5)\n\
     RANK = TARGET.Prio\nWANT_SUSPEND = LoadAvg > 5\nSUSPEND = LoadAvg > 5\nCONTINUE = LoadAvg < 2\n\
     PREEMPT = KeyboardIdle < 30\nMaxJobRetirementTime = 20\nMachineMaxVacateTime = 5\n\
-    KILL = LoadAvg > 8\nCLAIM_WORKLIFE = 50\nSTART = TARGET.Prio =!= 0\n";
+    KILL = LoadAvg > 8\nCLAIM_WORKLIFE = 50\nSTART = TARGET.Prio =!= 0\n\
+    ENABLE_BACKFILL = True\nBACKFILL_SYSTEM = BOINC\nSTART_BACKFILL = KeyboardIdle > 500\n\
+    EVICT_BACKFILL = KeyboardIdle < 100\nBOINC_Executable = /bin/true\nBOINC_InitialDir = /\n\
+    BOINC_Universe = vanilla\nMATCH_TIMEOUT = 30\nALIVE_INTERVAL = 10\nMAX_CLAIM_ALIVES_MISSED = 3\n";
 
 fn setup() -> (Policy, SlotSpec, Slot) {
     let scope = Scope {
@@ -58,7 +61,7 @@ fn step() -> impl Strategy<Value = (i64, Step)> {
     (
         0i64..15,
         prop_oneof![
-            (0u8..6).prop_map(Step::Input),
+            (0u8..11).prop_map(Step::Input),
             (0i64..4).prop_map(Step::Job),
             (0i64..100).prop_map(Step::Keyboard),
             (0i64..10).prop_map(Step::Load),
@@ -74,7 +77,7 @@ fn check_invariants(s: &Slot) -> Result<(), String> {
     if s.state == State::Claimed && s.claim.is_none() {
         return Err(format!("Claimed without a claim: {s:?}"));
     }
-    if running && (s.state != State::Claimed || !s.starter) {
+    if running && s.state != State::Backfill && (s.state != State::Claimed || !s.starter) {
         return Err(format!(
             "{}/{} without a running job: {s:?}",
             s.state, s.activity
@@ -82,6 +85,15 @@ fn check_invariants(s: &Slot) -> Result<(), String> {
     }
     if s.starter && !matches!(s.state, State::Claimed | State::Preempting) {
         return Err(format!("a starter runs in {}: {s:?}", s.state));
+    }
+    let backfill_busy = s.state == State::Backfill && s.activity == Activity::Busy;
+    if (s.backfill && s.state != State::Backfill) || (backfill_busy && !s.backfill) {
+        return Err(format!(
+            "the backfill client and the Backfill state disagree: {s:?}"
+        ));
+    }
+    if s.state == State::Matched && (s.claim.is_some() || s.matched_at.is_none()) {
+        return Err(format!("Matched with a claim, or without a match: {s:?}"));
     }
     Ok(())
 }
@@ -111,7 +123,12 @@ proptest! {
                     2 => if slot.fetching { Input::FetchedNothing } else { Input::Evaluate },
                     3 => if slot.starter { Input::StarterExited } else { Input::Evaluate },
                     4 => Input::Vacate,
-                    _ => if slot.fetching { Input::FetchFailed } else { Input::Evaluate },
+                    5 => if slot.fetching { Input::FetchFailed } else { Input::Evaluate },
+                    6 => Input::Match(format!("[ Prio = 3; Id = {now} ]")),
+                    7 => Input::RequestClaim(format!("[ Prio = 2; JobUniverse = 5; Id = {now} ]")),
+                    8 => Input::Alive,
+                    9 => Input::BackfillStarted,
+                    _ => Input::BackfillExited,
                 },
             };
             let ctx = Ctx { policy: &policy, spec: &spec, machine: &machine_ad, now, drain: None};
@@ -160,7 +177,7 @@ pub(crate) fn random_scenario_on(
     layout: impl Strategy<Value = &'static str>,
 ) -> impl Strategy<Value = String> {
     const SLOTS: [&str; 6] = ["slot1", "slot1_1", "slot1_2", "slot2", "slot3", "slot1_3"];
-    let event = (0i64..20, 0u8..9, 1i64..4, 64i64..3000, 0usize..6).prop_map(|(dt, kind, cpus, mem, slot)| {
+    let event = (0i64..20, 0u8..12, 1i64..4, 64i64..3000, 0usize..6).prop_map(|(dt, kind, cpus, mem, slot)| {
         let slot_id = SLOTS[slot];
         let body = match kind {
             0..=2 => format!(
@@ -172,7 +189,10 @@ pub(crate) fn random_scenario_on(
             5 => "command = \"drain graceful\"".to_string(),
             6 => "command = \"drain cancel\"".to_string(),
             7 => format!("claim = \"RequestCpus = 1\\nRequestMemory = {mem}\\nRequestDisk = 10\\nSimRunTime = 50\\nPrio = 9\""),
-            _ => format!("set = {{ KeyboardIdle = {} }}", mem / 100),
+            8 => format!("set = {{ KeyboardIdle = {} }}", mem / 100),
+            9 => format!("match = \"Prio = {cpus}\"\nslot = \"{slot_id}\""),
+            10 => "command = \"schedd gone\"".to_string(),
+            _ => "command = \"backfill exit\"".to_string(),
         };
         (dt, body)
     });
@@ -181,6 +201,9 @@ pub(crate) fn random_scenario_on(
             "duration = 2000\nconfig = \"\"\"\nSTARTD_JOB_HOOK_KEYWORD = SIM\n\
              FetchWorkDelay = ifThenElse(Activity == \"Busy\", 120, 5)\nRANK = TARGET.Prio\n\
              MaxJobRetirementTime = 30\nMachineMaxVacateTime = 10\nPREEMPT = KeyboardIdle < 5\n\
+             ENABLE_BACKFILL = True\nBACKFILL_SYSTEM = BOINC\nSTART_BACKFILL = KeyboardIdle > 20\n\
+             EVICT_BACKFILL = KeyboardIdle < 10\nBOINC_Executable = /bin/true\n\
+             BOINC_InitialDir = /\nBOINC_Universe = vanilla\nALIVE_INTERVAL = 20\n\
              {layout}\"\"\"\n[machine]\nCpus = 4\nMemory = 8192\n",
         );
         let mut t = 0;

@@ -401,3 +401,87 @@ fn reconfig_gives_every_slot_its_new_policy_or_refuses_it_whole() {
         "{t:?}"
     );
 }
+
+#[test]
+fn a_match_is_claimed_and_its_lease_expires_when_the_schedd_goes() {
+    let l = lines(&run("matched.toml"));
+    let t = transitions(&l);
+    expect(
+        &t,
+        &[
+            (10, "6", "Matched/Idle"),
+            (20, "9", "Claimed/Idle"),
+            (20, "11", "Claimed/Busy"),
+            // The last keep-alive came at 260; the lease is 120 s.
+            (380, "-", "Preempting/Killing"),
+            (380, "25", "Owner/Idle"),
+            (450, "6", "Matched/Idle"),
+            (570, "8", "Owner/Idle"),
+        ],
+    );
+    let killed: Vec<i64> = l
+        .iter()
+        .filter(|x| x["effect"] == "hard_kill")
+        .filter_map(|x| x["t"].as_i64())
+        .collect();
+    assert_eq!(killed, [380]);
+    let why: Vec<&str> = l.iter().filter_map(|x| x["why"].as_str()).collect();
+    assert!(why.contains(&"claim lease expired"), "{why:?}");
+    assert!(why.contains(&"MATCH_TIMEOUT"), "{why:?}");
+}
+
+#[test]
+fn backfill_runs_while_idle_and_gives_way_to_owner_claim_and_match() {
+    let l = lines(&run("backfill.toml"));
+    let t = transitions(&l);
+    expect(
+        &t,
+        &[
+            (360, "7", "Backfill/Idle"),
+            (360, "26", "Backfill/Busy"),
+            (1000, "27", "Backfill/Idle"),
+            (1000, "26", "Backfill/Busy"),
+            (1500, "28", "Backfill/Killing"),
+            (1500, "29", "Backfill/Idle"),
+            (1500, "30", "Owner/Idle"),
+            (3000, "28", "Backfill/Killing"),
+            (3000, "31", "Claimed/Idle"),
+            (3000, "11", "Claimed/Busy"),
+            (4500, "32", "Matched/Idle"),
+            (4620, "8", "Owner/Idle"),
+        ],
+    );
+    // No backfill while the owner is at the keyboard (KeyboardIdle < 15 min).
+    assert!(
+        !t.iter()
+            .any(|(at, n, _)| n == "7" && (1500..2400).contains(at))
+    );
+    let effects = |name: &str| -> Vec<i64> {
+        l.iter()
+            .filter(|x| x["effect"] == name)
+            .filter_map(|x| x["t"].as_i64())
+            .collect()
+    };
+    assert_eq!(effects("start_backfill"), [360, 1000, 2460, 3965, 4980]);
+    assert_eq!(effects("kill_backfill"), [1500, 3000, 4500]);
+}
+
+#[test]
+fn a_match_needs_a_job_ad_that_parses() {
+    let dir = std::env::temp_dir().join(format!("roost-sim-match-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let path = dir.join("bad.toml");
+    std::fs::write(
+        &path,
+        "duration = 10\nconfig = \"\"\n[[event]]\nt = 1\nmatch = \"Owner = \"\n",
+    )
+    .expect("scenario");
+    let out = simulate(&path);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("event 1 (t = 1): the matched job ad does not parse"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

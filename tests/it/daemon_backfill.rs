@@ -1,0 +1,102 @@
+//! Backfill on the real daemon: with `ENABLE_BACKFILL`, idle slots start
+//! the one backfill client (a BOINC stand-in script run by a starter as
+//! `BOINC_Owner`), a fetched job takes its slot from backfill while the
+//! client keeps working for the other slot, and when the policy evicts
+//! backfill the client is asked to leave with its `KillSig`.
+
+use std::os::unix::fs::PermissionsExt;
+
+use super::daemon::{count, events, wait_for};
+use super::daemon_admin::Node;
+
+#[test]
+fn idle_slots_share_one_backfill_client_that_gives_way_to_work() {
+    // The node's config is written first; the client's paths go in after.
+    let node = Node::setup("backfill", "");
+    let boinc = node.dir.join("boinc");
+    std::fs::create_dir_all(&boinc).expect("mkdir");
+    std::fs::set_permissions(&boinc, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let client = node.dir.join("hooks/boinc_client");
+    let log = boinc.join("client.log");
+    std::fs::write(
+        &client,
+        format!(
+            "#!/bin/sh\necho \"started $(id -u) $(pwd) $*\" >> {log}\n\
+             trap 'echo term >> {log}; exit 0' TERM\nwhile :; do sleep 0.1; done\n",
+            log = log.display()
+        ),
+    )
+    .expect("client");
+    std::fs::set_permissions(&client, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let backfill = format!(
+        "ENABLE_BACKFILL = True\nBACKFILL_SYSTEM = BOINC\nSTART_BACKFILL = True\n\
+         EVICT_BACKFILL = False\nBOINC_Executable = {client}\nBOINC_InitialDir = {boinc}\n\
+         BOINC_Universe = vanilla\nBOINC_Owner = nobody\n\
+         BOINC_Arguments = --attach_project http://boinc.example key\n",
+        client = client.display(),
+        boinc = boinc.display()
+    );
+    let mut config = std::fs::read_to_string(&node.config).expect("config");
+    config.push_str(&backfill);
+    std::fs::write(&node.config, &config).expect("config");
+
+    let daemon = node.start();
+    let lines = || std::fs::read_to_string(&log).unwrap_or_default();
+    wait_for("both slots in Backfill/Busy", || {
+        node.states().matches("Backfill Busy").count() == 2
+    });
+    let started = lines();
+    assert_eq!(
+        started.matches("started").count(),
+        1,
+        "one client: {started}"
+    );
+    assert!(
+        started.contains(&format!(
+            "started 65534 {} --attach_project http://boinc.example key",
+            boinc.display()
+        )),
+        "runs as BOINC_Owner in BOINC_InitialDir with BOINC_Arguments: {started}"
+    );
+
+    // A fetched job takes one slot; the client keeps working for the other.
+    node.job("a", 1, "30");
+    wait_for("the job's slot Claimed/Busy", || {
+        let s = node.states();
+        s.contains("Claimed Busy") && s.contains("Backfill Busy")
+    });
+    assert!(!lines().contains("term"), "{}", lines());
+
+    // The policy evicts backfill: the client is asked to leave.
+    config.push_str("START_BACKFILL = False\nEVICT_BACKFILL = True\n");
+    std::fs::write(&node.config, &config).expect("config");
+    let o = node.roost(&["reconfig"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    wait_for("the client got its KillSig", || lines().contains("term"));
+    wait_for("no slot left in Backfill", || {
+        !node.states().contains("Backfill")
+    });
+    assert_eq!(lines().matches("started").count(), 1, "{}", lines());
+    node.vacate_fast_and_stop(daemon);
+
+    let ev = events(&node.dir.join("spool/roost-events"));
+    let transitions = |n: u64| {
+        count(&ev, "/event/Slot/ActivityChanged/transition", |v| {
+            v.as_u64() == Some(n)
+        })
+    };
+    for n in [7, 26, 28, 29, 30] {
+        assert!(transitions(n) >= 1, "transition {n} recorded");
+    }
+    assert_eq!(
+        count(&ev, "/event/Daemon/Backfill/what", |v| v
+            .as_str()
+            .is_some_and(|s| s.starts_with("client started"))),
+        1
+    );
+    assert_eq!(
+        count(&ev, "/event/Daemon/Backfill/what", |v| v == "client exited"),
+        1
+    );
+    let _ = std::fs::remove_dir_all(&node.dir);
+}

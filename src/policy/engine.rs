@@ -1178,6 +1178,16 @@ impl<'c, 'a> Work<'c, 'a> {
             );
             return true;
         }
+        // A waiting claim whose claimant is gone is given up, as HTCondor
+        // removes a preempting claim whose match or lease ran out; a job
+        // that was retiring for it may then run on (19).
+        if let Some(p) = &self.s.preempting
+            && let Some(lease) = p.lease
+            && self.ctx.now - p.last_alive() >= lease
+        {
+            self.emit(SlotEvent::PreemptingClaimDropped { at: self.ctx.now });
+            return true;
+        }
         if let Some(d) = self.ctx.drain
             && self.s.claim.as_ref().is_some_and(|c| c.ending.is_none())
         {
@@ -1819,10 +1829,11 @@ pub fn evaluation_interval(slot: &Slot, policy: &Policy, now: i64) -> i64 {
         State::Matched => {
             Some(slot.matched_at.unwrap_or(slot.entered_state) + policy.match_timeout)
         }
-        State::Claimed => slot
-            .claim
-            .as_ref()
-            .and_then(|c| c.lease.map(|l| c.last_alive() + l)),
+        State::Claimed => [&slot.claim, &slot.preempting]
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.lease.map(|l| c.last_alive() + l))
+            .min(),
         _ => None,
     };
     deadline.map_or(every, |d| every.min(d - now)).max(1)

@@ -854,12 +854,11 @@ pub fn simulate_with(
             // The claimant of an external claim keeps it alive every
             // ALIVE_INTERVAL, more often for a short lease (a third of
             // it, at least 10 s), as a schedd does.
-            let lease = s
-                .slot
-                .claim
-                .as_ref()
-                .filter(|c| !c.fetched)
-                .and_then(|c| c.lease);
+            let lease = [&s.slot.claim, &s.slot.preempting]
+                .into_iter()
+                .flatten()
+                .filter_map(|c| c.lease)
+                .min();
             if let Some(lease) = lease
                 && s.next_alive.is_none_or(|a| a <= t)
                 && !s.claimant_gone

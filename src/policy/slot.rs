@@ -405,6 +405,12 @@ pub enum SlotEvent {
         /// When.
         at: i64,
     },
+    /// The waiting better claim was given up: its claimant stopped
+    /// renewing its lease.
+    PreemptingClaimDropped {
+        /// When.
+        at: i64,
+    },
     /// The backfill client works for this slot.
     BackfillStarted {
         /// When.
@@ -453,6 +459,7 @@ impl SlotEvent {
             | SlotEvent::SlotDeleted { at }
             | SlotEvent::MatchReceived { at }
             | SlotEvent::ClaimAlive { at }
+            | SlotEvent::PreemptingClaimDropped { at }
             | SlotEvent::BackfillStarted { at }
             | SlotEvent::BackfillEnding { at }
             | SlotEvent::BackfillExited { at }
@@ -577,6 +584,7 @@ pub fn apply(slot: &mut Slot, event: &SlotEvent) {
                 }
             }
         }
+        SlotEvent::PreemptingClaimDropped { .. } => slot.preempting = None,
         SlotEvent::BackfillStarted { .. } => slot.backfill = true,
         SlotEvent::BackfillEnding { .. } => slot.backfill_ending = true,
         SlotEvent::BackfillExited { .. } => slot.backfill = false,

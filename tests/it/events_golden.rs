@@ -343,6 +343,10 @@ fn samples() -> Vec<(&'static str, Event)> {
                 what: "client started (pid 4400)".into(),
             }),
         ),
+        (
+            "slot-preempting-claim-dropped",
+            Event::Slot(SlotEvent::PreemptingClaimDropped { at }),
+        ),
     ]
 }
 

@@ -946,3 +946,89 @@ fn backfill_needs_boinc_and_its_required_knobs() {
         );
     }
 }
+
+const RANKED: &str = "STARTD_JOB_HOOK_KEYWORD = ROOST\nFetchWorkDelay = 0\n\
+    SLOT_TYPE_0_PARTITIONABLE = False\nRANK = TARGET.Prio\n";
+
+fn prio(p: i64) -> String {
+    format!("[ Owner = \"u\"; Cmd = \"/bin/true\"; JobUniverse = 5; Prio = {p} ]")
+}
+
+#[test]
+fn retirement_that_ends_while_suspended_preempts_from_suspended() {
+    // A desktop-style retirement that the owner's return cuts to nothing.
+    let mut n = Node::new(&format!(
+        "{RANKED}WANT_SUSPEND = True\nSUSPEND = LoadAvg > 5\nCONTINUE = LoadAvg < 2\n\
+         MaxJobRetirementTime = ifThenElse(KeyboardIdle < 100, 0, 3600)\n"
+    ));
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob(prio(1)));
+    n.at(3, Input::FetchedJob(prio(5)));
+    n.is(State::Claimed, Activity::Retiring);
+    n.set("LoadAvg", 8);
+    assert_eq!(n.at(4, Input::Evaluate), [Effect::Suspend]);
+    n.is(State::Claimed, Activity::Suspended);
+    n.set("KeyboardIdle", 0);
+    n.at(5, Input::Evaluate);
+    n.is(State::Preempting, Activity::Vacating);
+    assert!(n.saw("Claimed/Retiring -> Claimed/Suspended (20, SUSPEND)"));
+    assert!(n.saw("Claimed/Suspended -> Preempting/Vacating (17, retirement expired)"));
+}
+
+#[test]
+fn a_waiting_claim_whose_claimant_is_gone_is_dropped_and_the_job_unretires() {
+    let mut n = Node::new(&format!(
+        "{RANKED}MaxJobRetirementTime = 3600\nALIVE_INTERVAL = 10\nMAX_CLAIM_ALIVES_MISSED = 3\n"
+    ));
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob(prio(1)));
+    // A better claim request: the fetched job retires for it.
+    assert_eq!(
+        n.at(2, Input::RequestClaim(prio(5))),
+        [Effect::ReplyClaim { accept: true }]
+    );
+    n.is(State::Claimed, Activity::Retiring);
+    n.at(20, Input::Alive);
+    n.at(40, Input::Evaluate);
+    n.is(State::Claimed, Activity::Retiring);
+    // Its lease (30 s) runs out at 50 with no keep-alive since 20.
+    assert_eq!(evaluation_interval(&n.slot, &n.policy, 45), 5);
+    n.at(50, Input::Evaluate);
+    n.is(State::Claimed, Activity::Busy);
+    assert!(n.slot.preempting.is_none());
+    assert!(n.saw("Claimed/Retiring -> Claimed/Busy (19, better claim went away)"));
+}
+
+#[test]
+fn a_killed_job_hands_the_slot_to_the_waiting_claim() {
+    let mut n = Node::new(&format!("{RANKED}WANT_VACATE = False\n"));
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob(prio(1)));
+    // No retirement: the better job preempts at once, by hard kill.
+    let fx = n.at(2, Input::FetchedJob(prio(5)));
+    assert!(fx.contains(&Effect::HardKill), "{fx:?}");
+    n.is(State::Preempting, Activity::Killing);
+    let fx = n.at(3, Input::StarterExited);
+    assert!(
+        spawned(&fx).is_some_and(|j| j.contains("Prio = 5")),
+        "{fx:?}"
+    );
+    n.is(State::Claimed, Activity::Busy);
+    assert!(n.saw("Preempting/Killing -> Claimed/Idle (24, waiting claim takes over)"));
+}
+
+#[test]
+fn an_owned_slot_drains_and_a_cancelled_drain_returns_it_to_owner() {
+    let mut n = Node::new("SLOT_TYPE_0_PARTITIONABLE = False\nIS_OWNER = KeyboardIdle < 100\n");
+    n.set("KeyboardIdle", 0);
+    n.at(0, Input::Evaluate);
+    n.is(State::Owner, Activity::Idle);
+    n.drain = drain(DrainHow::Graceful);
+    n.at(1, Input::Evaluate);
+    n.is(State::Drained, Activity::Retiring);
+    n.drain = None;
+    n.at(2, Input::Evaluate);
+    n.is(State::Owner, Activity::Idle);
+    assert!(n.saw("Owner/Idle -> Drained/Retiring (36, draining)"));
+    assert!(n.saw("Drained/Retiring -> Owner/Idle (34, draining ended)"));
+}

@@ -8,7 +8,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::{Gid, Pid, Uid, User};
-use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use std::os::fd::AsFd;
+use std::sync::OnceLock;
+
+use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
+use tokio::net::unix::pipe;
 
 use super::cgroup::JobCgroup;
 use super::job::{JobSpec, job_spec, signal_description, under};
@@ -37,7 +41,7 @@ fn run_starter() -> i32 {
         }
     };
     let code = rt.block_on(async {
-        let mut lines = BufReader::new(tokio::io::stdin()).lines();
+        let mut lines = BufReader::new(stdin()).lines();
         let request = match lines.next_line().await {
             Ok(Some(l)) => serde_json::from_str::<Request>(&l)
                 .map_err(|e| format!("the request line is not valid: {e}")),
@@ -63,13 +67,55 @@ fn now() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
+/// The daemon's commands, one JSON line each.
+type Commands = tokio::io::Lines<BufReader<Box<dyn AsyncRead + Unpin>>>;
+
+/// Standard input. The daemon gives a pipe, which is read through the
+/// runtime's poller; anything else (a file, a terminal) through tokio's
+/// blocking reader, which needs a thread of its own.
+fn stdin() -> Box<dyn AsyncRead + Unpin> {
+    let piped = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .ok()
+        .and_then(|fd| pipe::Receiver::from_owned_fd(fd).ok());
+    match piped {
+        Some(r) => Box::new(r),
+        None => Box::new(tokio::io::stdin()),
+    }
+}
+
+/// Standard output when it is a pipe (as the daemon gives it), written
+/// through the runtime's poller.
+static OUT: OnceLock<Option<pipe::Sender>> = OnceLock::new();
+
 async fn report(r: &Report) {
-    if let Ok(mut line) = serde_json::to_string(r) {
-        line.push('\n');
+    let Ok(mut line) = serde_json::to_string(r) else {
+        return;
+    };
+    line.push('\n');
+    // The daemon may be gone; the job goes on regardless.
+    let piped = OUT.get_or_init(|| {
+        let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
+        pipe::Sender::from_owned_fd(fd).ok()
+    });
+    let Some(out) = piped else {
         let mut out = tokio::io::stdout();
-        // The daemon may be gone; the job goes on regardless.
         let _ = out.write_all(line.as_bytes()).await;
         let _ = out.flush().await;
+        return;
+    };
+    let mut rest = line.as_bytes();
+    while !rest.is_empty() {
+        match out.try_write(rest) {
+            Ok(n) => rest = &rest[n..],
+            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                if out.writable().await.is_err() {
+                    return;
+                }
+            }
+            Err(_) => return,
+        }
     }
 }
 
@@ -222,7 +268,7 @@ impl Starter {
         }
     }
 
-    async fn run(mut self, mut commands: tokio::io::Lines<BufReader<tokio::io::Stdin>>) -> i32 {
+    async fn run(mut self, mut commands: Commands) -> i32 {
         let spec = job_spec(&self.job);
         let user = match &spec {
             Ok(s) => self.resolve_user(s),
@@ -435,11 +481,7 @@ impl Starter {
         }
     }
 
-    async fn run_job(
-        &mut self,
-        spec: &JobSpec,
-        commands: &mut tokio::io::Lines<BufReader<tokio::io::Stdin>>,
-    ) -> i32 {
+    async fn run_job(&mut self, spec: &JobSpec, commands: &mut Commands) -> i32 {
         let iwd = self.iwd();
         if self.job.lookup("Iwd").is_none() {
             self.job.insert_value("Iwd", Value::from(iwd.as_str()));

@@ -32,7 +32,7 @@ pub struct SlotStatus {
     pub state: State,
     /// Activity.
     pub activity: Activity,
-    /// Holds a claim or a starter.
+    /// Holds a claim, a starter, or the backfill client.
     pub busy: bool,
     /// Deleted (a dynamic slot that went).
     pub deleted: bool,

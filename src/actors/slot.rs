@@ -198,7 +198,7 @@ impl SlotActor {
             id: self.slot.id.clone(),
             state: self.slot.state,
             activity: self.slot.activity,
-            busy: self.slot.claim.is_some() || self.slot.starter,
+            busy: self.slot.claim.is_some() || self.slot.starter || self.slot.backfill,
             deleted: self.slot.deleted,
         });
         if self.slot.deleted {
@@ -546,7 +546,8 @@ impl Handler<HookDone> for SlotActor {
     }
 }
 
-/// Whether the slot holds nothing that must finish before the daemon exits.
+/// Whether the slot holds nothing that must finish before the daemon exits
+/// (a job, a claim, or the backfill client working for it).
 pub fn idle(state: State, busy: bool) -> bool {
-    !busy && state != State::Preempting
+    !busy && !matches!(state, State::Preempting | State::Backfill)
 }

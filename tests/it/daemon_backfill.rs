@@ -2,17 +2,20 @@
 //! the one backfill client (a BOINC stand-in script run by a starter as
 //! `BOINC_Owner`), a fetched job takes its slot from backfill while the
 //! client keeps working for the other slot, and when the policy evicts
-//! backfill the client is asked to leave with its `KillSig`.
+//! backfill the client is asked to leave with its `KillSig`; a shutdown
+//! waits for it to go.
 
 use std::os::unix::fs::PermissionsExt;
 
-use super::daemon::{count, events, wait_for};
+use super::daemon::{count, events, stop, wait_for};
 use super::daemon_admin::Node;
 
-#[test]
-fn idle_slots_share_one_backfill_client_that_gives_way_to_work() {
+/// A node whose config enables backfill with a BOINC stand-in that logs
+/// its start (uid, directory, arguments) and its SIGTERM to
+/// `boinc/client.log`; returns the node, its config text and that log.
+fn backfill_node(name: &str) -> (Node, String, std::path::PathBuf) {
     // The node's config is written first; the client's paths go in after.
-    let node = Node::setup("backfill", "");
+    let node = Node::setup(name, "");
     let boinc = node.dir.join("boinc");
     std::fs::create_dir_all(&boinc).expect("mkdir");
     std::fs::set_permissions(&boinc, std::fs::Permissions::from_mode(0o777)).expect("chmod");
@@ -39,7 +42,13 @@ fn idle_slots_share_one_backfill_client_that_gives_way_to_work() {
     let mut config = std::fs::read_to_string(&node.config).expect("config");
     config.push_str(&backfill);
     std::fs::write(&node.config, &config).expect("config");
+    (node, config, log)
+}
 
+#[test]
+fn idle_slots_share_one_backfill_client_that_gives_way_to_work() {
+    let (node, mut config, log) = backfill_node("backfill");
+    let boinc = node.dir.join("boinc");
     let daemon = node.start();
     let lines = || std::fs::read_to_string(&log).unwrap_or_default();
     wait_for("both slots in Backfill/Busy", || {
@@ -97,6 +106,39 @@ fn idle_slots_share_one_backfill_client_that_gives_way_to_work() {
     assert_eq!(
         count(&ev, "/event/Daemon/Backfill/what", |v| v == "client exited"),
         1
+    );
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+#[test]
+fn shutdown_waits_for_the_backfill_client_to_leave() {
+    let (node, _, log) = backfill_node("backfill-off");
+    let daemon = node.start();
+    wait_for("both slots in Backfill/Busy", || {
+        node.states().matches("Backfill Busy").count() == 2
+    });
+    let status = stop(daemon);
+    assert!(status.success(), "daemon exit: {status}");
+    let lines = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(
+        lines.contains("term"),
+        "the client got its KillSig: {lines}"
+    );
+    // The daemon saw the client go before it stopped.
+    let ev = events(&node.dir.join("spool/roost-events"));
+    let at = |what: &str| {
+        ev.iter().position(|e| {
+            e.pointer("/event/Daemon/Backfill/what")
+                .is_some_and(|v| v == what)
+                || e.pointer("/event/Daemon/Stopped/why")
+                    .is_some_and(|v| v.as_str().is_some_and(|s| s.starts_with(what)))
+        })
+    };
+    let exited = at("client exited").expect("client exit recorded");
+    let stopped = at("shutdown").expect("daemon stop recorded");
+    assert!(
+        exited < stopped,
+        "client exit at {exited}, stop at {stopped}"
     );
     let _ = std::fs::remove_dir_all(&node.dir);
 }

@@ -885,6 +885,8 @@ impl<'c, 'a> Work<'c, 'a> {
             );
         } else if self.s.backfill_ending || self.ctx.drain.is_some() {
             self.change(State::Owner, Activity::Idle, 30, "backfill ended");
+        } else if !self.ctx.policy.enable_backfill {
+            self.change(State::Owner, Activity::Idle, 30, "ENABLE_BACKFILL");
         } else if self.knob("EVICT_BACKFILL", false) == Some(true) {
             self.change(State::Owner, Activity::Idle, 30, "EVICT_BACKFILL");
         } else {
@@ -1117,6 +1119,11 @@ impl<'c, 'a> Work<'c, 'a> {
                 }
                 if self.knob("EVICT_BACKFILL", false) == Some(true) {
                     self.end_backfill(true, "EVICT_BACKFILL");
+                    return true;
+                }
+                // A reconfiguration turned backfill off.
+                if !self.ctx.policy.enable_backfill {
+                    self.end_backfill(true, "ENABLE_BACKFILL");
                     return true;
                 }
             }

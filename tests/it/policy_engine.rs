@@ -867,6 +867,32 @@ fn backfill_starts_when_idle_and_leaves_for_the_owner() {
 }
 
 #[test]
+fn a_reconfig_that_turns_backfill_off_ends_it() {
+    let mut n = Node::new(BACKFILL);
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::BackfillStarted);
+    n.is(State::Backfill, Activity::Busy);
+    let scope = Scope {
+        subsys: Some("STARTD".into()),
+        localname: None,
+    };
+    let cfg = load_text(
+        "condor_config",
+        &format!("{BACKFILL}ENABLE_BACKFILL = False\n"),
+        scope,
+        vec![("DETECTED_CPUS".into(), "1".into())],
+    )
+    .expect("config loads");
+    n.policy = Policy::from_config(&cfg, "slot1", n.spec.type_id).expect("policy");
+    assert_eq!(n.at(2, Input::Evaluate), [Effect::KillBackfill]);
+    n.at(3, Input::BackfillExited);
+    assert!(n.saw("Backfill/Busy -> Backfill/Killing (28, ENABLE_BACKFILL)"));
+    // Back in Unclaimed, START_BACKFILL is no longer looked at.
+    n.is(State::Unclaimed, Activity::Idle);
+    assert!(n.at(4, Input::Evaluate).is_empty());
+}
+
+#[test]
 fn backfill_gives_way_to_a_claim_and_a_late_client_is_let_go() {
     let mut n = Node::new(BACKFILL);
     n.at(0, Input::Evaluate);

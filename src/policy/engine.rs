@@ -1542,8 +1542,11 @@ impl<'c, 'a> Work<'c, 'a> {
             }
         }
         let reject = |w: &mut Self, text: String| w.effect(reply(fetched, false, text));
+        // A Matched slot is promised to the matched claimant: work fetched
+        // meanwhile is refused (the fetch began before the match).
         if self.s.state == State::Preempting
             || (self.s.state == State::Backfill && self.s.claim.is_some())
+            || (self.s.state == State::Matched && fetched)
         {
             return reject(self, text);
         }

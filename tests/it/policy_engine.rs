@@ -756,8 +756,16 @@ fn a_match_waits_for_its_claim_request_until_match_timeout() {
             "Owner/Idle -> Unclaimed/Idle (1, IS_OWNER)",
         ]
     );
-    // Matched again, then claimed by the real Requirements (9).
+    // Matched again; work a fetch brings meanwhile is refused (the slot
+    // is promised), then the claimant's request is judged by the real
+    // Requirements (9).
     n.at(70, Input::Match(JOB.into()));
+    let fx = n.at(75, Input::FetchedJob(JOB.into()));
+    assert!(
+        matches!(fx.as_slice(), [Effect::ReplyFetch { accept: false, .. }]),
+        "{fx:?}"
+    );
+    n.is(State::Matched, Activity::Idle);
     let fx = n.at(80, Input::RequestClaim(JOB.into()));
     assert_eq!(fx, [Effect::ReplyClaim { accept: true }]);
     n.is(State::Claimed, Activity::Idle);

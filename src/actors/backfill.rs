@@ -21,7 +21,7 @@ use super::starter::{StarterActor, StarterCmd, StarterOwner, starter_request};
 use crate::classad::ClassAd;
 use crate::events::{DaemonEvent, Event};
 use crate::policy::engine::{Input, backfill_job};
-use crate::starter::protocol::Command;
+use crate::starter::protocol::{Command, StarterHooks};
 
 /// The event log's actor name for the backfill client.
 const ACTOR: &str = "backfill";
@@ -117,7 +117,10 @@ impl BackfillActor {
                 return;
             }
         };
-        let req = starter_request(&self.shared, &config, ACTOR, &job, &ClassAd::new(), 30);
+        let mut req = starter_request(&self.shared, &config, ACTOR, &job, &ClassAd::new(), 30);
+        // The client is no fetched job: no fetcher's starter hooks hear of
+        // it (STARTER_JOB_HOOK_KEYWORD and the default keyword included).
+        req.hooks = StarterHooks::default();
         info!(message = "Starting the backfill client.", program = %req.job.lines().next().unwrap_or_default());
         let me = ctx.address();
         self.starter = Some(StarterActor::launch(

@@ -8,7 +8,7 @@
 use std::os::unix::fs::PermissionsExt;
 
 use super::daemon::{count, events, stop, wait_for};
-use super::daemon_admin::Node;
+use super::daemon_admin::{Node, records};
 
 /// A node whose config enables backfill with a BOINC stand-in that logs
 /// its start (uid, directory, arguments) and its SIGTERM to
@@ -35,7 +35,8 @@ fn backfill_node(name: &str) -> (Node, String, std::path::PathBuf) {
         "ENABLE_BACKFILL = True\nBACKFILL_SYSTEM = BOINC\nSTART_BACKFILL = True\n\
          EVICT_BACKFILL = False\nBOINC_Executable = {client}\nBOINC_InitialDir = {boinc}\n\
          BOINC_Universe = vanilla\nBOINC_Owner = nobody\n\
-         BOINC_Arguments = --attach_project http://boinc.example key\n",
+         BOINC_Arguments = --attach_project http://boinc.example key\n\
+         STARTER_DEFAULT_JOB_HOOK_KEYWORD = T\n",
         client = client.display(),
         boinc = boinc.display()
     );
@@ -124,6 +125,9 @@ fn shutdown_waits_for_the_backfill_client_to_leave() {
         lines.contains("term"),
         "the client got its KillSig: {lines}"
     );
+    // Not a fetched job: the starter hooks (here the default keyword's
+    // JOB_EXIT) never hear of the client.
+    assert!(records(&node.dir, "exit").is_empty());
     // The daemon saw the client go before it stopped.
     let ev = events(&node.dir.join("spool/roost-events"));
     let at = |what: &str| {

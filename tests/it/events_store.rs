@@ -98,7 +98,7 @@ fn a_last_record_whose_index_entries_were_lost_is_indexed_at_open() {
         .expect("append");
     }
     {
-        let db = sled::open(&d).expect("raw open");
+        let db = super::events_cli::raw_sled(&d);
         let index = db.open_tree("by_actor").expect("tree");
         let last: Vec<sled::IVec> = index
             .iter()

@@ -18,7 +18,7 @@ use tracing::{error, info, warn};
 use super::shared::Shared;
 use super::slot::{SlotActor, SlotInput, StarterPids};
 use super::starter::{StarterActor, StarterCmd, StarterOwner, starter_request};
-use crate::classad::ClassAd;
+use crate::classad::{ClassAd, FixedEnv};
 use crate::events::{DaemonEvent, Event};
 use crate::policy::engine::{Input, backfill_job};
 use crate::starter::protocol::{Command, StarterHooks};
@@ -117,11 +117,20 @@ impl BackfillActor {
                 return;
             }
         };
-        let mut req = starter_request(&self.shared, &config, ACTOR, &job, &ClassAd::new(), 30);
         // The client is no fetched job: no fetcher's starter hooks hear of
         // it (STARTER_JOB_HOOK_KEYWORD and the default keyword included).
-        req.hooks = StarterHooks::default();
-        info!(message = "Starting the backfill client.", program = %req.job.lines().next().unwrap_or_default());
+        let hooks = StarterHooks::default();
+        let req = starter_request(
+            &self.shared,
+            &config,
+            ACTOR,
+            &job,
+            hooks,
+            &ClassAd::new(),
+            30,
+        );
+        let program = job.eval_attr("Cmd", &FixedEnv::new(now)).to_string();
+        info!(message = "Starting the backfill client.", program = %program);
         let me = ctx.address();
         self.starter = Some(StarterActor::launch(
             &self.shared,

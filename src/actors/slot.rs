@@ -12,7 +12,7 @@ use super::backfill::{BackfillActor, Release, Want};
 use super::hook::{HookActor, HookDone, hook_path, hook_timeout, ignored};
 use super::node::{NodeActor, SlotBorn, SlotGone, SlotStatus};
 use super::shared::Shared;
-use super::starter::{StarterActor, StarterCmd, StarterOwner, starter_request};
+use super::starter::{StarterActor, StarterCmd, StarterOwner, starter_hooks, starter_request};
 use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, FixedEnv, Value, parse_ad};
 use crate::events::{Event, LostClaim};
@@ -388,6 +388,7 @@ impl SlotActor {
                     &config,
                     &self.slot.id,
                     &ad,
+                    starter_hooks(&config, &ad),
                     &self.public(now),
                     self.slot
                         .claim

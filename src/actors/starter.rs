@@ -289,14 +289,15 @@ impl Handler<StarterCmd> for StarterActor {
     }
 }
 
-/// What a starter is asked to do for `job` (its hooks chosen from
-/// `config`) in slot `slot`, whose ad is `machine`; `vacate_grace` is how
-/// long the job may take to leave if the daemon goes away.
+/// What a starter is asked to do for `job`, with `hooks`, in slot `slot`,
+/// whose ad is `machine`; `vacate_grace` is how long the job may take to
+/// leave if the daemon goes away.
 pub fn starter_request(
     shared: &Shared,
     config: &Config,
     slot: &str,
     job: &ClassAd,
+    hooks: StarterHooks,
     machine: &ClassAd,
     vacate_grace: u64,
 ) -> Request {
@@ -313,7 +314,7 @@ pub fn starter_request(
         job: ad_to_old(job, OldOrder::Bytes),
         machine: ad_to_old(machine, OldOrder::Bytes),
         execute: shared.dirs.execute.clone(),
-        hooks: starter_hooks(config, job),
+        hooks,
         update_intervals: (
             int("STARTER_INITIAL_UPDATE_INTERVAL", 8),
             int("STARTER_UPDATE_INTERVAL", 300),

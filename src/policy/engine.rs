@@ -595,12 +595,26 @@ pub fn slot_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
         State::Matched | State::Preempting | State::Drained
     ) {
         ad.insert_value(n[15].clone(), false);
-    } else if let Some(d) = ctx.drain {
-        ad.insert(n[15].clone(), d.requirements.clone());
     } else {
-        ad.insert(n[15].clone(), ctx.policy.requirements.clone());
+        ad.insert(n[15].clone(), requirements(ctx).clone());
     }
     ad.clone()
+}
+
+/// The slot's Requirements when it is willing to be matched: the
+/// draining START expression's while draining, else `START &&
+/// WithinResourceLimits`.
+fn requirements<'a>(ctx: &'a Ctx<'_>) -> &'a Expr {
+    match ctx.drain {
+        Some(d) => &d.requirements,
+        None => &ctx.policy.requirements,
+    }
+}
+
+/// When a Matched slot gives up waiting for its claimant: MATCH_TIMEOUT
+/// after the match.
+fn match_expires(slot: &Slot, policy: &Policy) -> i64 {
+    slot.matched_at.unwrap_or(slot.entered_state) + policy.match_timeout
 }
 
 /// Names of the attributes `slot_ad` sets on every call, interned once.
@@ -1133,8 +1147,7 @@ impl<'c, 'a> Work<'c, 'a> {
                     self.change(State::Owner, Activity::Idle, 8, "START");
                     return true;
                 }
-                let since = self.s.matched_at.unwrap_or(self.s.entered_state);
-                if self.ctx.now - since >= self.ctx.policy.match_timeout {
+                if self.ctx.now >= match_expires(&self.s, self.ctx.policy) {
                     self.change(State::Owner, Activity::Idle, 8, "MATCH_TIMEOUT");
                     return true;
                 }
@@ -1169,9 +1182,8 @@ impl<'c, 'a> Work<'c, 'a> {
 
     fn step_claimed(&mut self, act: Activity) -> bool {
         if let Some(c) = &self.s.claim
-            && let Some(lease) = c.lease
             && c.ending != Some(EndCause::LeaseExpired)
-            && self.ctx.now - c.last_alive() >= lease
+            && c.lease_end().is_some_and(|end| self.ctx.now >= end)
         {
             // HTCondor's `Claim::leaseExpired`: the claimant is gone, so
             // nobody would collect the job's result; kill it at once.
@@ -1189,8 +1201,7 @@ impl<'c, 'a> Work<'c, 'a> {
         // removes a preempting claim whose match or lease ran out; a job
         // that was retiring for it may then run on (19).
         if let Some(p) = &self.s.preempting
-            && let Some(lease) = p.lease
-            && self.ctx.now - p.last_alive() >= lease
+            && p.lease_end().is_some_and(|end| self.ctx.now >= end)
         {
             self.emit(SlotEvent::PreemptingClaimDropped { at: self.ctx.now });
             return true;
@@ -1558,12 +1569,8 @@ impl<'c, 'a> Work<'c, 'a> {
         // A Matched slot publishes Requirements = false so that it is not
         // matched again; its claimant is judged by the real ones.
         let willing = if self.s.state == State::Matched {
-            let req = match self.ctx.drain {
-                Some(d) => &d.requirements,
-                None => &self.ctx.policy.requirements,
-            };
             truth(&crate::classad::eval_expr_in(
-                req,
+                requirements(self.ctx),
                 Some(&ad),
                 Some(&job),
                 &env,
@@ -1674,11 +1681,11 @@ pub fn decide(slot: &Slot, ctx: &Ctx<'_>, input: &Input) -> Decision {
             _ => {}
         },
         Input::Alive => {
-            let external = [&w.s.claim, &w.s.preempting]
+            let leased = [&w.s.claim, &w.s.preempting]
                 .into_iter()
                 .flatten()
-                .any(|c| !c.fetched);
-            if external {
+                .any(|c| c.lease.is_some());
+            if leased {
                 w.emit(SlotEvent::ClaimAlive { at: ctx.now });
             }
         }
@@ -1836,13 +1843,11 @@ pub fn evaluation_interval(slot: &Slot, policy: &Policy, now: i64) -> i64 {
         _ => policy.update_interval,
     };
     let deadline = match slot.state {
-        State::Matched => {
-            Some(slot.matched_at.unwrap_or(slot.entered_state) + policy.match_timeout)
-        }
+        State::Matched => Some(match_expires(slot, policy)),
         State::Claimed => [&slot.claim, &slot.preempting]
             .into_iter()
             .flatten()
-            .filter_map(|c| c.lease.map(|l| c.last_alive() + l))
+            .filter_map(Claim::lease_end)
             .min(),
         _ => None,
     };

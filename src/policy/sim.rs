@@ -302,6 +302,14 @@ fn sim_ctx<'a>(
     }
 }
 
+impl SimSlot {
+    /// Whether a scenario's `slot = "…"` names this slot (`slot1` or
+    /// `slot1@sim`).
+    fn is(&self, name: &str) -> bool {
+        name == self.slot.id || name == self.slot.name
+    }
+}
+
 struct SimSlot {
     slot: Slot,
     spec: SlotSpec,
@@ -433,10 +441,7 @@ pub fn simulate_with(
                 }
                 Action::Offer { job, keyword } => offers.push_back((job.clone(), keyword.clone())),
                 Action::Exit { slot } => {
-                    if let Some(i) = slots
-                        .iter()
-                        .position(|s| s.slot.id == *slot || s.slot.name == *slot)
-                    {
+                    if let Some(i) = slots.iter().position(|s| s.is(slot)) {
                         inputs.push((i, Input::StarterExited));
                     }
                 }
@@ -454,12 +459,9 @@ pub fn simulate_with(
                     }
                 }
                 action @ (Action::Claim { job, slot } | Action::Match { job, slot }) => {
-                    let target = slots.iter().position(|s| {
-                        !s.gone
-                            && slot
-                                .as_deref()
-                                .is_none_or(|x| x == s.slot.id || x == s.slot.name)
-                    });
+                    let target = slots
+                        .iter()
+                        .position(|s| !s.gone && slot.as_deref().is_none_or(|x| s.is(x)));
                     if let Some(i) = target {
                         if matches!(action, Action::Match { .. }) {
                             inputs.push((i, Input::Match(job.clone())));
@@ -472,10 +474,7 @@ pub fn simulate_with(
                 }
                 Action::ScheddGone { slot } => {
                     for s in &mut slots {
-                        if slot
-                            .as_deref()
-                            .is_none_or(|x| x == s.slot.id || x == s.slot.name)
-                        {
+                        if slot.as_deref().is_none_or(|x| s.is(x)) {
                             s.claimant_gone = true;
                         }
                     }
@@ -497,10 +496,7 @@ pub fn simulate_with(
                 }
                 Action::Vacate { slot } => {
                     for (i, s) in slots.iter().enumerate() {
-                        if slot
-                            .as_deref()
-                            .is_none_or(|x| x == s.slot.id || x == s.slot.name)
-                        {
+                        if slot.as_deref().is_none_or(|x| s.is(x)) {
                             inputs.push((i, Input::Vacate));
                         }
                     }

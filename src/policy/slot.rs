@@ -166,9 +166,11 @@ fn is_false(b: &bool) -> bool {
 }
 
 impl Claim {
-    /// When the claimant was last heard from.
-    pub fn last_alive(&self) -> i64 {
-        self.alive_at.unwrap_or(self.created)
+    /// When the lease runs out if the claimant is not heard from again
+    /// (`None`: no lease).
+    pub fn lease_end(&self) -> Option<i64> {
+        self.lease
+            .map(|l| self.alive_at.unwrap_or(self.created) + l)
     }
 
     /// A new claim `id` for a job (fetched or requested), made at `created`.

@@ -21,19 +21,24 @@ struct Node {
     drain: Option<Drain>,
 }
 
+/// The startd's view of configuration `text` on a 1-CPU machine.
+fn load(text: &str) -> roost::config::Config {
+    let scope = Scope {
+        subsys: Some("STARTD".into()),
+        localname: None,
+    };
+    load_text(
+        "condor_config",
+        text,
+        scope,
+        vec![("DETECTED_CPUS".into(), "1".into())],
+    )
+    .expect("config loads")
+}
+
 impl Node {
     fn new(config: &str) -> Node {
-        let scope = Scope {
-            subsys: Some("STARTD".into()),
-            localname: None,
-        };
-        let cfg = load_text(
-            "condor_config",
-            config,
-            scope,
-            vec![("DETECTED_CPUS".into(), "1".into())],
-        )
-        .expect("config loads");
+        let cfg = load(config);
         let inputs = MachineInputs {
             cpus: 1,
             memory_mb: 1024,
@@ -880,17 +885,7 @@ fn a_reconfig_that_turns_backfill_off_ends_it() {
     n.at(0, Input::Evaluate);
     n.at(1, Input::BackfillStarted);
     n.is(State::Backfill, Activity::Busy);
-    let scope = Scope {
-        subsys: Some("STARTD".into()),
-        localname: None,
-    };
-    let cfg = load_text(
-        "condor_config",
-        &format!("{BACKFILL}ENABLE_BACKFILL = False\n"),
-        scope,
-        vec![("DETECTED_CPUS".into(), "1".into())],
-    )
-    .expect("config loads");
+    let cfg = load(&format!("{BACKFILL}ENABLE_BACKFILL = False\n"));
     n.policy = Policy::from_config(&cfg, "slot1", n.spec.type_id).expect("policy");
     assert_eq!(n.at(2, Input::Evaluate), [Effect::KillBackfill]);
     n.at(3, Input::BackfillExited);
@@ -933,18 +928,6 @@ fn backfill_gives_way_to_a_claim_and_a_late_client_is_let_go() {
 
 #[test]
 fn backfill_needs_boinc_and_its_required_knobs() {
-    let load = |text: &str| {
-        load_text(
-            "condor_config",
-            text,
-            Scope {
-                subsys: Some("STARTD".into()),
-                localname: None,
-            },
-            Vec::new(),
-        )
-        .expect("config loads")
-    };
     let err = |text: &str| {
         Policy::from_config(&load(text), "slot1", 0)
             .err()

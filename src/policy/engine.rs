@@ -91,9 +91,15 @@ pub struct Policy {
     template: std::cell::RefCell<ClassAd>,
 
     /// Parsed job ads by text, so a running job is not parsed at every
-    /// evaluation (bounded; cleared when full).
+    /// evaluation (at most [`JOB_CACHE`]; cleared when full).
     jobs: std::cell::RefCell<std::collections::HashMap<String, ClassAd>>,
 }
+
+/// How many parsed job ads a slot's policy keeps. A slot evaluates its
+/// claim's job and at most a waiting claim's, so a few suffice; every job a
+/// slot ever ran is a different text, and a cache of thousands held
+/// megabytes per slot of jobs long gone.
+const JOB_CACHE: usize = 8;
 
 impl Policy {
     /// The job ad of a claim, parsed once.
@@ -103,7 +109,7 @@ impl Policy {
         }
         let ad = parse_ad(text).ok()?;
         let mut cache = self.jobs.borrow_mut();
-        if cache.len() >= 4096 {
+        if cache.len() >= JOB_CACHE {
             cache.clear();
         }
         cache.insert(text.to_string(), ad.clone());
@@ -1918,4 +1924,37 @@ pub fn machine_hibernate_state(states: &[Option<(u32, String)>]) -> Option<Strin
         }
     }
     best.map(|b| b.1.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{Scope, load_text};
+
+    #[test]
+    fn the_job_cache_stays_small_whatever_a_slot_has_run() {
+        let scope = Scope {
+            subsys: Some("STARTD".into()),
+            localname: None,
+        };
+        let config =
+            load_text("condor_config", "START = True\n", scope, Vec::new()).expect("config loads");
+        let policy = Policy::from_config(&config, "slot1", 1).expect("policy");
+        for i in 0..1000 {
+            let text = format!("[ Cmd = \"/bin/true\"; BenchJob = \"t{i}\" ]");
+            let ad = policy.job_ad(&text).expect("job parses");
+            let name = ad.eval_attr("BenchJob", &FixedEnv::new(0));
+            assert_eq!(
+                name.as_str().map(|s| s.to_string_lossy()),
+                Some(format!("t{i}"))
+            );
+            assert!(
+                policy.jobs.borrow().len() <= 16,
+                "a slot keeps a handful of job ads"
+            );
+        }
+        // The running job's ad is served from the cache.
+        let text = "[ Cmd = \"/bin/true\"; BenchJob = \"t999\" ]";
+        assert!(policy.jobs.borrow().contains_key(text));
+    }
 }

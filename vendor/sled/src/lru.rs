@@ -16,14 +16,20 @@ use crate::{
 #[cfg(any(test, feature = "lock_free_delays"))]
 const MAX_QUEUE_ITEMS: usize = 4;
 
+// Roost: 4 instead of 64. A shard applies its queued accesses, and evicts,
+// only when a block of them fills; with 64 per block and 256 shards, tens of
+// thousands of page reads went by before anything was evicted, and reading a
+// log back held all of it in memory whatever the cache capacity.
 #[cfg(not(any(test, feature = "lock_free_delays")))]
-const MAX_QUEUE_ITEMS: usize = 64;
+const MAX_QUEUE_ITEMS: usize = 4;
 
 #[cfg(any(test, feature = "lock_free_delays"))]
 const N_SHARDS: usize = 2;
 
+// Roost: 8 instead of 256 (one writer and a few readers; 256 shards split a
+// small cache into shards smaller than one page).
 #[cfg(not(any(test, feature = "lock_free_delays")))]
-const N_SHARDS: usize = 256;
+const N_SHARDS: usize = 8;
 
 struct AccessBlock {
     len: AtomicUsize,

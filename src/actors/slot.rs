@@ -191,7 +191,11 @@ impl SlotActor {
                 _ => {}
             }
         }
-        for eff in d.effects {
+        // A starter goes first: the job waits for it, while a hook beside it
+        // (REPLY_FETCH after an accept) is waited for by no one.
+        let mut effects = d.effects;
+        effects.sort_by_key(|e| !matches!(e, Effect::SpawnStarter { .. }));
+        for eff in effects {
             self.act(eff, now, ctx);
         }
         self.node.do_send(SlotStatus {

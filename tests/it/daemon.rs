@@ -172,6 +172,25 @@ fn quickstart_runs_the_example_jobs_and_keeps_fetching() {
         1
     );
     assert_eq!(count(&ev, "/event/Daemon/Stopped/why", |_| true), 1);
+    // After an accept the starter is spawned before REPLY_FETCH, which no
+    // one waits for.
+    for reply in ev
+        .iter()
+        .filter(|e| e.pointer("/event/Hook/Started/args/0") == Some(&"accept".into()))
+    {
+        let started = &reply["event"]["Hook"]["Started"];
+        let starter = ev
+            .iter()
+            .find(|e| {
+                let s = &e["event"]["Starter"]["Spawned"];
+                s["slot"] == started["slot"] && s["claim"] == started["claim"]
+            })
+            .expect("a starter for each accepted job");
+        assert!(
+            starter["seq"].as_u64() < reply["seq"].as_u64(),
+            "{starter} {reply}"
+        );
+    }
     // Sequence numbers are contiguous from 1.
     for (i, e) in ev.iter().enumerate() {
         assert_eq!(e["seq"], serde_json::json!(i + 1));

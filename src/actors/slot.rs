@@ -191,10 +191,10 @@ impl SlotActor {
                 _ => {}
             }
         }
-        // A starter goes first: the job waits for it, while a hook beside it
-        // (REPLY_FETCH after an accept) is waited for by no one.
+        // REPLY_FETCH goes last: no one waits for it, while the starter
+        // spawned beside it after an accept has a job waiting.
         let mut effects = d.effects;
-        effects.sort_by_key(|e| !matches!(e, Effect::SpawnStarter { .. }));
+        effects.sort_by_key(|e| matches!(e, Effect::ReplyFetch { .. }));
         for eff in effects {
             self.act(eff, now, ctx);
         }

@@ -21,7 +21,9 @@ const MAX_THREADS: usize = 16;
 #[cfg(not(windows))]
 const MAX_THREADS: usize = 128;
 
-const DESIRED_WAITING_THREADS: usize = 7;
+// Roost: 2 instead of 7. One writer flushes at a time; more threads are
+// spawned (and retire when idle) if tasks ever queue up.
+const DESIRED_WAITING_THREADS: usize = 2;
 
 static WAITING_THREAD_COUNT: AtomicUsize = AtomicUsize::new(0);
 static TOTAL_THREAD_COUNT: AtomicUsize = AtomicUsize::new(0);

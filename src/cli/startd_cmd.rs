@@ -104,6 +104,35 @@ fn init_logging(config: &Config, log_dir: &Path) -> Result<()> {
         .map_err(|e| anyhow!("cannot set up logging: {e}"))
 }
 
+/// Writes a panic to the log before the process ends. Release builds abort
+/// on a panic (`panic = "abort"` in `Cargo.toml`): a daemon with one actor
+/// gone (the runtime would drop a panicking actor and run on without it) is
+/// worse than a daemon that stops, is restarted and replays its event log.
+/// Without this the reason would reach only stderr, which a detached daemon
+/// does not have.
+fn log_panics() {
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let location = info
+            .location()
+            .map(|l| format!("{}:{}", l.file(), l.line()))
+            .unwrap_or_default();
+        let payload = info.payload();
+        let what = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| payload.downcast_ref::<String>().map(String::as_str))
+            .unwrap_or("(not text)");
+        error!(
+            message = "Panicked; the daemon stops.",
+            panic = what,
+            location = %location,
+            thread = std::thread::current().name().unwrap_or("unnamed"),
+        );
+        default(info);
+    }));
+}
+
 /// How often the event-log writer checkpoints:
 /// `ROOST_EVENT_LOG_CHECKPOINT_EVENTS` events (default 100,000) or
 /// `ROOST_EVENT_LOG_CHECKPOINT_INTERVAL` seconds of event time (default a
@@ -347,6 +376,7 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
         nix::unistd::daemon(true, false).map_err(|e| anyhow!("cannot detach: {e}"))?;
     }
     init_logging(&config, &dirs.log)?;
+    log_panics();
     // Hooks and jobs get files no one else may write.
     nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o022));
 
@@ -426,5 +456,54 @@ async fn signals(node: Addr<NodeActor>) {
             Ok(r) => warn!(message = "Command failed.", error = %r.message),
             Err(_) => return,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The test re-runs itself as a child that logs to a file, installs the
+    /// hook and panics; the parent reads what the child logged.
+    #[test]
+    fn a_panic_is_written_to_the_log() {
+        const CHILD: &str = "ROOST_PANIC_LOG_CHILD";
+        if let Some(path) = std::env::var_os(CHILD) {
+            let file = std::fs::File::create(path).expect("log file");
+            tracing_subscriber::fmt()
+                .with_writer(std::sync::Mutex::new(file))
+                .with_ansi(false)
+                .init();
+            log_panics();
+            std::thread::Builder::new()
+                .name("slot1".into())
+                .spawn(|| panic!("the slot's state is {}", "inconsistent"))
+                .expect("thread")
+                .join()
+                .ok();
+            return;
+        }
+        let dir = std::env::temp_dir().join(format!("roost-panic-log-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        let log = dir.join("StartLog");
+        let out = std::process::Command::new(std::env::current_exe().expect("test binary"))
+            .args([
+                "--exact",
+                "cli::startd_cmd::tests::a_panic_is_written_to_the_log",
+            ])
+            .env(CHILD, &log)
+            .output()
+            .expect("child runs");
+        let text = std::fs::read_to_string(&log).unwrap_or_default();
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(out.status.success(), "{out:?}");
+        assert!(text.contains("ERROR"), "{text}");
+        assert!(text.contains("Panicked; the daemon stops."), "{text}");
+        assert!(
+            text.contains("panic=\"the slot's state is inconsistent\""),
+            "{text}"
+        );
+        assert!(text.contains("location=src/cli/startd_cmd.rs:"), "{text}");
+        assert!(text.contains("thread=\"slot1\""), "{text}");
     }
 }

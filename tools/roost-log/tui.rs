@@ -435,6 +435,14 @@ pub fn render(f: &mut Frame, app: &App) {
 /// user quits.
 pub fn run(base: Replay, events: Vec<Envelope>) -> io::Result<()> {
     let mut app = App::after(base, events);
+    // Release builds abort on a panic, which runs no destructor and skips
+    // the restore below: the hook gives the terminal back first.
+    let default = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        let _ = disable_raw_mode();
+        let _ = execute!(io::stdout(), LeaveAlternateScreen);
+        default(info);
+    }));
     enable_raw_mode()?;
     let mut stdout = io::stdout();
     execute!(stdout, EnterAlternateScreen)?;

@@ -61,6 +61,10 @@ pub struct StarterActor {
     request: Option<Request>,
     pid: u32,
     job_pid: Option<u32>,
+    /// The starter reported that the job's process ended.
+    job_ended: bool,
+    /// The starter reported running JOB_EXIT: the fetcher has heard.
+    job_exit_heard: bool,
     commands: Option<mpsc::UnboundedSender<String>>,
 }
 
@@ -84,6 +88,8 @@ impl StarterActor {
             request: Some(request),
             pid: 0,
             job_pid: None,
+            job_ended: false,
+            job_exit_heard: false,
             commands: None,
         }
         .start()
@@ -227,13 +233,16 @@ impl Handler<Line> for StarterActor {
                 exit,
                 timed_out,
                 outcome,
-            } => StarterEvent::Hook {
-                hook,
-                args,
-                exit,
-                timed_out,
-                outcome,
-            },
+            } => {
+                self.job_exit_heard |= hook == "JOB_EXIT";
+                StarterEvent::Hook {
+                    hook,
+                    args,
+                    exit,
+                    timed_out,
+                    outcome,
+                }
+            }
             Report::Suspended { stopped } => StarterEvent::Suspended { stopped },
             Report::JobExited {
                 exit,
@@ -241,6 +250,7 @@ impl Handler<Line> for StarterActor {
                 duration,
             } => {
                 info!(message = "Job exited.", slot = %self.slot_id, exit = %exit, how = %how);
+                self.job_ended = true;
                 StarterEvent::JobExited {
                     exit,
                     how,
@@ -260,8 +270,28 @@ impl Handler<Gone> for StarterActor {
     type Result = ();
 
     fn handle(&mut self, Gone(exit): Gone, ctx: &mut Context<Self>) {
+        // A starter that did not exit cleanly before running JOB_EXIT (it
+        // was killed, ran out of memory, panicked) left its job unwatched
+        // and the fetcher unaware: what is left of the job is killed, and
+        // the slot ends the claim as lost (EVICT_CLAIM tells the fetcher).
+        let lost = exit != Exit::Code(0) && !self.job_exit_heard;
+        if lost {
+            warn!(message = "Starter lost before JOB_EXIT.", slot = %self.slot_id,
+                starter = self.pid, exit = %exit, job_pid = ?self.job_pid);
+            if !self.job_ended
+                && let Some(p) = self.job_pid.and_then(|p| i32::try_from(p).ok())
+                && p > 0
+            {
+                let _ = killpg(Pid::from_raw(p), Signal::SIGKILL);
+            }
+        }
         self.record(StarterEvent::Exited { exit });
-        self.slot.exited.do_send(SlotInput(Input::StarterExited));
+        let input = if lost {
+            Input::StarterLost
+        } else {
+            Input::StarterExited
+        };
+        self.slot.exited.do_send(SlotInput(input));
         ctx.stop();
     }
 }

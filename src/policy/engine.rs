@@ -323,6 +323,10 @@ pub enum Input {
     BenchmarksDone,
     /// The starter exited.
     StarterExited,
+    /// The starter died before running JOB_EXIT; the daemon has killed
+    /// what was left of its job. A claim it ran ends (EVICT_CLAIM for a
+    /// fetched one) instead of waiting for more work.
+    StarterLost,
     /// `condor_vacate` for this slot: the job retires (its retirement
     /// time honoured), then is vacated.
     Vacate,
@@ -1791,6 +1795,21 @@ pub fn decide(slot: &Slot, ctx: &Ctx<'_>, input: &Input) -> Decision {
                 match w.s.state {
                     State::Claimed => {
                         w.change(State::Claimed, Activity::Idle, 12, "starter exited");
+                    }
+                    State::Preempting => w.leave_preempting(),
+                    _ => {}
+                }
+                w.settle();
+                w.try_fetch();
+            }
+        }
+        Input::StarterLost => {
+            if w.s.starter {
+                w.emit(SlotEvent::StarterExited { at: ctx.now });
+                match w.s.state {
+                    State::Claimed => {
+                        w.end_claim(EndCause::StarterLost);
+                        w.change(State::Preempting, Activity::Killing, 10, "starter lost");
                     }
                     State::Preempting => w.leave_preempting(),
                     _ => {}

@@ -79,6 +79,10 @@ pub enum EndCause {
     /// The claimant stopped renewing the claim's lease (its schedd is
     /// gone): the claim is killed.
     LeaseExpired,
+    /// The starter died before it could run JOB_EXIT (killed, out of
+    /// memory, a crash): what was left of the job was killed, and the
+    /// fetcher hears of it through EVICT_CLAIM.
+    StarterLost,
 }
 
 /// A claim: the job a slot runs or will run.

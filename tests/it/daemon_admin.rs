@@ -146,6 +146,18 @@ impl Node {
         assert!(status.success(), "daemon exit: {status}");
     }
 
+    /// The pid of the running job, or "" (`roost status -af JobPid`).
+    pub(crate) fn job_pid(&self) -> String {
+        let o = self.roost(&[
+            "status",
+            "-af",
+            "JobPid",
+            "-constraint",
+            "JobPid =!= undefined",
+        ]);
+        String::from_utf8_lossy(&o.stdout).trim().to_string()
+    }
+
     pub(crate) fn states(&self) -> String {
         let o = self.roost(&["status", "-af", "Name", "State", "Activity"]);
         String::from_utf8_lossy(&o.stdout).into_owned()
@@ -619,16 +631,7 @@ fn suspend_and_continue_stop_and_resume_the_job_process() {
         ),
     )
     .expect("job");
-    let job_pid = || {
-        let o = node.roost(&[
-            "status",
-            "-af",
-            "JobPid",
-            "-constraint",
-            "JobPid =!= undefined",
-        ]);
-        String::from_utf8_lossy(&o.stdout).trim().to_string()
-    };
+    let job_pid = || node.job_pid();
     wait_for("the job's pid", || !job_pid().is_empty());
     let pid = job_pid();
     wait_for("the job to sleep", || proc_state(&pid) == Some('S'));
@@ -839,6 +842,68 @@ fn benchmarks_run_once_at_start_for_every_slot_and_publish_mips_and_kflops() {
         log.matches("Running benchmarks.").count(),
         1,
         "one run for both slots: {log}"
+    );
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+/// A starter that dies before it could run JOB_EXIT (killed, out of memory,
+/// a bug) leaves a job no one follows and a fetcher that never hears of it.
+/// The daemon kills what is left of the job and runs EVICT_CLAIM, so the
+/// fetcher learns; the slot then takes new work.
+#[test]
+fn a_starter_killed_mid_job_takes_its_job_down_and_the_fetcher_hears() {
+    let node = Node::setup("starter-lost", "");
+    let child = node.start();
+    node.job("sleeper", 7, "300");
+    let job_pid = || node.job_pid();
+    wait_for("the job's pid", || !job_pid().is_empty());
+    let pid = job_pid();
+    wait_for("the job to sleep", || proc_state(&pid) == Some('S'));
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("job stat");
+    let starter = stat
+        .rsplit_once(") ")
+        .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+        .expect("ppid")
+        .to_string();
+    let killed = Command::new("kill")
+        .args(["-9", &starter])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+
+    wait_for("EVICT_CLAIM for the job", || {
+        records(&node.dir, "evict")
+            .iter()
+            .any(|r| r.contains("ClusterId = 7\n"))
+    });
+    wait_for("the job to be gone", || {
+        matches!(proc_state(&pid), None | Some('Z'))
+    });
+    let evict = records(&node.dir, "evict").join("\n");
+    assert!(
+        evict.contains("argv: \n") || evict.contains("argv:\n"),
+        "{evict}"
+    );
+    assert!(evict.contains("\n-----\n"), "{evict}");
+    // No JOB_EXIT: the starter that runs it is gone.
+    assert!(
+        !records(&node.dir, "exit")
+            .iter()
+            .any(|r| r.contains("ClusterId = 7\n"))
+    );
+    // The slot takes the next job.
+    node.job("next", 8, "0");
+    wait_for("the next job's JOB_EXIT", || {
+        records(&node.dir, "exit")
+            .iter()
+            .any(|r| r.starts_with("argv: exit\n") && r.contains("ClusterId = 8\n"))
+    });
+    let status = stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+    let ev = events(&node.dir.join("spool/roost-events"));
+    assert_eq!(
+        count(&ev, "/event/Slot/ClaimEnded/cause", |v| v == "StarterLost"),
+        1
     );
     let _ = std::fs::remove_dir_all(&node.dir);
 }

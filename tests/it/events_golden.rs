@@ -347,6 +347,13 @@ fn samples() -> Vec<(&'static str, Event)> {
             "slot-preempting-claim-dropped",
             Event::Slot(SlotEvent::PreemptingClaimDropped { at }),
         ),
+        (
+            "slot-claim-ending-starter-lost",
+            Event::Slot(SlotEvent::ClaimEnding {
+                at,
+                cause: EndCause::StarterLost,
+            }),
+        ),
     ]
 }
 

@@ -211,6 +211,49 @@ fn a_fetched_job_runs_then_no_work_ends_the_claim() {
 }
 
 #[test]
+fn a_lost_starter_ends_the_claim_with_evict_claim_and_the_slot_fetches_again() {
+    let mut n = Node::new(FETCH);
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob(JOB.into()));
+    n.is(State::Claimed, Activity::Busy);
+    let fx = n.at(5, Input::StarterLost);
+    let evicted = fx.iter().find_map(|e| match e {
+        Effect::EvictClaim { job, .. } => Some(job.clone()),
+        _ => None,
+    });
+    assert!(
+        evicted.is_some_and(|j| j.contains("HookKeyword = \"ROOST\"")),
+        "{fx:?}"
+    );
+    assert!(fx.contains(&Effect::FetchWork), "fetches anew: {fx:?}");
+    assert!(!fx.iter().any(|e| matches!(e, Effect::HardKill)), "{fx:?}");
+    n.is(State::Unclaimed, Activity::Idle);
+    assert!(n.slot.claim.is_none());
+    assert_eq!(
+        n.transitions()[2..],
+        [
+            "Claimed/Idle -> Claimed/Busy (11, starter spawned)",
+            "Claimed/Busy -> Preempting/Killing (10, starter lost)",
+            "Preempting/Killing -> Owner/Idle (25, claim ended)",
+            "Owner/Idle -> Unclaimed/Idle (1, IS_OWNER)",
+        ]
+    );
+    // A starter lost while the claim was already being vacated ends it
+    // as the vacate would have.
+    let mut n = Node::new(FETCH);
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob(JOB.into()));
+    n.at(2, Input::VacateFast);
+    n.is(State::Preempting, Activity::Killing);
+    let fx = n.at(3, Input::StarterLost);
+    assert!(
+        fx.iter().any(|e| matches!(e, Effect::EvictClaim { .. })),
+        "{fx:?}"
+    );
+    n.is(State::Unclaimed, Activity::Idle);
+}
+
+#[test]
 fn a_second_job_reuses_the_claim() {
     let mut n = Node::new(FETCH);
     n.at(0, Input::Evaluate);

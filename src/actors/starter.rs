@@ -22,6 +22,7 @@ use crate::events::{Event, StarterEvent};
 use crate::hooks::{self, Exit};
 use crate::policy::engine::Input;
 use crate::spawn::{self, Stdio};
+use crate::starter::cgroup::JobCgroup;
 use crate::starter::protocol::{Command, Report, Request, StarterHooks};
 
 /// A command from the slot.
@@ -65,6 +66,9 @@ pub struct StarterActor {
     job_ended: bool,
     /// The starter reported running JOB_EXIT: the fetcher has heard.
     job_exit_heard: bool,
+    /// `BASE_CGROUP` and the name of the job's cgroup the starter makes
+    /// there (`<slot>.<starter pid>`), when it makes one.
+    cgroup: Option<(String, String)>,
     commands: Option<mpsc::UnboundedSender<String>>,
 }
 
@@ -90,6 +94,7 @@ impl StarterActor {
             job_pid: None,
             job_ended: false,
             job_exit_heard: false,
+            cgroup: None,
             commands: None,
         }
         .start()
@@ -124,12 +129,17 @@ impl Actor for StarterActor {
                 self.record(StarterEvent::JobNotStarted {
                     reason: format!("cannot start {}: {e}", self.shared.starter.0.display()),
                 });
-                self.slot.exited.do_send(SlotInput(Input::StarterExited));
+                // No starter, no JOB_EXIT: EVICT_CLAIM tells the fetcher.
+                self.slot.exited.do_send(SlotInput(Input::StarterLost));
                 ctx.stop();
                 return;
             }
         };
         self.pid = child.id();
+        self.cgroup = request
+            .cgroup_base
+            .clone()
+            .map(|base| (base, format!("{}.{}", request.slot, self.pid)));
         self.slot.pids.do_send(StarterPids {
             starter: self.pid,
             job: None,
@@ -283,6 +293,22 @@ impl Handler<Gone> for StarterActor {
                 && p > 0
             {
                 let _ = killpg(Pid::from_raw(p), Signal::SIGKILL);
+            }
+            // What left the job's process group is still in its cgroup.
+            if let Some(cg) = self
+                .cgroup
+                .as_ref()
+                .and_then(|(base, name)| JobCgroup::existing(base, name))
+            {
+                cg.kill_all();
+                let slot = self.slot_id.clone();
+                // Removing waits for the killed processes to go.
+                tokio::task::spawn_blocking(move || {
+                    if let Err(e) = cg.remove() {
+                        warn!(message = "Cannot remove a lost starter's cgroup.", slot = %slot,
+                            error = %e);
+                    }
+                });
             }
         }
         self.record(StarterEvent::Exited { exit });

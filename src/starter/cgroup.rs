@@ -81,6 +81,26 @@ impl JobCgroup {
     /// Makes the job's cgroup `<base>/<name>` under this process's own
     /// cgroup. `base` is `BASE_CGROUP` (one or more `/`-separated names).
     pub fn create(base: &str, name: &str) -> Result<JobCgroup, CgroupError> {
+        let (home, path) = Self::locate(base, name)?;
+        std::fs::create_dir_all(&path).map_err(io(&path))?;
+        // A cgroup file system without cgroup.procs is not one we can use.
+        let procs = path.join("cgroup.procs");
+        std::fs::metadata(&procs).map_err(io(&procs))?;
+        Ok(JobCgroup { path, home })
+    }
+
+    /// The cgroup a starter of this process's cgroup made as
+    /// [`JobCgroup::create`]`(base, name)`, if it is still there: how the
+    /// daemon finds the job of a starter that died.
+    pub fn existing(base: &str, name: &str) -> Option<JobCgroup> {
+        let (home, path) = Self::locate(base, name).ok()?;
+        path.join("cgroup.procs")
+            .exists()
+            .then_some(JobCgroup { path, home })
+    }
+
+    /// The directory of this process's cgroup and, under it, of the job's.
+    fn locate(base: &str, name: &str) -> Result<(PathBuf, PathBuf), CgroupError> {
         let mountinfo = std::fs::read_to_string("/proc/self/mountinfo")
             .map_err(io(Path::new("/proc/self/mountinfo")))?;
         let mount = cgroup2_mount(&mountinfo).ok_or(CgroupError::NoCgroup2)?;
@@ -121,11 +141,7 @@ impl JobCgroup {
             });
         }
         path.push(leaf);
-        std::fs::create_dir_all(&path).map_err(io(&path))?;
-        // A cgroup file system without cgroup.procs is not one we can use.
-        let procs = path.join("cgroup.procs");
-        std::fs::metadata(&procs).map_err(io(&procs))?;
-        Ok(JobCgroup { path, home })
+        Ok((home, path))
     }
 
     /// The cgroup's directory, opened for `CLONE_INTO_CGROUP`.

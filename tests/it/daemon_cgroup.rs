@@ -43,18 +43,13 @@ struct Run {
     start_log: String,
 }
 
-/// Runs a job that starts an escaping `sleep`, suspends, continues and
-/// fast-vacates it, and reports what became of the escaped process.
-fn run(name: &str, extra: &str) -> Run {
-    let node = Node::setup(
-        name,
-        &format!("WANT_SUSPEND = True\nCONTINUE = True\nSUSPEND = False\n{extra}"),
-    );
-    let base = std::fs::read_to_string(&node.config).expect("config");
+/// Drops a job that starts a `sleep` in a session of its own (out of the
+/// job's process group) into `node`'s spool; returns the pids of the job
+/// and of the escaped process once both run.
+fn escaping_job(node: &Node) -> (String, String) {
     let out = node.dir.join("out");
     std::fs::create_dir_all(&out).expect("mkdir");
     std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o777)).expect("chmod");
-    let child = node.start();
     std::fs::write(
         node.dir.join("jobs/escape.job"),
         format!(
@@ -77,6 +72,19 @@ fn run(name: &str, extra: &str) -> Run {
     wait_for("the escaped process to sleep", || {
         proc_state(&escaped_pid) == Some('S')
     });
+    (job_pid, escaped_pid)
+}
+
+/// Runs a job that starts an escaping `sleep`, suspends, continues and
+/// fast-vacates it, and reports what became of the escaped process.
+fn run(name: &str, extra: &str) -> Run {
+    let node = Node::setup(
+        name,
+        &format!("WANT_SUSPEND = True\nCONTINUE = True\nSUSPEND = False\n{extra}"),
+    );
+    let base = std::fs::read_to_string(&node.config).expect("config");
+    let child = node.start();
+    let (job_pid, escaped_pid) = escaping_job(&node);
 
     std::fs::write(
         &node.config,
@@ -167,4 +175,38 @@ fn without_a_cgroup_a_process_that_leaves_the_jobs_group_escapes() {
         "process-group tracking does not reach it"
     );
     assert!(escaped_alive, "process-group tracking does not kill it");
+}
+
+/// A starter killed mid-job: the daemon kills the job's process group and,
+/// through the job's cgroup, what left it; the cgroup is removed.
+#[test]
+fn a_lost_starters_job_is_killed_through_its_cgroup_too() {
+    if !cgroups_here() {
+        eprintln!("this machine has no writable cgroup2 hierarchy: not checked");
+        return;
+    }
+    let node = Node::setup("cgroup-lost", "");
+    let child = node.start();
+    let (job_pid, escaped_pid) = escaping_job(&node);
+    let cgroup = std::fs::read_to_string(format!("/proc/{escaped_pid}/cgroup"))
+        .ok()
+        .and_then(|t| roost::starter::cgroup::own_cgroup(&t))
+        .unwrap_or_default();
+    assert!(cgroup.contains("/slot"), "the job's cgroup: {cgroup}");
+    let stat = std::fs::read_to_string(format!("/proc/{job_pid}/stat")).expect("job stat");
+    let starter = stat
+        .rsplit_once(") ")
+        .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+        .unwrap_or_default()
+        .to_string();
+    kill(&starter);
+    wait_for("the job to be gone", || gone(&job_pid));
+    wait_for("the escaped process to be gone", || gone(&escaped_pid));
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");
+    let mount = roost::starter::cgroup::cgroup2_mount(&mountinfo).expect("cgroup2");
+    let dir = mount.join(cgroup.trim_start_matches('/'));
+    wait_for("the job's cgroup to be removed", || !dir.exists());
+    let status = super::daemon::stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+    let _ = std::fs::remove_dir_all(&node.dir);
 }

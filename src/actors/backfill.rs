@@ -232,7 +232,7 @@ impl Handler<SlotInput> for BackfillActor {
     type Result = ();
 
     fn handle(&mut self, SlotInput(input): SlotInput, ctx: &mut Context<Self>) {
-        if !matches!(input, Input::StarterExited) {
+        if !matches!(input, Input::StarterExited | Input::StarterLost) {
             return;
         }
         let ran = std::mem::take(&mut self.running);

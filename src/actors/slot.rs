@@ -490,7 +490,7 @@ impl Handler<SlotInput> for SlotActor {
     type Result = ();
 
     fn handle(&mut self, SlotInput(input): SlotInput, ctx: &mut Context<Self>) {
-        if matches!(input, Input::StarterExited) {
+        if matches!(input, Input::StarterExited | Input::StarterLost) {
             self.starter = None;
             self.pids = None;
         }

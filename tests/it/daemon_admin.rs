@@ -612,6 +612,22 @@ pub(crate) fn proc_state(pid: &str) -> Option<char> {
     stat.rsplit_once(") ")?.1.chars().next()
 }
 
+/// Kills the parent of process `pid` (a job's or a client's starter) with
+/// SIGKILL.
+pub(crate) fn kill_parent(pid: &str) {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
+    let parent = stat
+        .rsplit_once(") ")
+        .and_then(|(_, rest)| rest.split_whitespace().nth(1))
+        .and_then(|p| p.parse::<i32>().ok())
+        .expect("ppid");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(parent),
+        nix::sys::signal::SIGKILL,
+    )
+    .expect("kill");
+}
+
 #[test]
 fn suspend_and_continue_stop_and_resume_the_job_process() {
     let node = Node::setup(
@@ -859,17 +875,7 @@ fn a_starter_killed_mid_job_takes_its_job_down_and_the_fetcher_hears() {
     wait_for("the job's pid", || !job_pid().is_empty());
     let pid = job_pid();
     wait_for("the job to sleep", || proc_state(&pid) == Some('S'));
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("job stat");
-    let starter = stat
-        .rsplit_once(") ")
-        .and_then(|(_, rest)| rest.split_whitespace().nth(1))
-        .expect("ppid")
-        .to_string();
-    let killed = Command::new("kill")
-        .args(["-9", &starter])
-        .status()
-        .expect("kill");
-    assert!(killed.success());
+    kill_parent(&pid);
 
     wait_for("EVICT_CLAIM for the job", || {
         records(&node.dir, "evict")

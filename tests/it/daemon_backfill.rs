@@ -146,3 +146,45 @@ fn shutdown_waits_for_the_backfill_client_to_leave() {
     );
     let _ = std::fs::remove_dir_all(&node.dir);
 }
+
+/// The backfill client's starter killed: the client is killed with it and
+/// the manager hears that the client is gone — the slots go back to
+/// Backfill/Idle to want it again — instead of waiting for it forever.
+#[test]
+fn a_lost_backfill_starter_frees_the_slots() {
+    let (node, _config, _log) = backfill_node("backfill-lost");
+    let daemon = node.start();
+    wait_for("both slots in Backfill/Busy", || {
+        node.states().matches("Backfill Busy").count() == 2
+    });
+    let client = node.dir.join("hooks/boinc_client");
+    let client = client.to_string_lossy().into_owned();
+    let client_pid = std::fs::read_dir("/proc")
+        .expect("/proc")
+        .flatten()
+        .filter_map(|e| e.file_name().to_str()?.parse::<u32>().ok())
+        .find(|pid| {
+            std::fs::read(format!("/proc/{pid}/cmdline"))
+                .is_ok_and(|c| String::from_utf8_lossy(&c).contains(&client))
+        })
+        .expect("the client runs")
+        .to_string();
+    super::daemon_admin::kill_parent(&client_pid);
+    wait_for("the client to be gone", || {
+        matches!(
+            super::daemon_admin::proc_state(&client_pid),
+            None | Some('Z')
+        )
+    });
+    wait_for("both slots in Backfill/Idle", || {
+        node.states().matches("Backfill Idle").count() == 2
+    });
+    let status = stop(daemon);
+    assert!(status.success(), "daemon exit: {status}");
+    let ev = events(&node.dir.join("spool/roost-events"));
+    assert_eq!(
+        count(&ev, "/event/Daemon/Backfill/what", |v| v == "client exited"),
+        1
+    );
+    let _ = std::fs::remove_dir_all(&node.dir);
+}

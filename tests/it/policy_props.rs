@@ -61,7 +61,7 @@ fn step() -> impl Strategy<Value = (i64, Step)> {
     (
         0i64..15,
         prop_oneof![
-            (0u8..11).prop_map(Step::Input),
+            (0u8..12).prop_map(Step::Input),
             (0i64..4).prop_map(Step::Job),
             (0i64..100).prop_map(Step::Keyboard),
             (0i64..10).prop_map(Step::Load),
@@ -128,7 +128,8 @@ proptest! {
                     7 => Input::RequestClaim(format!("[ Prio = 2; JobUniverse = 5; Id = {now} ]")),
                     8 => Input::Alive,
                     9 => Input::BackfillStarted,
-                    _ => Input::BackfillExited,
+                    10 => Input::BackfillExited,
+                    _ => if slot.starter { Input::StarterLost } else { Input::Evaluate },
                 },
             };
             let ctx = Ctx { policy: &policy, spec: &spec, machine: &machine_ad, now, drain: None};

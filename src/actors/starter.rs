@@ -69,6 +69,8 @@ pub struct StarterActor {
     /// `BASE_CGROUP` and the name of the job's cgroup the starter makes
     /// there (`<slot>.<starter pid>`), when it makes one.
     cgroup: Option<(String, String)>,
+    /// The `EXECUTE` directory, where the starter makes the job's sandbox.
+    execute: std::path::PathBuf,
     commands: Option<mpsc::UnboundedSender<String>>,
 }
 
@@ -89,6 +91,7 @@ impl StarterActor {
             slot_id: slot_id.to_string(),
             claim,
             job: job_label,
+            execute: request.execute.clone(),
             request: Some(request),
             pid: 0,
             job_pid: None,
@@ -98,6 +101,29 @@ impl StarterActor {
             commands: None,
         }
         .start()
+    }
+
+    /// Removes the sandbox a lost starter left: renamed at once (so that no
+    /// later starter given the same pid finds it), deleted in the
+    /// background.
+    fn remove_sandbox(&self) {
+        let sandbox = crate::starter::sandbox_dir(&self.execute, self.pid);
+        if !sandbox.exists() {
+            return;
+        }
+        let lost = sandbox.with_extension("lost");
+        if let Err(e) = std::fs::rename(&sandbox, &lost) {
+            warn!(message = "Cannot remove a lost starter's sandbox.", slot = %self.slot_id,
+                sandbox = %sandbox.display(), error = %e);
+            return;
+        }
+        let slot = self.slot_id.clone();
+        tokio::task::spawn_blocking(move || {
+            if let Err(e) = std::fs::remove_dir_all(&lost) {
+                warn!(message = "Cannot remove a lost starter's sandbox.", slot = %slot,
+                    sandbox = %lost.display(), error = %e);
+            }
+        });
     }
 
     fn record(&self, e: StarterEvent) {
@@ -310,6 +336,7 @@ impl Handler<Gone> for StarterActor {
                     }
                 });
             }
+            self.remove_sandbox();
         }
         self.record(StarterEvent::Exited { exit });
         let input = if lost {

@@ -9,3 +9,10 @@ pub mod job;
 pub mod protocol;
 pub mod run;
 pub mod userlog;
+
+/// The sandbox a starter with process id `pid` makes for its job under
+/// `EXECUTE` (HTCondor's `dir_<pid>`); the daemon removes it when that
+/// starter dies without doing so.
+pub fn sandbox_dir(execute: &std::path::Path, pid: u32) -> std::path::PathBuf {
+    execute.join(format!("dir_{pid}"))
+}

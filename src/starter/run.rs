@@ -158,7 +158,7 @@ impl Starter {
                 job.update(&a.ad);
             }
         }
-        let sandbox = req.execute.join(format!("dir_{}", std::process::id()));
+        let sandbox = super::sandbox_dir(&req.execute, std::process::id());
         Starter {
             req,
             job,

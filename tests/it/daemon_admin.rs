@@ -613,8 +613,8 @@ pub(crate) fn proc_state(pid: &str) -> Option<char> {
 }
 
 /// Kills the parent of process `pid` (a job's or a client's starter) with
-/// SIGKILL.
-pub(crate) fn kill_parent(pid: &str) {
+/// SIGKILL; returns the parent's pid.
+pub(crate) fn kill_parent(pid: &str) -> i32 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("stat");
     let parent = stat
         .rsplit_once(") ")
@@ -626,6 +626,7 @@ pub(crate) fn kill_parent(pid: &str) {
         nix::sys::signal::SIGKILL,
     )
     .expect("kill");
+    parent
 }
 
 #[test]
@@ -875,7 +876,21 @@ fn a_starter_killed_mid_job_takes_its_job_down_and_the_fetcher_hears() {
     wait_for("the job's pid", || !job_pid().is_empty());
     let pid = job_pid();
     wait_for("the job to sleep", || proc_state(&pid) == Some('S'));
-    kill_parent(&pid);
+    // The starter's sandbox holds the job's files; it goes with the job.
+    let starter = std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            s.rsplit_once(") ")?
+                .1
+                .split_whitespace()
+                .nth(1)?
+                .parse()
+                .ok()
+        })
+        .unwrap_or(0);
+    let sandbox = node.dir.join(format!("execute/dir_{starter}"));
+    assert!(sandbox.is_dir(), "{} exists", sandbox.display());
+    assert_eq!(kill_parent(&pid), starter);
 
     wait_for("EVICT_CLAIM for the job", || {
         records(&node.dir, "evict")
@@ -884,6 +899,9 @@ fn a_starter_killed_mid_job_takes_its_job_down_and_the_fetcher_hears() {
     });
     wait_for("the job to be gone", || {
         matches!(proc_state(&pid), None | Some('Z'))
+    });
+    wait_for("the sandbox to be removed", || {
+        !sandbox.exists() && !sandbox.with_extension("lost").exists()
     });
     let evict = records(&node.dir, "evict").join("\n");
     assert!(

@@ -169,7 +169,7 @@ fn a_lost_backfill_starter_frees_the_slots() {
         })
         .expect("the client runs")
         .to_string();
-    super::daemon_admin::kill_parent(&client_pid);
+    let _ = super::daemon_admin::kill_parent(&client_pid);
     wait_for("the client to be gone", || {
         matches!(
             super::daemon_admin::proc_state(&client_pid),

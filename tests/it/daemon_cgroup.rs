@@ -193,7 +193,7 @@ fn a_lost_starters_job_is_killed_through_its_cgroup_too() {
         .and_then(|t| roost::starter::cgroup::own_cgroup(&t))
         .unwrap_or_default();
     assert!(cgroup.contains("/slot"), "the job's cgroup: {cgroup}");
-    kill_parent(&job_pid);
+    let _ = kill_parent(&job_pid);
     wait_for("the job to be gone", || gone(&job_pid));
     wait_for("the escaped process to be gone", || gone(&escaped_pid));
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");

@@ -104,6 +104,36 @@ fn init_logging(config: &Config, log_dir: &Path) -> Result<()> {
         .map_err(|e| anyhow!("cannot set up logging: {e}"))
 }
 
+/// Removes, in the background, the sandboxes under `EXECUTE` that starters
+/// no longer running left behind (as HTCondor's startd cleans its execute
+/// directory when it starts), so that crashes do not fill the disk.
+fn sweep_sandboxes(execute: &Path) {
+    let orphans = crate::starter::orphaned_sandboxes(execute);
+    if orphans.is_empty() {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("sandbox-sweep".into())
+        .spawn(move || {
+            for dir in orphans {
+                match std::fs::remove_dir_all(&dir) {
+                    Ok(()) => info!(
+                        message = "Removed a sandbox its starter left.",
+                        sandbox = %dir.display()
+                    ),
+                    Err(e) => warn!(
+                        message = "Cannot remove a sandbox its starter left.",
+                        sandbox = %dir.display(),
+                        error = %e
+                    ),
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        warn!(message = "Cannot sweep old sandboxes.", error = %e);
+    }
+}
+
 /// Writes a panic to the log before the process ends. Release builds abort
 /// on a panic (`panic = "abort"` in `Cargo.toml`): a daemon with one actor
 /// gone (the runtime would drop a panicking actor and run on without it) is
@@ -377,6 +407,7 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     }
     init_logging(&config, &dirs.log)?;
     log_panics();
+    sweep_sandboxes(&dirs.execute);
     // Hooks and jobs get files no one else may write.
     nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o022));
 

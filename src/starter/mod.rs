@@ -16,3 +16,31 @@ pub mod userlog;
 pub fn sandbox_dir(execute: &std::path::Path, pid: u32) -> std::path::PathBuf {
     execute.join(format!("dir_{pid}"))
 }
+
+/// The sandboxes under `execute` whose starter is gone: `dir_<pid>` with no
+/// process `pid` (a machine crash, or a daemon killed while removing a lost
+/// starter's), and any `dir_<pid>.lost`. A sandbox whose pid names a live
+/// process is left alone, whatever that process is.
+pub fn orphaned_sandboxes(execute: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let Ok(entries) = std::fs::read_dir(execute) else {
+        return Vec::new();
+    };
+    entries
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+        .filter_map(|e| {
+            let name = e.file_name().into_string().ok()?;
+            let rest = name.strip_prefix("dir_")?;
+            if let Some(pid) = rest.strip_suffix(".lost") {
+                pid.parse::<u32>().ok()?;
+                return Some(e.path());
+            }
+            let pid = rest.parse::<i32>().ok().filter(|p| *p > 0)?;
+            let gone = matches!(
+                nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid), None),
+                Err(nix::errno::Errno::ESRCH)
+            );
+            gone.then(|| e.path())
+        })
+        .collect()
+}

@@ -931,3 +931,45 @@ fn a_starter_killed_mid_job_takes_its_job_down_and_the_fetcher_hears() {
     );
     let _ = std::fs::remove_dir_all(&node.dir);
 }
+
+/// At start the daemon removes the sandboxes starters that no longer run
+/// left under EXECUTE (a machine crash), and leaves one whose pid is alive.
+#[test]
+fn sandboxes_left_by_gone_starters_are_removed_at_start() {
+    let node = Node::setup("sweep", "");
+    let execute = node.dir.join("execute");
+    let pid_max: u32 = std::fs::read_to_string("/proc/sys/kernel/pid_max")
+        .ok()
+        .and_then(|t| t.trim().parse().ok())
+        .unwrap_or(32768);
+    let dead = (2..pid_max)
+        .rev()
+        .find(|p| !Path::new(&format!("/proc/{p}")).exists())
+        .expect("a free pid");
+    let gone = execute.join(format!("dir_{dead}"));
+    let half_removed = execute.join(format!("dir_{dead}.lost"));
+    let alive = execute.join(format!("dir_{}", std::process::id()));
+    let other = execute.join("not_a_sandbox");
+    for d in [&gone, &half_removed, &alive, &other] {
+        std::fs::create_dir_all(d.join("sub")).expect("mkdir");
+        std::fs::write(d.join("sub/file"), "x").expect("file");
+    }
+    let child = node.start();
+    wait_for("the gone starters' sandboxes to be removed", || {
+        !gone.exists() && !half_removed.exists()
+    });
+    assert!(
+        alive.join("sub/file").exists(),
+        "a live pid's sandbox stays"
+    );
+    assert!(other.join("sub/file").exists(), "other files stay");
+    let status = stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+    let log = std::fs::read_to_string(node.dir.join("log/StartLog")).unwrap_or_default();
+    assert_eq!(
+        log.matches("Removed a sandbox its starter left.").count(),
+        2,
+        "{log}"
+    );
+    let _ = std::fs::remove_dir_all(&node.dir);
+}

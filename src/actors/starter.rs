@@ -165,7 +165,7 @@ impl Actor for StarterActor {
         self.cgroup = request
             .cgroup_base
             .clone()
-            .map(|base| (base, format!("{}.{}", request.slot, self.pid)));
+            .map(|base| (base, crate::starter::cgroup_name(&request.slot, self.pid)));
         self.slot.pids.do_send(StarterPids {
             starter: self.pid,
             job: None,

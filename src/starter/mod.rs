@@ -17,6 +17,13 @@ pub fn sandbox_dir(execute: &std::path::Path, pid: u32) -> std::path::PathBuf {
     execute.join(format!("dir_{pid}"))
 }
 
+/// The name of the job's cgroup a starter with process id `pid` makes for
+/// slot `slot` under `BASE_CGROUP` ([`cgroup::JobCgroup::create`]); the
+/// daemon finds it by this name when that starter dies.
+pub fn cgroup_name(slot: &str, pid: u32) -> String {
+    format!("{slot}.{pid}")
+}
+
 /// The sandboxes under `execute` whose starter is gone: `dir_<pid>` with no
 /// process `pid` (a machine crash, or a daemon killed while removing a lost
 /// starter's), and any `dir_<pid>.lost`. A sandbox whose pid names a live

@@ -696,7 +696,7 @@ impl Starter {
     /// allows it; else why not, in the starter's log.
     fn job_cgroup(&self) -> Option<JobCgroup> {
         let base = self.req.cgroup_base.as_deref()?;
-        let name = format!("{}.{}", self.req.slot, std::process::id());
+        let name = super::cgroup_name(&self.req.slot, std::process::id());
         match JobCgroup::create(base, &name) {
             Ok(cg) => {
                 log(&format!("the job runs in cgroup {}", cg.path.display()));

@@ -103,27 +103,18 @@ impl StarterActor {
         .start()
     }
 
-    /// Removes the sandbox a lost starter left: renamed at once (so that no
-    /// later starter given the same pid finds it), deleted in the
-    /// background.
+    /// Removes the sandbox a lost starter left: set aside at once, deleted
+    /// in the background.
     fn remove_sandbox(&self) {
         let sandbox = crate::starter::sandbox_dir(&self.execute, self.pid);
         if !sandbox.exists() {
             return;
         }
-        let lost = sandbox.with_extension("lost");
-        if let Err(e) = std::fs::rename(&sandbox, &lost) {
-            warn!(message = "Cannot remove a lost starter's sandbox.", slot = %self.slot_id,
-                sandbox = %sandbox.display(), error = %e);
-            return;
+        match crate::starter::set_aside(&sandbox) {
+            Ok(aside) => crate::starter::delete_in_background(vec![aside]),
+            Err(e) => warn!(message = "Cannot remove a lost starter's sandbox.",
+                slot = %self.slot_id, sandbox = %sandbox.display(), error = %e),
         }
-        let slot = self.slot_id.clone();
-        tokio::task::spawn_blocking(move || {
-            if let Err(e) = std::fs::remove_dir_all(&lost) {
-                warn!(message = "Cannot remove a lost starter's sandbox.", slot = %slot,
-                    sandbox = %lost.display(), error = %e);
-            }
-        });
     }
 
     fn record(&self, e: StarterEvent) {

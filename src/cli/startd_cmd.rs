@@ -104,34 +104,30 @@ fn init_logging(config: &Config, log_dir: &Path) -> Result<()> {
         .map_err(|e| anyhow!("cannot set up logging: {e}"))
 }
 
-/// Removes, in the background, the sandboxes under `EXECUTE` that starters
-/// no longer running left behind (as HTCondor's startd cleans its execute
-/// directory when it starts), so that crashes do not fill the disk.
+/// Removes the sandboxes under `EXECUTE` that starters no longer running
+/// left behind (as HTCondor's startd cleans its execute directory when it
+/// starts), so that crashes do not fill the disk. They are set aside now,
+/// before any starter of this run can be given one of their pids, and
+/// deleted in the background.
 fn sweep_sandboxes(execute: &Path) {
-    let orphans = crate::starter::orphaned_sandboxes(execute);
-    if orphans.is_empty() {
-        return;
-    }
-    let spawned = std::thread::Builder::new()
-        .name("sandbox-sweep".into())
-        .spawn(move || {
-            for dir in orphans {
-                match std::fs::remove_dir_all(&dir) {
-                    Ok(()) => info!(
-                        message = "Removed a sandbox its starter left.",
-                        sandbox = %dir.display()
-                    ),
-                    Err(e) => warn!(
+    let aside = crate::starter::orphaned_sandboxes(execute)
+        .into_iter()
+        .filter_map(|dir| {
+            if dir.extension().is_some_and(|e| e == "lost") {
+                return Some(dir);
+            }
+            crate::starter::set_aside(&dir)
+                .map_err(|e| {
+                    warn!(
                         message = "Cannot remove a sandbox its starter left.",
                         sandbox = %dir.display(),
                         error = %e
-                    ),
-                }
-            }
-        });
-    if let Err(e) = spawned {
-        warn!(message = "Cannot sweep old sandboxes.", error = %e);
-    }
+                    );
+                })
+                .ok()
+        })
+        .collect();
+    crate::starter::delete_in_background(aside);
 }
 
 /// Writes a panic to the log before the process ends. Release builds abort

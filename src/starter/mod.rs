@@ -17,6 +17,51 @@ pub fn sandbox_dir(execute: &std::path::Path, pid: u32) -> std::path::PathBuf {
     execute.join(format!("dir_{pid}"))
 }
 
+/// Moves the sandbox `dir` of a starter that is gone out of the way (to
+/// `dir_<pid>.lost`, or `dir_<pid>.<n>.lost` if an earlier one is still
+/// there) at once, so that no starter given the same pid later finds it;
+/// returns where it went.
+pub fn set_aside(dir: &std::path::Path) -> std::io::Result<std::path::PathBuf> {
+    let name = dir.file_name().unwrap_or_default().to_string_lossy();
+    let aside = (0u32..)
+        .map(|n| match n {
+            0 => dir.with_file_name(format!("{name}.lost")),
+            n => dir.with_file_name(format!("{name}.{n}.lost")),
+        })
+        .find(|p| !p.exists())
+        .unwrap_or_else(|| dir.with_extension("lost"));
+    std::fs::rename(dir, &aside)?;
+    Ok(aside)
+}
+
+/// Deletes set-aside sandboxes (see [`set_aside`]) on a thread of its own,
+/// logging each: a big sandbox takes a while, and no one waits for it.
+pub fn delete_in_background(dirs: Vec<std::path::PathBuf>) {
+    if dirs.is_empty() {
+        return;
+    }
+    let spawned = std::thread::Builder::new()
+        .name("sandbox-delete".into())
+        .spawn(move || {
+            for dir in dirs {
+                match std::fs::remove_dir_all(&dir) {
+                    Ok(()) => tracing::info!(
+                        message = "Removed a sandbox its starter left.",
+                        sandbox = %dir.display()
+                    ),
+                    Err(e) => tracing::warn!(
+                        message = "Cannot remove a sandbox its starter left.",
+                        sandbox = %dir.display(),
+                        error = %e
+                    ),
+                }
+            }
+        });
+    if let Err(e) = spawned {
+        tracing::warn!(message = "Cannot delete old sandboxes.", error = %e);
+    }
+}
+
 /// The name of the job's cgroup a starter with process id `pid` makes for
 /// slot `slot` under `BASE_CGROUP` ([`cgroup::JobCgroup::create`]); the
 /// daemon finds it by this name when that starter dies.
@@ -25,9 +70,9 @@ pub fn cgroup_name(slot: &str, pid: u32) -> String {
 }
 
 /// The sandboxes under `execute` whose starter is gone: `dir_<pid>` with no
-/// process `pid` (a machine crash, or a daemon killed while removing a lost
-/// starter's), and any `dir_<pid>.lost`. A sandbox whose pid names a live
-/// process is left alone, whatever that process is.
+/// process `pid` (a machine crash), and any set aside ([`set_aside`]) that a
+/// daemon stopped before deleting. A sandbox whose pid names a live process
+/// is left alone, whatever that process is.
 pub fn orphaned_sandboxes(execute: &std::path::Path) -> Vec<std::path::PathBuf> {
     let Ok(entries) = std::fs::read_dir(execute) else {
         return Vec::new();
@@ -38,8 +83,10 @@ pub fn orphaned_sandboxes(execute: &std::path::Path) -> Vec<std::path::PathBuf> 
         .filter_map(|e| {
             let name = e.file_name().into_string().ok()?;
             let rest = name.strip_prefix("dir_")?;
-            if let Some(pid) = rest.strip_suffix(".lost") {
+            if let Some(aside) = rest.strip_suffix(".lost") {
+                let (pid, n) = aside.split_once('.').unwrap_or((aside, "0"));
                 pid.parse::<u32>().ok()?;
+                n.parse::<u32>().ok()?;
                 return Some(e.path());
             }
             let pid = rest.parse::<i32>().ok().filter(|p| *p > 0)?;
@@ -50,4 +97,28 @@ pub fn orphaned_sandboxes(execute: &std::path::Path) -> Vec<std::path::PathBuf> 
             gone.then(|| e.path())
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sandbox_is_set_aside_beside_an_earlier_one_and_both_are_found() {
+        let execute = std::env::temp_dir().join(format!("roost-aside-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&execute);
+        let live = sandbox_dir(&execute, std::process::id());
+        let earlier = execute.join("dir_4194304.lost");
+        let dir = execute.join("dir_4194304");
+        for d in [&live, &earlier, &dir] {
+            std::fs::create_dir_all(d).expect("mkdir");
+        }
+        let aside = set_aside(&dir).expect("set aside");
+        assert_eq!(aside, execute.join("dir_4194304.1.lost"));
+        assert!(earlier.is_dir() && !dir.exists());
+        let mut found = orphaned_sandboxes(&execute);
+        found.sort();
+        let _ = std::fs::remove_dir_all(&execute);
+        assert_eq!(found, [aside, earlier]);
+    }
 }

@@ -169,12 +169,9 @@ fn a_lost_backfill_starter_frees_the_slots() {
         })
         .expect("the client runs")
         .to_string();
-    let _ = super::daemon_admin::kill_parent(&client_pid);
+    super::daemon_admin::kill_parent(&client_pid);
     wait_for("the client to be gone", || {
-        matches!(
-            super::daemon_admin::proc_state(&client_pid),
-            None | Some('Z')
-        )
+        super::daemon_admin::gone(&client_pid)
     });
     wait_for("both slots in Backfill/Idle", || {
         node.states().matches("Backfill Idle").count() == 2

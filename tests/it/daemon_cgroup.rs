@@ -9,11 +9,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use super::daemon::wait_for;
-use super::daemon_admin::{Node, kill_parent, proc_state};
-
-fn gone(pid: &str) -> bool {
-    matches!(proc_state(pid), None | Some('Z' | 'X'))
-}
+use super::daemon_admin::{Node, gone, kill_parent, proc_state};
 
 /// Whether this machine lets us make cgroups (cgroup2 mounted, writable).
 fn cgroups_here() -> bool {
@@ -193,7 +189,7 @@ fn a_lost_starters_job_is_killed_through_its_cgroup_too() {
         .and_then(|t| roost::starter::cgroup::own_cgroup(&t))
         .unwrap_or_default();
     assert!(cgroup.contains("/slot"), "the job's cgroup: {cgroup}");
-    let _ = kill_parent(&job_pid);
+    kill_parent(&job_pid);
     wait_for("the job to be gone", || gone(&job_pid));
     wait_for("the escaped process to be gone", || gone(&escaped_pid));
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").expect("mountinfo");

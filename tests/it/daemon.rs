@@ -24,20 +24,76 @@ pub(crate) fn wait_for(what: &str, mut ok: impl FnMut() -> bool) {
     }
 }
 
-/// SIGTERM (graceful shutdown) and the exit status.
-pub(crate) fn stop(mut child: Child) -> std::process::ExitStatus {
-    let pid = nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(0));
-    let _ = nix::sys::signal::kill(pid, nix::sys::signal::Signal::SIGTERM);
-    let start = Instant::now();
-    loop {
-        if let Ok(Some(s)) = child.try_wait() {
-            return s;
+/// A daemon a test started. A test that fails part-way drops it without
+/// [`stop`]: the drop shuts the daemon down fast (SIGQUIT, its jobs
+/// killed), then kills it, so no daemon outlives its test.
+pub(crate) struct Daemon(Option<Child>);
+
+impl Daemon {
+    /// Spawns `cmd` (a `roost startd` command line).
+    pub(crate) fn spawn(cmd: &mut Command) -> Daemon {
+        Daemon(Some(cmd.spawn().expect("daemon starts")))
+    }
+
+    /// The daemon's pid.
+    pub(crate) fn id(&self) -> u32 {
+        self.0.as_ref().map_or(0, Child::id)
+    }
+
+    /// SIGKILL, as a crash or the OOM killer would, and reaps it.
+    pub(crate) fn kill(mut self) {
+        if let Some(mut child) = self.0.take() {
+            child.kill().expect("SIGKILL");
+            let _ = child.wait();
         }
-        if start.elapsed() > Duration::from_secs(60) {
+    }
+
+    fn signal(&self, sig: nix::sys::signal::Signal) {
+        let pid = nix::unistd::Pid::from_raw(i32::try_from(self.id()).unwrap_or(0));
+        if pid.as_raw() > 0 {
+            let _ = nix::sys::signal::kill(pid, sig);
+        }
+    }
+
+    /// Waits up to `limit` for the daemon to exit.
+    fn wait(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+        let child = self.0.as_mut()?;
+        let start = Instant::now();
+        loop {
+            if let Ok(Some(s)) = child.try_wait() {
+                self.0 = None;
+                return Some(s);
+            }
+            if start.elapsed() > limit {
+                return None;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        if self.0.is_none() {
+            return;
+        }
+        self.signal(nix::sys::signal::Signal::SIGQUIT);
+        if self.wait(Duration::from_secs(10)).is_none()
+            && let Some(mut child) = self.0.take()
+        {
             let _ = child.kill();
-            panic!("the daemon did not stop after SIGTERM");
+            let _ = child.wait();
         }
-        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// SIGTERM (graceful shutdown) and the exit status.
+pub(crate) fn stop(mut daemon: Daemon) -> std::process::ExitStatus {
+    daemon.signal(nix::sys::signal::Signal::SIGTERM);
+    match daemon.wait(Duration::from_secs(60)) {
+        Some(s) => s,
+        // The drop kills it.
+        None => panic!("the daemon did not stop after SIGTERM"),
     }
 }
 
@@ -71,14 +127,14 @@ pub(crate) fn count(
 }
 
 /// Starts `roost startd -f --quickstart DIR` with the program `roost`.
-fn quickstart(roost: &Path, dir: &Path) -> std::process::Child {
-    Command::new(roost)
-        .args(["startd", "-f", "--quickstart"])
-        .arg(dir)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("daemon starts")
+fn quickstart(roost: &Path, dir: &Path) -> Daemon {
+    Daemon::spawn(
+        Command::new(roost)
+            .args(["startd", "-f", "--quickstart"])
+            .arg(dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    )
 }
 
 /// How many entries a directory has (0 when it does not exist).
@@ -229,13 +285,13 @@ fn garbage_and_hung_fetch_hooks_change_nothing_and_fetching_goes_on() {
         ),
     )
     .expect("config");
-    let child = Command::new(env!("CARGO_BIN_EXE_roost"))
-        .args(["startd", "-f", "--config"])
-        .arg(&config)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("daemon starts");
+    let child = Daemon::spawn(
+        Command::new(env!("CARGO_BIN_EXE_roost"))
+            .args(["startd", "-f", "--config"])
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
     let calls = || {
         std::fs::read_to_string(dir.join("count"))
             .ok()

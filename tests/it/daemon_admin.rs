@@ -10,7 +10,7 @@ use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-use super::daemon::{count, events, stop, temp, wait_for};
+use super::daemon::{Daemon, count, events, stop, temp, wait_for};
 
 const NOBODY: u32 = 65534;
 
@@ -108,14 +108,14 @@ impl Node {
     }
 
     /// Starts the daemon on this node.
-    pub(crate) fn start(&self) -> std::process::Child {
-        Command::new(env!("CARGO_BIN_EXE_roost"))
-            .args(["startd", "-f", "--config"])
-            .arg(&self.config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("daemon starts")
+    pub(crate) fn start(&self) -> Daemon {
+        Daemon::spawn(
+            Command::new(env!("CARGO_BIN_EXE_roost"))
+                .args(["startd", "-f", "--config"])
+                .arg(&self.config)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        )
     }
 
     pub(crate) fn roost(&self, args: &[&str]) -> Output {
@@ -134,7 +134,7 @@ impl Node {
     /// `roost status -af Name State Activity`, one line per slot.
     /// `roost vacate -fast`, then waits for JOB_EXIT `evict` and stops the
     /// daemon.
-    pub(crate) fn vacate_fast_and_stop(&self, daemon: std::process::Child) {
+    pub(crate) fn vacate_fast_and_stop(&self, daemon: Daemon) {
         let o = self.roost(&["vacate", "-fast"]);
         assert!(o.status.success(), "{}", text(&o));
         wait_for("JOB_EXIT evict", || {
@@ -175,14 +175,14 @@ fn text(o: &Output) -> String {
 #[test]
 fn admin_commands_drive_a_running_daemon() {
     let node = Node::setup("admin", "");
-    let child = Command::new(env!("CARGO_BIN_EXE_roost"))
-        .args(["startd", "-f", "--config"])
-        .arg(&node.config)
-        .env("ROOST_TEST_MARK", "inherited")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("daemon starts");
+    let child = Daemon::spawn(
+        Command::new(env!("CARGO_BIN_EXE_roost"))
+            .args(["startd", "-f", "--config"])
+            .arg(&node.config)
+            .env("ROOST_TEST_MARK", "inherited")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    );
     let socket = node.dir.join("log/roost_startd.sock");
     wait_for("the admin socket", || {
         node.roost(&["status"]).status.success()

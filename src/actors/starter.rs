@@ -23,7 +23,7 @@ use crate::hooks::{self, Exit};
 use crate::policy::engine::Input;
 use crate::spawn::{self, Stdio};
 use crate::starter::cgroup::JobCgroup;
-use crate::starter::protocol::{Command, Report, Request, StarterHooks};
+use crate::starter::protocol::{Command, Lost, Report, Request, StarterHooks};
 
 /// A command from the slot.
 #[derive(Message)]
@@ -71,6 +71,9 @@ pub struct StarterActor {
     cgroup: Option<(String, String)>,
     /// The `EXECUTE` directory, where the starter makes the job's sandbox.
     execute: std::path::PathBuf,
+    /// The request again, kept when the job names a job event log: if the
+    /// starter is lost, another starter records that there.
+    note: Option<Request>,
     commands: Option<mpsc::UnboundedSender<String>>,
 }
 
@@ -92,6 +95,7 @@ impl StarterActor {
             claim,
             job: job_label,
             execute: request.execute.clone(),
+            note: request.names_user_log().then(|| request.clone()),
             request: Some(request),
             pid: 0,
             job_pid: None,
@@ -117,6 +121,61 @@ impl StarterActor {
         }
     }
 
+    /// Runs a starter that writes to the job event log that the job's
+    /// starter was lost and the job is gone (the lost one cannot say so).
+    fn note_in_user_log(&mut self, exit: &Exit) {
+        let Some(mut request) = self.note.take() else {
+            return;
+        };
+        let how = match exit {
+            Exit::Signal(s) => format!("was killed by signal {s}"),
+            Exit::Code(c) => format!("exited with status {c}"),
+        };
+        request.lost = Some(Lost {
+            reason: format!(
+                "The starter (pid {}) {how} before the job ended; the job was killed.",
+                self.pid
+            ),
+            job_started: self.job_pid.is_some(),
+        });
+        let mut child = match self.starter_command(Stdio::Null).spawn() {
+            Ok(c) => c,
+            Err(e) => {
+                warn!(message = "Cannot start a starter to write the job event log.",
+                    slot = %self.slot_id, error = %e);
+                return;
+            }
+        };
+        let mut line = serde_json::to_string(&request).unwrap_or_default();
+        line.push('\n');
+        let stdin = child.stdin.take();
+        let stderr = child.stderr.take();
+        let slot = self.slot_id.clone();
+        actix::spawn(async move {
+            if let Some(mut stdin) = stdin {
+                let _ = stdin.write_all(line.as_bytes()).await;
+            }
+            if let Some(err) = stderr {
+                log_lines(err, &slot).await;
+            }
+            let _ = child.wait().await;
+        });
+    }
+
+    /// The starter program's command line: stdin and stderr piped,
+    /// stdout as given, a process group of its own, the hooks' environment.
+    fn starter_command(&self, stdout: Stdio) -> spawn::Command {
+        let (program, args) = &self.shared.starter;
+        let mut cmd = spawn::Command::new(program);
+        cmd.args(args)
+            .stdin(Stdio::Piped)
+            .stdout(stdout)
+            .stderr(Stdio::Piped)
+            .process_group()
+            .envs(self.shared.hooks.env.iter().map(|(k, v)| (k, v)));
+        cmd
+    }
+
     fn record(&self, e: StarterEvent) {
         if let Err(err) = self.shared.record(&self.id, vec![Event::Starter(e)]) {
             warn!(message = "Cannot record starter event.", starter = %self.id, error = %err);
@@ -131,15 +190,7 @@ impl Actor for StarterActor {
         let Some(request) = self.request.take() else {
             return;
         };
-        let (program, args) = &self.shared.starter;
-        let mut cmd = spawn::Command::new(program);
-        cmd.args(args)
-            .stdin(Stdio::Piped)
-            .stdout(Stdio::Piped)
-            .stderr(Stdio::Piped)
-            .process_group()
-            .envs(self.shared.hooks.env.iter().map(|(k, v)| (k, v)));
-        let mut child = match cmd.spawn() {
+        let mut child = match self.starter_command(Stdio::Piped).spawn() {
             Ok(c) => c,
             Err(e) => {
                 warn!(message = "Cannot start the starter.", slot = %self.slot_id, error = %e);
@@ -219,12 +270,7 @@ impl Actor for StarterActor {
         }
         if let Some(err) = child.stderr.take() {
             let slot = self.slot_id.clone();
-            actix::spawn(async move {
-                let mut lines = BufReader::new(err).lines();
-                while let Ok(Some(l)) = lines.next_line().await {
-                    info!(target: "starter", slot = %slot, "{l}");
-                }
-            });
+            actix::spawn(async move { log_lines(err, &slot).await });
         }
         actix::spawn(async move {
             let exit = match child.wait().await {
@@ -328,6 +374,9 @@ impl Handler<Gone> for StarterActor {
                 });
             }
             self.remove_sandbox();
+            if !self.job_ended {
+                self.note_in_user_log(&exit);
+            }
         }
         self.record(StarterEvent::Exited { exit });
         let input = if lost {
@@ -360,6 +409,14 @@ impl Handler<StarterCmd> for StarterActor {
                 }
             }
         }
+    }
+}
+
+/// Puts each line a starter writes on stderr (its log) in the daemon's.
+async fn log_lines(err: impl tokio::io::AsyncRead + Unpin, slot: &str) {
+    let mut lines = BufReader::new(err).lines();
+    while let Ok(Some(l)) = lines.next_line().await {
+        info!(target: "starter", slot = %slot, "{l}");
     }
 }
 
@@ -401,6 +458,7 @@ pub fn starter_request(
             Ok(None) => Some("htcondor".to_string()),
             Err(_) => None,
         },
+        lost: None,
     }
 }
 

@@ -53,6 +53,34 @@ pub struct Request {
     /// machine allows; `None`: process-group tracking only.
     #[serde(default)]
     pub cgroup_base: Option<String>,
+    /// Set when the starter that ran this job was lost (killed, crashed)
+    /// before the job ended: this starter only records that in the job
+    /// event log, as the job's user, and exits.
+    #[serde(default)]
+    pub lost: Option<Lost>,
+}
+
+/// A starter lost before its job ended, for the job event log.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Lost {
+    /// What happened, one line.
+    pub reason: String,
+    /// The job's process had started (so the log holds its execute event).
+    pub job_started: bool,
+}
+
+impl Request {
+    /// Whether the job ad sets `StarterUserLog` (old syntax: one
+    /// `Name = value` per line, names case-insensitive).
+    pub fn names_user_log(&self) -> bool {
+        const NAME: &str = "StarterUserLog";
+        self.job.lines().any(|l| {
+            let l = l.trim_start();
+            l.get(..NAME.len())
+                .is_some_and(|n| n.eq_ignore_ascii_case(NAME))
+                && l[NAME.len()..].trim_start().starts_with('=')
+        })
+    }
 }
 
 /// From the daemon to a starter.
@@ -122,5 +150,35 @@ pub fn default_hook_timeout(hook: &str) -> u64 {
         "FETCH_WORK" | "REPLY_FETCH" | "EVICT_CLAIM" | "UPDATE_JOB_INFO" => 60,
         "PREPARE_JOB" | "PREPARE_JOB_BEFORE_TRANSFER" => 300,
         _ => 30,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_job(job: &str) -> Request {
+        Request {
+            slot: "slot1".into(),
+            job: job.into(),
+            machine: String::new(),
+            execute: PathBuf::from("/tmp"),
+            hooks: StarterHooks::default(),
+            update_intervals: (8, 300),
+            hook_env: Vec::new(),
+            stdout_limit: 10240,
+            vacate_grace: 0,
+            cgroup_base: None,
+            lost: None,
+        }
+    }
+
+    #[test]
+    fn a_user_log_is_found_by_its_attribute_name_only() {
+        assert!(with_job("Cmd = \"/bin/true\"\nStarterUserLog = \"j.log\"\n").names_user_log());
+        assert!(with_job("starteruserlog=\"j.log\"").names_user_log());
+        assert!(!with_job("StarterUserLogUseXML = true\n").names_user_log());
+        assert!(!with_job("Cmd = \"StarterUserLog = x\"\n").names_user_log());
+        assert!(!with_job("Cmd = \"/bin/true\"\n").names_user_log());
     }
 }

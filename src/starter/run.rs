@@ -16,7 +16,7 @@ use tokio::net::unix::pipe;
 
 use super::cgroup::JobCgroup;
 use super::job::{JobSpec, job_spec, signal_description, under};
-use super::protocol::{Command, Report, Request};
+use super::protocol::{Command, Lost, Report, Request};
 use super::userlog::{self, End, Event, JobId, Stamp, Usage};
 use crate::classad::old::OldReader;
 use crate::classad::unparse::{OldOrder, ad_to_old};
@@ -269,6 +269,10 @@ impl Starter {
     }
 
     async fn run(mut self, mut commands: Commands) -> i32 {
+        if let Some(lost) = self.req.lost.take() {
+            self.record_lost(&lost);
+            return 0;
+        }
         let spec = job_spec(&self.job);
         let user = match &spec {
             Ok(s) => self.resolve_user(s),
@@ -296,6 +300,36 @@ impl Starter {
         // PREPARE_JOB may have changed the job.
         let spec = job_spec(&self.job).unwrap_or(spec);
         self.run_job(&spec, &mut commands).await
+    }
+
+    /// Writes to the job event log that the job's starter was lost (see
+    /// [`Request::lost`]): the reason as a starter error and, when the job
+    /// had started, its eviction.
+    fn record_lost(&mut self, lost: &Lost) {
+        let env = FixedEnv::new(0);
+        let user = job_spec(&self.job)
+            .map_err(|e| e.0)
+            .and_then(|spec| self.resolve_user(&spec));
+        match user {
+            Ok(u) => self.user = u,
+            Err(e) => return log(&format!("cannot write the job event log: {e}")),
+        }
+        let has_iwd = matches!(self.job.eval_attr("Iwd", &env), Value::Str(s) if !s.is_empty());
+        let relative = matches!(self.job.eval_attr("StarterUserLog", &env),
+            Value::Str(s) if !s.to_string_lossy().starts_with('/'));
+        if relative && !has_iwd {
+            return log("the job event log was in the lost starter's sandbox, which is gone");
+        }
+        self.may_log = true;
+        self.user_log(&Event::StarterError {
+            host: self.execute_host(),
+            message: lost.reason.clone(),
+        });
+        if lost.job_started {
+            self.user_log(&Event::Evicted {
+                usage: Usage::default(),
+            });
+        }
     }
 
     /// Reports a job that never ran, still telling JOB_EXIT.

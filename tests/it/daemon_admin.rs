@@ -876,8 +876,14 @@ fn benchmarks_run_once_at_start_for_every_slot_and_publish_mips_and_kflops() {
 #[test]
 fn a_starter_killed_mid_job_takes_its_job_down_and_the_fetcher_hears() {
     let node = Node::setup("starter-lost", "");
+    let logs = user_log_dir(&node);
     let child = node.start();
-    node.job("sleeper", 7, "300");
+    let text = format!(
+        "ClusterId = 7\nProcId = 0\nOwner = \"nobody\"\nCmd = \"/bin/sleep\"\n\
+         Arguments = \"300\"\nJobUniverse = 5\nIwd = \"{}\"\nStarterUserLog = \"lost.log\"\n",
+        logs.display()
+    );
+    std::fs::write(node.dir.join("jobs/sleeper.job"), text).expect("job");
     let job_pid = || node.job_pid();
     wait_for("the job's pid", || !job_pid().is_empty());
     let pid = job_pid();
@@ -897,6 +903,21 @@ fn a_starter_killed_mid_job_takes_its_job_down_and_the_fetcher_hears() {
     wait_for("the sandbox to be removed", || {
         !sandbox.exists() && !sandbox.with_extension("lost").exists()
     });
+    // The job event log says why the job ended: the lost starter could not.
+    let user_log = logs.join("lost.log");
+    wait_for("the job event log's eviction", || {
+        std::fs::read_to_string(&user_log).is_ok_and(|t| t.contains("Job was evicted."))
+    });
+    let recs = user_log_records(&user_log);
+    let numbers: Vec<&str> = recs.iter().map(|r| &r[..3]).collect();
+    assert_eq!(numbers, ["001", "021", "004"], "{recs:?}");
+    assert!(
+        recs[1].ends_with(&format!(
+            "\tThe starter (pid {starter}) was killed by signal 9 before the job ended; \
+             the job was killed.\n"
+        )),
+        "{recs:?}"
+    );
     let evict = records(&node.dir, "evict").join("\n");
     assert!(
         evict.contains("argv: \n") || evict.contains("argv:\n"),

@@ -34,9 +34,23 @@ fn allocations_per_call(n: usize, mut f: impl FnMut()) -> f64 {
 
 fn main() {
     allocations_per_operation();
+    the_parameter_table_borrows_its_text();
     opening_a_log_allocates_its_buffers_only();
     reading_the_log_back_holds_about_its_cache();
     println!("allocations: ok");
+}
+
+/// HTCondor's built-in parameter table (1,138 defaults, 72 templates),
+/// parsed on first use, borrows names and values from the text compiled
+/// into the program (only escaped values are copied): 88 KB held, against
+/// 281 KB when each entry owned copies of its strings and a lower-case key.
+fn the_parameter_table_borrows_its_text() {
+    let region = Region::new(GLOBAL);
+    let table = roost::config::table::Table::builtin();
+    let held = held_since(&region);
+    eprintln!("the parameter table: {held} bytes held");
+    assert!(table.get("startd_job_hook_keyword").is_some());
+    assert!(held < 128 << 10, "the parameter table held {held} bytes");
 }
 
 /// Opening an empty log (the first use of sled in this process, so its

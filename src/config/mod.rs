@@ -569,7 +569,7 @@ pub(crate) fn lookup<'a>(table: &'a MacroTable, scope: &Scope, name: &str) -> Op
         if let Some(d) = defaults.get(&full) {
             return Some(Lookup {
                 raw: &d.value,
-                name: &d.name,
+                name: d.name,
                 origin: None,
             });
         }
@@ -584,7 +584,7 @@ pub(crate) fn lookup<'a>(table: &'a MacroTable, scope: &Scope, name: &str) -> Op
     match defaults.get(name) {
         Some(d) if !d.value.is_empty() => Some(Lookup {
             raw: &d.value,
-            name: &d.name,
+            name: d.name,
             origin: None,
         }),
         _ => None,

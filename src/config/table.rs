@@ -5,7 +5,8 @@
 //! by `tools/gen_param_table.py` and compiled into the binary; it is parsed
 //! once, on first use.
 
-use std::collections::HashMap;
+use std::borrow::Cow;
+use std::cmp::Ordering;
 use std::sync::OnceLock;
 
 /// How HTCondor types a knob's value (`param_info.in`'s `type=`).
@@ -29,21 +30,39 @@ pub enum ParamType {
 #[derive(Debug)]
 pub struct Default {
     /// The name as HTCondor spells it (`StateTimer`, `MASTER.PID_SNAPSHOT_INTERVAL`).
-    pub name: String,
+    pub name: &'static str,
     /// How the value is typed.
     pub kind: ParamType,
     /// The unexpanded value; may be empty (no default).
-    pub value: String,
+    pub value: Cow<'static, str>,
 }
 
-/// The parsed table.
+/// One `use CATEGORY : Name` template.
+struct Template {
+    category: &'static str,
+    name: &'static str,
+    body: Cow<'static, str>,
+}
+
+/// The parsed table. Names and values borrow the text compiled into the
+/// binary (only escaped values are copied), and lookups search sorted
+/// arrays without building a lower-case key: the table costs the daemon
+/// tens of kilobytes rather than hundreds, and a lookup no allocation.
 pub struct Table {
+    /// Sorted by name, case-insensitively.
     defaults: Vec<Default>,
-    by_name: HashMap<String, usize>,
-    templates: HashMap<String, HashMap<String, String>>,
+    /// Sorted by category, then name, case-insensitively.
+    templates: Vec<Template>,
 }
 
 const DATA: &str = include_str!("param_table.txt");
+
+/// `a` against `b`, ignoring ASCII case.
+fn cmp_folded(a: &str, b: &str) -> Ordering {
+    a.bytes()
+        .map(|c| c.to_ascii_lowercase())
+        .cmp(b.bytes().map(|c| c.to_ascii_lowercase()))
+}
 
 impl Table {
     /// The table compiled into Roost.
@@ -52,10 +71,9 @@ impl Table {
         TABLE.get_or_init(|| Table::parse(DATA))
     }
 
-    fn parse(data: &str) -> Table {
+    fn parse(data: &'static str) -> Table {
         let mut defaults = Vec::new();
-        let mut by_name = HashMap::new();
-        let mut templates: HashMap<String, HashMap<String, String>> = HashMap::new();
+        let mut templates = Vec::new();
         for line in data.lines() {
             let mut fields = line.splitn(4, '\t');
             match (fields.next(), fields.next(), fields.next(), fields.next()) {
@@ -68,33 +86,40 @@ impl Table {
                         "path" => ParamType::Path,
                         _ => ParamType::String,
                     };
-                    by_name.insert(name.to_ascii_lowercase(), defaults.len());
                     defaults.push(Default {
-                        name: name.to_string(),
+                        name,
                         kind,
                         value: unescape(value),
                     });
                 }
-                (Some("M"), Some(category), Some(name), Some(body)) => {
-                    templates
-                        .entry(category.to_ascii_lowercase())
-                        .or_default()
-                        .insert(name.to_ascii_lowercase(), unescape(body));
-                }
+                (Some("M"), Some(category), Some(name), Some(body)) => templates.push(Template {
+                    category,
+                    name,
+                    body: unescape(body),
+                }),
                 _ => {}
             }
         }
+        // Stable sorts: of two entries with one name, the later wins.
+        defaults.sort_by(|a, b| cmp_folded(a.name, b.name));
+        templates.sort_by(|a, b| {
+            cmp_folded(a.category, b.category).then_with(|| cmp_folded(a.name, b.name))
+        });
+        defaults.shrink_to_fit();
+        templates.shrink_to_fit();
         Table {
             defaults,
-            by_name,
             templates,
         }
     }
 
     /// The default of `name` (case-insensitive), if the table has one.
     pub fn get(&self, name: &str) -> Option<&Default> {
-        let key = name.to_ascii_lowercase();
-        self.by_name.get(&key).map(|&i| &self.defaults[i])
+        let end = self
+            .defaults
+            .partition_point(|d| cmp_folded(d.name, name) != Ordering::Greater);
+        let d = self.defaults.get(end.checked_sub(1)?)?;
+        (cmp_folded(d.name, name) == Ordering::Equal).then_some(d)
     }
 
     /// Every default, sorted by name.
@@ -102,32 +127,48 @@ impl Table {
         &self.defaults
     }
 
+    /// The templates of `category` (case-insensitive).
+    fn category(&self, category: &str) -> &[Template] {
+        let start = self
+            .templates
+            .partition_point(|t| cmp_folded(t.category, category) == Ordering::Less);
+        let end = self
+            .templates
+            .partition_point(|t| cmp_folded(t.category, category) != Ordering::Greater);
+        &self.templates[start..end]
+    }
+
     /// Whether `category` (e.g. `POLICY`) names a template category.
     pub fn has_category(&self, category: &str) -> bool {
-        self.templates.contains_key(&category.to_ascii_lowercase())
+        !self.category(category).is_empty()
     }
 
     /// The body of template `name` in `category`, both case-insensitive.
     pub fn template(&self, category: &str, name: &str) -> Option<&str> {
-        self.templates
-            .get(&category.to_ascii_lowercase())?
-            .get(&name.to_ascii_lowercase())
-            .map(String::as_str)
+        let in_category = self.category(category);
+        let end = in_category.partition_point(|t| cmp_folded(t.name, name) != Ordering::Greater);
+        let t = in_category.get(end.checked_sub(1)?)?;
+        (cmp_folded(t.name, name) == Ordering::Equal).then_some(&*t.body)
     }
 
     /// The template names of `category`, sorted.
-    pub fn template_names(&self, category: &str) -> Vec<&str> {
-        let mut names: Vec<&str> = self
-            .templates
-            .get(&category.to_ascii_lowercase())
-            .map(|m| m.keys().map(String::as_str).collect())
-            .unwrap_or_default();
+    pub fn template_names(&self, category: &str) -> Vec<String> {
+        let mut names: Vec<String> = self
+            .category(category)
+            .iter()
+            .map(|t| t.name.to_ascii_lowercase())
+            .collect();
         names.sort_unstable();
         names
     }
 }
 
-fn unescape(s: &str) -> String {
+/// The value with `\n`, `\t` and `\<c>` escapes undone; borrowed when
+/// there are none.
+fn unescape(s: &'static str) -> Cow<'static, str> {
+    if !s.contains('\\') {
+        return Cow::Borrowed(s);
+    }
     let mut out = String::with_capacity(s.len());
     let mut chars = s.chars();
     while let Some(c) = chars.next() {
@@ -142,7 +183,7 @@ fn unescape(s: &str) -> String {
             None => out.push('\\'),
         }
     }
-    out
+    Cow::Owned(out)
 }
 
 #[cfg(test)]
@@ -165,5 +206,29 @@ mod tests {
         assert!(t.template("FEATURE", "PartitionableSlot").is_some());
         assert!(t.has_category("Role"));
         assert!(t.template("POLICY", "NoSuchThing").is_none());
+    }
+
+    #[test]
+    fn lookups_search_every_entry_ignoring_case() {
+        let t = Table::builtin();
+        for d in t.defaults() {
+            let found = t.get(&d.name.to_ascii_uppercase()).map(|f| f.name);
+            assert_eq!(found, Some(d.name));
+            assert_eq!(t.get(&d.name.to_ascii_lowercase()).map(|f| f.name), found);
+        }
+        for missing in ["", "A", "ZZZZ", "STATETIMERX", "STATETIME"] {
+            assert!(t.get(missing).is_none(), "{missing}");
+        }
+        let names = t.template_names("Policy");
+        assert!(names.contains(&"desktop".to_string()), "{names:?}");
+        for n in &names {
+            assert!(
+                t.template("POLICY", &n.to_ascii_uppercase()).is_some(),
+                "{n}"
+            );
+        }
+        assert!(!t.has_category("NoSuchCategory"));
+        assert!(t.template_names("NoSuchCategory").is_empty());
+        assert!(t.template("NoSuchCategory", "Desktop").is_none());
     }
 }

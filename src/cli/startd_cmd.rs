@@ -11,6 +11,7 @@ use std::sync::Arc;
 use actix::prelude::*;
 use anyhow::{Context as _, Result, anyhow};
 use clap::Args;
+use nix::sys::signal::{SigSet, Signal};
 use tracing::{error, info, warn};
 
 use super::quickstart;
@@ -383,8 +384,30 @@ impl Prepared {
     }
 }
 
+/// The signals the daemon handles (see [`signals`]).
+fn handled_signals() -> SigSet {
+    let mut set = SigSet::empty();
+    for s in [
+        Signal::SIGTERM,
+        Signal::SIGQUIT,
+        Signal::SIGINT,
+        Signal::SIGHUP,
+    ] {
+        set.add(s);
+    }
+    set
+}
+
 /// Runs `roost startd`.
 pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
+    // Until the handlers are installed (after the log's replay, which may
+    // take a while), a SIGTERM would kill the daemon outright: the handled
+    // signals wait, blocked, in this thread and every thread it starts,
+    // and arrive once this thread unblocks them. (Spawned processes start
+    // with nothing blocked.)
+    if let Err(e) = handled_signals().thread_block() {
+        eprintln!("roost: cannot hold signals during start-up: {e}");
+    }
     let root = match &cmd.quickstart {
         Some(d) => Some(quickstart::prepare(d)?.display().to_string()),
         None => cmd.config.clone(),
@@ -433,7 +456,16 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
         let reader = prepared.reader.clone();
         let (shared, node, committer) = prepared.start(config, clock, reload);
         actix::spawn(crate::actors::admin::serve(listener, node.clone(), reader));
-        actix::spawn(signals(node));
+        match Handlers::install() {
+            Ok(h) => {
+                actix::spawn(signals(h, node));
+            }
+            Err(e) => error!(message = "Cannot install signal handlers.", error = %e),
+        }
+        // Signals that came during start-up are delivered now.
+        if let Err(e) = handled_signals().thread_unblock() {
+            error!(message = "Cannot unblock signals.", error = %e);
+        }
         (shared, committer)
     });
     sys.run().context("actor system")?;
@@ -455,17 +487,36 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-async fn signals(node: Addr<NodeActor>) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut quit), Ok(mut int), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::quit()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    ) else {
-        error!(message = "Cannot install signal handlers.");
-        return;
-    };
+/// The daemon's signal streams.
+struct Handlers {
+    term: tokio::signal::unix::Signal,
+    quit: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+    hup: tokio::signal::unix::Signal,
+}
+
+impl Handlers {
+    /// Installs the handlers (inside the runtime).
+    fn install() -> std::io::Result<Handlers> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(Handlers {
+            term: signal(SignalKind::terminate())?,
+            quit: signal(SignalKind::quit())?,
+            int: signal(SignalKind::interrupt())?,
+            hup: signal(SignalKind::hangup())?,
+        })
+    }
+}
+
+/// SIGTERM: graceful shutdown; SIGQUIT: fast; SIGINT: graceful, then
+/// fast; SIGHUP: reconfigure.
+async fn signals(h: Handlers, node: Addr<NodeActor>) {
+    let Handlers {
+        mut term,
+        mut quit,
+        mut int,
+        mut hup,
+    } = h;
     let mut interrupted = false;
     loop {
         let control = tokio::select! {

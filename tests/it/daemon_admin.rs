@@ -988,3 +988,23 @@ fn sandboxes_left_by_gone_starters_are_removed_at_start() {
     );
     let _ = std::fs::remove_dir_all(&node.dir);
 }
+
+/// A SIGTERM that comes during start-up (before the event log is replayed
+/// and the signal handlers exist) is a graceful shutdown, not a kill.
+#[test]
+fn a_sigterm_during_start_up_is_a_graceful_shutdown() {
+    let node = Node::setup("early-term", "");
+    let log = node.dir.join("log/StartLog");
+    let child = node.start();
+    let start = std::time::Instant::now();
+    // StartLog is opened early in start-up, well before the handlers.
+    while !log.exists() {
+        assert!(start.elapsed() < std::time::Duration::from_secs(60));
+        std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+    let status = stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    assert!(text.contains("Stopped."), "{text}");
+    let _ = std::fs::remove_dir_all(&node.dir);
+}

@@ -25,7 +25,7 @@ echo "== HTCondor's library (classad2), same inputs, batches of 200 and 20000"
 "$venv/bin/python" tools/bench_htcondor_classad.py --n 20000
 
 echo "== allocations"
-cargo test --release --test allocations -- --nocapture 2>&1 | grep 'allocations:'
+cargo test --profile ci --test allocations -- --nocapture 2>&1 | grep 'allocations:'
 
 echo "== roost classad match / eval --jsonl on generated inputs"
 data=target/bench-data

@@ -2,7 +2,7 @@
 """Read Roost's job event logs back with HTCondor's own reader.
 
 Usage:  python3 -m venv /tmp/oracle && /tmp/oracle/bin/pip install -r tools/requirements.txt
-        ROOST_BLESS=1 cargo test --release userlog     # (re)writes roost.log, roost.xml
+        ROOST_BLESS=1 cargo test --profile ci userlog     # (re)writes roost.log, roost.xml
         TZ=UTC /tmp/oracle/bin/python tools/userlog_oracle.py tests/fixtures/userlog
 
 Reads DIR/roost.log (text form) and DIR/roost.xml (XML form), which

@@ -69,6 +69,9 @@ pub struct Shared {
     pub total_slots: Cell<usize>,
     /// The starter's program and arguments (see [`starter_program`]).
     pub starter: (PathBuf, Vec<String>),
+    /// The directory of the daemon's own cgroup v2, under which starters
+    /// make their jobs' cgroups (`None`: no cgroup2 here).
+    pub cgroup_home: Option<PathBuf>,
     /// When the daemon started (for claim ids).
     pub started: i64,
     /// The backfill manager, once a slot has wanted backfill.
@@ -110,6 +113,7 @@ impl Shared {
             restart: Cell::new(false),
             total_slots: Cell::new(0),
             starter: starter_program(&starter_exe),
+            cgroup_home: crate::starter::cgroup::JobCgroup::own_home().ok(),
             started,
             backfill: RefCell::new(None),
             counter: Cell::new(first_id),

@@ -361,7 +361,8 @@ impl Handler<Gone> for StarterActor {
             if let Some(cg) = self
                 .cgroup
                 .as_ref()
-                .and_then(|(base, name)| JobCgroup::existing(base, name))
+                .zip(self.shared.cgroup_home.as_ref())
+                .and_then(|((base, name), home)| JobCgroup::existing(home, base, name))
             {
                 cg.kill_all();
                 let slot = self.slot_id.clone();
@@ -458,6 +459,7 @@ pub fn starter_request(
             Ok(None) => Some("htcondor".to_string()),
             Err(_) => None,
         },
+        cgroup_home: shared.cgroup_home.clone(),
         lost: None,
     }
 }

@@ -78,37 +78,49 @@ fn safe_name(name: &str) -> bool {
 }
 
 impl JobCgroup {
-    /// Makes the job's cgroup `<base>/<name>` under this process's own
-    /// cgroup. `base` is `BASE_CGROUP` (one or more `/`-separated names).
-    pub fn create(base: &str, name: &str) -> Result<JobCgroup, CgroupError> {
-        let (home, path) = Self::locate(base, name)?;
-        std::fs::create_dir_all(&path).map_err(io(&path))?;
-        // A cgroup file system without cgroup.procs is not one we can use.
-        let procs = path.join("cgroup.procs");
-        std::fs::metadata(&procs).map_err(io(&procs))?;
-        Ok(JobCgroup { path, home })
-    }
-
-    /// The cgroup a starter of this process's cgroup made as
-    /// [`JobCgroup::create`]`(base, name)`, if it is still there: how the
-    /// daemon finds the job of a starter that died.
-    pub fn existing(base: &str, name: &str) -> Option<JobCgroup> {
-        let (home, path) = Self::locate(base, name).ok()?;
-        path.join("cgroup.procs")
-            .exists()
-            .then_some(JobCgroup { path, home })
-    }
-
-    /// The directory of this process's cgroup and, under it, of the job's.
-    fn locate(base: &str, name: &str) -> Result<(PathBuf, PathBuf), CgroupError> {
+    /// The directory of this process's own cgroup (the cgroup2 mount
+    /// joined with the path `/proc/self/cgroup` names). A starter is in its
+    /// daemon's cgroup, so the daemon finds this once and hands it to each
+    /// starter ([`crate::starter::protocol::Request::cgroup_home`]).
+    pub fn own_home() -> Result<PathBuf, CgroupError> {
         let mountinfo = std::fs::read_to_string("/proc/self/mountinfo")
             .map_err(io(Path::new("/proc/self/mountinfo")))?;
         let mount = cgroup2_mount(&mountinfo).ok_or(CgroupError::NoCgroup2)?;
         let own = std::fs::read_to_string("/proc/self/cgroup")
             .map_err(io(Path::new("/proc/self/cgroup")))?;
         let own = own_cgroup(&own).ok_or(CgroupError::NoOwnCgroup)?;
-        let home = mount.join(own.trim_start_matches('/'));
-        let mut path = home.clone();
+        Ok(mount.join(own.trim_start_matches('/')))
+    }
+
+    /// Makes the job's cgroup `<base>/<name>` under the cgroup whose
+    /// directory is `home` ([`JobCgroup::own_home`]). `base` is
+    /// `BASE_CGROUP` (one or more `/`-separated names).
+    pub fn create(home: &Path, base: &str, name: &str) -> Result<JobCgroup, CgroupError> {
+        let path = Self::locate(home, base, name)?;
+        std::fs::create_dir_all(&path).map_err(io(&path))?;
+        // A cgroup file system without cgroup.procs is not one we can use.
+        let procs = path.join("cgroup.procs");
+        std::fs::metadata(&procs).map_err(io(&procs))?;
+        Ok(JobCgroup {
+            path,
+            home: home.to_path_buf(),
+        })
+    }
+
+    /// The cgroup a starter made as [`JobCgroup::create`]`(home, base,
+    /// name)`, if it is still there: how the daemon finds the job of a
+    /// starter that died.
+    pub fn existing(home: &Path, base: &str, name: &str) -> Option<JobCgroup> {
+        let path = Self::locate(home, base, name).ok()?;
+        path.join("cgroup.procs").exists().then(|| JobCgroup {
+            path,
+            home: home.to_path_buf(),
+        })
+    }
+
+    /// The directory of the job's cgroup under `home`.
+    fn locate(home: &Path, base: &str, name: &str) -> Result<PathBuf, CgroupError> {
+        let mut path = home.to_path_buf();
         for part in base.split('/').filter(|p| !p.is_empty()) {
             if !safe_name(part) {
                 return Err(CgroupError::Io {
@@ -141,7 +153,7 @@ impl JobCgroup {
             });
         }
         path.push(leaf);
-        Ok((home, path))
+        Ok(path)
     }
 
     /// The cgroup's directory, opened for `CLONE_INTO_CGROUP`.

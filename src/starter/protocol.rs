@@ -53,6 +53,10 @@ pub struct Request {
     /// machine allows; `None`: process-group tracking only.
     #[serde(default)]
     pub cgroup_base: Option<String>,
+    /// The directory of the daemon's own cgroup, which is the starter's
+    /// too (found once by the daemon); `None`: the starter finds it.
+    #[serde(default)]
+    pub cgroup_home: Option<PathBuf>,
     /// Set when the starter that ran this job was lost (killed, crashed)
     /// before the job ended: this starter only records that in the job
     /// event log, as the job's user, and exits.
@@ -169,6 +173,7 @@ mod tests {
             stdout_limit: 10240,
             vacate_grace: 0,
             cgroup_base: None,
+            cgroup_home: None,
             lost: None,
         }
     }

@@ -731,7 +731,11 @@ impl Starter {
     fn job_cgroup(&self) -> Option<JobCgroup> {
         let base = self.req.cgroup_base.as_deref()?;
         let name = super::cgroup_name(&self.req.slot, std::process::id());
-        match JobCgroup::create(base, &name) {
+        let home = match &self.req.cgroup_home {
+            Some(h) => Ok(h.clone()),
+            None => JobCgroup::own_home(),
+        };
+        match home.and_then(|h| JobCgroup::create(&h, base, &name)) {
             Ok(cg) => {
                 log(&format!("the job runs in cgroup {}", cg.path.display()));
                 Some(cg)

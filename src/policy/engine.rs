@@ -1789,27 +1789,17 @@ pub fn decide(slot: &Slot, ctx: &Ctx<'_>, input: &Input) -> Decision {
                 w.try_fetch();
             }
         }
-        Input::StarterExited => {
+        Input::StarterExited | Input::StarterLost => {
             if w.s.starter {
                 w.emit(SlotEvent::StarterExited { at: ctx.now });
+                let lost = matches!(input, Input::StarterLost);
                 match w.s.state {
-                    State::Claimed => {
-                        w.change(State::Claimed, Activity::Idle, 12, "starter exited");
-                    }
-                    State::Preempting => w.leave_preempting(),
-                    _ => {}
-                }
-                w.settle();
-                w.try_fetch();
-            }
-        }
-        Input::StarterLost => {
-            if w.s.starter {
-                w.emit(SlotEvent::StarterExited { at: ctx.now });
-                match w.s.state {
-                    State::Claimed => {
+                    State::Claimed if lost => {
                         w.end_claim(EndCause::StarterLost);
                         w.change(State::Preempting, Activity::Killing, 10, "starter lost");
+                    }
+                    State::Claimed => {
+                        w.change(State::Claimed, Activity::Idle, 12, "starter exited");
                     }
                     State::Preempting => w.leave_preempting(),
                     _ => {}

@@ -107,6 +107,11 @@ impl Node {
         std::fs::rename(&tmp, self.dir.join("jobs").join(format!("{name}.job"))).expect("job");
     }
 
+    /// The daemon's log (empty when there is none yet).
+    pub(crate) fn start_log(&self) -> String {
+        std::fs::read_to_string(self.dir.join("log/StartLog")).unwrap_or_default()
+    }
+
     /// Starts the daemon on this node.
     pub(crate) fn start(&self) -> Daemon {
         Daemon::spawn(
@@ -860,7 +865,7 @@ fn benchmarks_run_once_at_start_for_every_slot_and_publish_mips_and_kflops() {
             .collect();
         assert_eq!(slots, ["slot1", "slot2"], "transition {transition}");
     }
-    let log = std::fs::read_to_string(node.dir.join("log/StartLog")).unwrap_or_default();
+    let log = node.start_log();
     assert_eq!(
         log.matches("Running benchmarks.").count(),
         1,
@@ -980,7 +985,7 @@ fn sandboxes_left_by_gone_starters_are_removed_at_start() {
     assert!(other.join("sub/file").exists(), "other files stay");
     let status = stop(child);
     assert!(status.success(), "daemon exit: {status}");
-    let log = std::fs::read_to_string(node.dir.join("log/StartLog")).unwrap_or_default();
+    let log = node.start_log();
     assert_eq!(
         log.matches("Removed a sandbox its starter left.").count(),
         2,
@@ -1004,7 +1009,7 @@ fn a_sigterm_during_start_up_is_a_graceful_shutdown() {
     }
     let status = stop(child);
     assert!(status.success(), "daemon exit: {status}");
-    let text = std::fs::read_to_string(&log).unwrap_or_default();
+    let text = node.start_log();
     assert!(text.contains("Stopped."), "{text}");
     let _ = std::fs::remove_dir_all(&node.dir);
 }

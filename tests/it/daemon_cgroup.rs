@@ -98,7 +98,7 @@ fn run(name: &str, extra: &str) -> Run {
     wait_for("the job to run again", || proc_state(&job_pid) == Some('S'));
 
     node.vacate_fast_and_stop(child);
-    let start_log = std::fs::read_to_string(node.dir.join("log/StartLog")).unwrap_or_default();
+    let start_log = node.start_log();
     let _ = std::fs::remove_dir_all(&node.dir);
     Run {
         job_pid,

@@ -549,6 +549,12 @@ impl Child {
 
     /// The exit status if the process has ended (reaping it), else None.
     pub fn try_wait(&mut self) -> io::Result<Option<ExitStatus>> {
+        self.reap(libc::WNOHANG)
+    }
+
+    /// Reaps the process with `waitid` and `flags` added to `WEXITED`
+    /// (`WNOHANG`: only if it has ended).
+    fn reap(&mut self, flags: libc::c_int) -> io::Result<Option<ExitStatus>> {
         if let Some(s) = self.status {
             return Ok(Some(s));
         }
@@ -559,7 +565,7 @@ impl Child {
                 libc::P_PIDFD,
                 self.pid_fd.as_fd().as_raw_fd().cast_unsigned(),
                 &mut info,
-                libc::WEXITED | libc::WNOHANG,
+                libc::WEXITED | flags,
             )
         };
         if r != 0 {
@@ -579,6 +585,14 @@ impl Child {
         let s = ExitStatus::from_raw(raw);
         self.status = Some(s);
         Ok(Some(s))
+    }
+
+    /// Kills the process and waits for it to be gone (blocking; a SIGKILLed
+    /// process goes at once). For processes with nothing to clean up, such
+    /// as a spare starter that has no job.
+    pub fn kill_and_reap(mut self) {
+        let _ = self.signal(libc::SIGKILL);
+        let _ = self.reap(0);
     }
 
     /// Sends `sig` to the process (not its group); nothing once reaped.

@@ -21,7 +21,7 @@ use crate::config::Config;
 use crate::events::{Event, StarterEvent};
 use crate::hooks::{self, Exit};
 use crate::policy::engine::Input;
-use crate::spawn::{self, Stdio};
+use crate::spawn::Stdio;
 use crate::starter::cgroup::JobCgroup;
 use crate::starter::protocol::{Command, Lost, Report, Request, StarterHooks};
 
@@ -138,7 +138,7 @@ impl StarterActor {
             ),
             job_started: self.job_pid.is_some(),
         });
-        let mut child = match self.starter_command(Stdio::Null).spawn() {
+        let mut child = match self.shared.starter_command(Stdio::Null).spawn() {
             Ok(c) => c,
             Err(e) => {
                 warn!(message = "Cannot start a starter to write the job event log.",
@@ -162,20 +162,6 @@ impl StarterActor {
         });
     }
 
-    /// The starter program's command line: stdin and stderr piped,
-    /// stdout as given, a process group of its own, the hooks' environment.
-    fn starter_command(&self, stdout: Stdio) -> spawn::Command {
-        let (program, args) = &self.shared.starter;
-        let mut cmd = spawn::Command::new(program);
-        cmd.args(args)
-            .stdin(Stdio::Piped)
-            .stdout(stdout)
-            .stderr(Stdio::Piped)
-            .process_group()
-            .envs(self.shared.hooks.env.iter().map(|(k, v)| (k, v)));
-        cmd
-    }
-
     fn record(&self, e: StarterEvent) {
         if let Err(err) = self.shared.record(&self.id, vec![Event::Starter(e)]) {
             warn!(message = "Cannot record starter event.", starter = %self.id, error = %err);
@@ -190,7 +176,13 @@ impl Actor for StarterActor {
         let Some(request) = self.request.take() else {
             return;
         };
-        let mut child = match self.starter_command(Stdio::Piped).spawn() {
+        let spare = self.shared.take_spare();
+        let warm = spare.is_some();
+        let spawned = match spare {
+            Some(c) => Ok(c),
+            None => self.shared.starter_command(Stdio::Piped).spawn(),
+        };
+        let mut child = match spawned {
             Ok(c) => c,
             Err(e) => {
                 warn!(message = "Cannot start the starter.", slot = %self.slot_id, error = %e);
@@ -212,7 +204,8 @@ impl Actor for StarterActor {
             starter: self.pid,
             job: None,
         });
-        info!(message = "Starter spawned.", slot = %self.slot_id, claim = self.claim, pid = self.pid);
+        info!(message = "Starter spawned.", slot = %self.slot_id, claim = self.claim, pid = self.pid,
+            spare = warm);
         self.record(StarterEvent::Spawned {
             slot: self.slot_id.clone(),
             claim: self.claim,
@@ -286,6 +279,9 @@ impl Handler<Line> for StarterActor {
     type Result = ();
 
     fn handle(&mut self, Line(r): Line, _: &mut Context<Self>) {
+        // The job has started (or will not): a good moment to start the
+        // spare that the next job will use.
+        let refill = matches!(r, Report::JobStarted { .. } | Report::NotStarted { .. });
         let e = match r {
             Report::JobStarted { pid } => {
                 self.job_pid = Some(pid);
@@ -336,6 +332,9 @@ impl Handler<Line> for StarterActor {
             }
         };
         self.record(e);
+        if refill {
+            self.shared.refill_spares();
+        }
     }
 }
 
@@ -386,6 +385,7 @@ impl Handler<Gone> for StarterActor {
             Input::StarterExited
         };
         self.slot.exited.do_send(SlotInput(input));
+        self.shared.refill_spares();
         ctx.stop();
     }
 }

@@ -58,7 +58,7 @@ enum Command {
 /// Runs the command line; returns the process exit code.
 pub fn run() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
-    if args.len() == 2 && args[1] == "starter" {
+    if args.get(1).is_some_and(|a| a == "starter") {
         // Once per job: skip building the whole command line parser.
         return crate::starter::run::main();
     }

@@ -471,6 +471,7 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     sys.run().context("actor system")?;
     // The log's writer ends once every appender is gone.
     let restart = shared.restart.get();
+    shared.close_spares();
     drop(shared);
     drop(committer.finish());
     let _ = std::fs::remove_file(&socket);

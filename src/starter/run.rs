@@ -40,17 +40,22 @@ fn run_starter() -> i32 {
             return 1;
         }
     };
+    // A spare starts before there is a job for it, and is told to go by
+    // the end of its stdin.
+    let spare = std::env::args().skip(1).any(|a| a == "--spare");
     let code = rt.block_on(async {
         let mut lines = BufReader::new(stdin()).lines();
         let request = match lines.next_line().await {
             Ok(Some(l)) => serde_json::from_str::<Request>(&l)
-                .map_err(|e| format!("the request line is not valid: {e}")),
-            Ok(None) => Err("no request on stdin".to_string()),
-            Err(e) => Err(format!("cannot read stdin: {e}")),
+                .map_err(|e| Some(format!("the request line is not valid: {e}"))),
+            Ok(None) if spare => Err(None),
+            Ok(None) => Err(Some("no request on stdin".to_string())),
+            Err(e) => Err(Some(format!("cannot read stdin: {e}"))),
         };
         match request {
             Ok(r) => Starter::new(r).run(lines).await,
-            Err(e) => {
+            Err(None) => 0,
+            Err(Some(e)) => {
                 eprintln!("roost starter: {e}");
                 1
             }

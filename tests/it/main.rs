@@ -13,6 +13,7 @@ mod daemon_admin;
 mod daemon_backfill;
 mod daemon_cgroup;
 mod daemon_restart;
+mod daemon_spares;
 mod events_cli;
 mod events_crash;
 mod events_faults;

@@ -15,7 +15,9 @@
 #
 # HTCondor runs from ../shared/realcondor (CHROOT, default /tmp/trixie;
 # create it with its bootstrap.sh); SKIP_HTCONDOR=1 measures Roost only;
-# KEEP=1 keeps each Roost run's directory (its event log) for a look.
+# KEEP=1 keeps each Roost run's directory (its event log) for a look;
+# ROOST_CONFIG_EXTRA is added to Roost's configuration (for A/B runs, e.g.
+# ROOST_CONFIG_EXTRA='ROOST_SPARE_STARTERS = 0').
 # Results: target/bench-daemon/<time>/ and a summary on stdout.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -127,6 +129,7 @@ ROOST_HOOK_REPLY_FETCH = $1/hooks/reply_fetch
 ROOST_HOOK_EVICT_CLAIM = $1/hooks/evict_claim
 ROOST_HOOK_JOB_EXIT = $1/hooks/job_exit
 FetchWorkDelay = ifThenElse(State == "Claimed" && Activity == "Idle", 0, 1)
+${ROOST_CONFIG_EXTRA:-}
 EOF
 }
 

@@ -243,35 +243,47 @@ impl Actor for StarterActor {
             });
         }
         let me = ctx.address();
-        if let Some(out) = child.stdout.take() {
-            let me = me.clone();
-            let slot = self.slot_id.clone();
-            actix::spawn(async move {
-                let mut lines = BufReader::new(out).lines();
-                while let Ok(Some(l)) = lines.next_line().await {
-                    match serde_json::from_str::<Report>(&l) {
-                        Ok(r) => {
-                            if me.send(Line(r)).await.is_err() {
-                                break;
-                            }
-                        }
-                        Err(e) => warn!(message = "Starter said something unreadable.",
-                            slot = %slot, line = %l, error = %e),
-                    }
-                }
-            });
-        }
         if let Some(err) = child.stderr.take() {
             let slot = self.slot_id.clone();
             actix::spawn(async move { log_lines(err, &slot).await });
         }
+        // The reports and then the exit, in one task: every report the
+        // starter wrote is handled before it is known to be gone (its exit
+        // closes its stdout). Two tasks could hand over the exit first, and
+        // the reports after it would be lost with the actor.
+        let reports = child.stdout.take();
+        let slot = self.slot_id.clone();
         actix::spawn(async move {
+            if let Some(out) = reports {
+                forward_reports(out, &me, &slot).await;
+            }
             let exit = match child.wait().await {
                 Ok(s) => hooks::exit_of(s),
                 Err(_) => Exit::Code(-1),
             };
             let _ = me.send(Gone(exit)).await;
         });
+    }
+}
+
+/// Hands each report line of a starter to its actor, until the starter's
+/// stdout ends or the actor is gone.
+async fn forward_reports(
+    out: impl tokio::io::AsyncRead + Unpin,
+    me: &Addr<StarterActor>,
+    slot: &str,
+) {
+    let mut lines = BufReader::new(out).lines();
+    while let Ok(Some(l)) = lines.next_line().await {
+        match serde_json::from_str::<Report>(&l) {
+            Ok(r) => {
+                if me.send(Line(r)).await.is_err() {
+                    return;
+                }
+            }
+            Err(e) => warn!(message = "Starter said something unreadable.",
+                slot = %slot, line = %l, error = %e),
+        }
     }
 }
 

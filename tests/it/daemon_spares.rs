@@ -167,3 +167,54 @@ fn a_spare_starter_told_to_go_goes_quietly_and_a_starter_without_a_request_says_
         assert!(out.stdout.is_empty());
     }
 }
+
+#[test]
+fn every_report_of_a_quick_starter_is_recorded_before_its_exit() {
+    // A starter that runs a job of no length reports JobStarted,
+    // JobExited and JOB_EXIT and exits at once; the daemon must record
+    // each report before the exit, however its tasks are scheduled.
+    let node = Node::setup("quick", "");
+    let daemon = node.start();
+    let jobs = 12;
+    for cluster in 1..=jobs {
+        node.job(&format!("q{cluster:02}"), cluster, "0");
+    }
+    wait_for("every JOB_EXIT", || {
+        records(&node.dir, "exit").len() == jobs as usize
+    });
+    let status = stop(daemon);
+    assert!(status.success(), "daemon exit: {status}");
+    let ev = events(&node.dir.join("spool/roost-events"));
+    let starters: Vec<&str> = ev
+        .iter()
+        .filter(|e| e.pointer("/event/Starter/Spawned").is_some())
+        .filter_map(|e| e["actor"].as_str())
+        .collect();
+    assert_eq!(starters.len(), jobs as usize);
+    for actor in starters {
+        let kinds: Vec<String> = ev
+            .iter()
+            .filter(|e| e["actor"] == actor)
+            .filter_map(|e| {
+                let s = e["event"]["Starter"].as_object()?;
+                let (kind, body) = s.iter().next()?;
+                Some(match body["hook"].as_str() {
+                    Some(h) => format!("{kind} {h}"),
+                    None => kind.clone(),
+                })
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                "Spawned",
+                "JobStarted",
+                "JobExited",
+                "Hook JOB_EXIT",
+                "Exited"
+            ],
+            "{actor}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&node.dir);
+}

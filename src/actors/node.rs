@@ -218,7 +218,7 @@ impl NodeActor {
         });
         match checked {
             Ok((config, policies)) => {
-                *self.shared.config.borrow_mut() = Rc::new(config);
+                self.shared.set_config(config);
                 let n = policies.len();
                 for (addr, policy, attrs) in policies {
                     addr.do_send(NewPolicy(policy, attrs));

@@ -46,8 +46,8 @@ pub struct HookSettings {
 
 /// Shared by the actors of one daemon.
 pub struct Shared {
-    /// The configuration in force (replaced on reconfig).
-    pub config: RefCell<Rc<Config>>,
+    /// The configuration in force (replaced on reconfig: [`Shared::set_config`]).
+    config: RefCell<Rc<Config>>,
     /// The event log.
     pub log: Appender,
     /// Now.
@@ -86,8 +86,9 @@ pub struct Shared {
     /// Starters started ahead of need, each waiting for its request (see
     /// [`Shared::take_spare`]).
     spares: RefCell<Vec<spawn::Child>>,
-    /// A bad `ROOST_SPARE_STARTERS` has been reported.
-    spares_knob_reported: Cell<bool>,
+    /// How many spares the configuration in force wants
+    /// (`ROOST_SPARE_STARTERS`, read with it: [`Shared::set_config`]).
+    spares_wanted: Cell<usize>,
     counter: Cell<u64>,
 }
 
@@ -109,6 +110,7 @@ impl Shared {
         first_id: u64,
     ) -> Shared {
         let started = clock.now();
+        let spares = spares_wanted(&config);
         Shared {
             config: RefCell::new(config),
             log,
@@ -129,7 +131,7 @@ impl Shared {
             started,
             backfill: RefCell::new(None),
             spares: RefCell::new(Vec::new()),
-            spares_knob_reported: Cell::new(false),
+            spares_wanted: Cell::new(spares),
             counter: Cell::new(first_id),
         }
     }
@@ -170,6 +172,13 @@ impl Shared {
         Rc::clone(&self.config.borrow())
     }
 
+    /// Puts `config` in force (a reconfig), with what the shared state
+    /// reads from it.
+    pub fn set_config(&self, config: Config) {
+        self.spares_wanted.set(spares_wanted(&config));
+        *self.config.borrow_mut() = Rc::new(config);
+    }
+
     /// The starter program's command line: stdin and stderr piped, stdout
     /// as given, a process group of its own, the hooks' environment.
     pub fn starter_command(&self, stdout: Stdio) -> spawn::Command {
@@ -199,7 +208,7 @@ impl Shared {
     /// (after a reconfig), the extra ones are told to go. Called once a
     /// starter has started its job, off the path from fetch to exec.
     pub fn refill_spares(&self) {
-        let want = self.spares_wanted();
+        let want = self.spares_wanted.get();
         let mut spares = self.spares.borrow_mut();
         prune(&mut spares);
         // Dropping a spare closes its stdin: it exits, and is reaped.
@@ -224,26 +233,23 @@ impl Shared {
             c.kill_and_reap();
         }
     }
+}
 
-    fn spares_wanted(&self) -> usize {
-        match self.config().int("ROOST_SPARE_STARTERS") {
-            Ok(None) => DEFAULT_SPARE_STARTERS,
-            Ok(Some(n)) if (0..=MAX_SPARE_STARTERS as i64).contains(&n) => {
-                usize::try_from(n).unwrap_or(DEFAULT_SPARE_STARTERS)
-            }
-            other => {
-                if !self.spares_knob_reported.replace(true) {
-                    let error = match other {
-                        Err(e) => e.to_string(),
-                        _ => format!("not between 0 and {MAX_SPARE_STARTERS}"),
-                    };
-                    tracing::warn!(message = "Knob ignored.", knob = "ROOST_SPARE_STARTERS",
-                        error = %error, default = DEFAULT_SPARE_STARTERS);
-                }
-                DEFAULT_SPARE_STARTERS
-            }
-        }
-    }
+/// `ROOST_SPARE_STARTERS` of `config`: [`DEFAULT_SPARE_STARTERS`] when
+/// unset; a value that is not an integer from 0 to [`MAX_SPARE_STARTERS`]
+/// is reported and the default used.
+fn spares_wanted(config: &Config) -> usize {
+    let error = match config.int("ROOST_SPARE_STARTERS") {
+        Ok(None) => return DEFAULT_SPARE_STARTERS,
+        Ok(Some(n)) => match usize::try_from(n) {
+            Ok(n) if n <= MAX_SPARE_STARTERS => return n,
+            _ => format!("{n} is not between 0 and {MAX_SPARE_STARTERS}"),
+        },
+        Err(e) => e.to_string(),
+    };
+    tracing::warn!(message = "Knob ignored.", knob = "ROOST_SPARE_STARTERS",
+        error = %error, default = DEFAULT_SPARE_STARTERS);
+    DEFAULT_SPARE_STARTERS
 }
 
 /// Reaps and drops the spare starters that have gone (killed, out of

@@ -8,6 +8,11 @@ use std::time::{SystemTime, UNIX_EPOCH};
 pub trait Clock: Send + Sync {
     /// Now.
     fn now(&self) -> i64;
+
+    /// Now in nanoseconds, on the same time line: [`Clock::now`] is this
+    /// divided by 10^9, rounded down. Timers that must fire at a given
+    /// point within a second use it.
+    fn now_nanos(&self) -> i128;
 }
 
 /// The system's clock.
@@ -19,6 +24,12 @@ impl Clock for SystemClock {
         SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
+    }
+
+    fn now_nanos(&self) -> i128 {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| i128::try_from(d.as_nanos()).unwrap_or(i128::MAX))
     }
 }
 
@@ -48,5 +59,10 @@ impl Clock for RuntimeClock {
     fn now(&self) -> i64 {
         let elapsed = i64::try_from(self.start.elapsed().as_secs()).unwrap_or(i64::MAX);
         self.base.saturating_add(elapsed)
+    }
+
+    fn now_nanos(&self) -> i128 {
+        let elapsed = i128::try_from(self.start.elapsed().as_nanos()).unwrap_or(i128::MAX);
+        (i128::from(self.base) * 1_000_000_000).saturating_add(elapsed)
     }
 }

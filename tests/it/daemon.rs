@@ -254,43 +254,50 @@ fn quickstart_runs_the_example_jobs_and_keeps_fetching() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn garbage_and_hung_fetch_hooks_change_nothing_and_fetching_goes_on() {
-    let dir = temp("badfetch");
-    std::fs::create_dir_all(dir.join("hooks")).expect("mkdir");
-    // Call 1 prints garbage; call 2 hangs past its timeout; later calls
-    // print nothing.
-    let hook = dir.join("hooks/fetch");
-    std::fs::write(
-        &hook,
-        format!(
-            "#!/bin/sh\nn=$(cat {d}/count 2>/dev/null || echo 0)\nn=$((n+1))\necho $n > {d}/count\n\
-             case $n in\n1) echo 'this is not a classad';;\n2) sleep 600;;\nesac\n",
-            d = dir.display()
-        ),
-    )
-    .expect("hook");
+/// A daemon on `dir` with `slots` static one-CPU slots whose FETCH_WORK is
+/// `script` (keyword `T`), plus the `extra` configuration lines.
+fn fetch_hook_daemon(dir: &Path, script: &str, slots: u32, extra: &str) -> Daemon {
     use std::os::unix::fs::PermissionsExt;
+    std::fs::create_dir_all(dir.join("hooks")).expect("mkdir");
+    let hook = dir.join("hooks/fetch");
+    std::fs::write(&hook, script).expect("hook");
     std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let config = dir.join("condor_config");
     std::fs::write(
         &config,
         format!(
             "LOCAL_DIR = {}\nLOG = $(LOCAL_DIR)/log\nEXECUTE = $(LOCAL_DIR)/execute\n\
-             SPOOL = $(LOCAL_DIR)/spool\nNUM_CPUS = 1\nSLOT_TYPE_1 = cpus=1\nNUM_SLOTS_TYPE_1 = 1\n\
-             IS_OWNER = False\nSTARTD_JOB_HOOK_KEYWORD = T\nT_HOOK_FETCH_WORK = {}\n\
-             T_HOOK_FETCH_WORK_TIMEOUT = 1\nFetchWorkDelay = 0\n",
+             SPOOL = $(LOCAL_DIR)/spool\nNUM_CPUS = {slots}\nSLOT_TYPE_1 = cpus=1\n\
+             NUM_SLOTS_TYPE_1 = {slots}\nIS_OWNER = False\nSTARTD_JOB_HOOK_KEYWORD = T\n\
+             T_HOOK_FETCH_WORK = {}\n{extra}",
             dir.display(),
             hook.display()
         ),
     )
     .expect("config");
-    let child = Daemon::spawn(
+    Daemon::spawn(
         Command::new(env!("CARGO_BIN_EXE_roost"))
             .args(["startd", "-f", "--config"])
             .arg(&config)
             .stdout(Stdio::null())
             .stderr(Stdio::null()),
+    )
+}
+
+#[test]
+fn garbage_and_hung_fetch_hooks_change_nothing_and_fetching_goes_on() {
+    let dir = temp("badfetch");
+    // Call 1 prints garbage; call 2 hangs past its timeout; later calls
+    // print nothing.
+    let child = fetch_hook_daemon(
+        &dir,
+        &format!(
+            "#!/bin/sh\nn=$(cat {d}/count 2>/dev/null || echo 0)\nn=$((n+1))\necho $n > {d}/count\n\
+             case $n in\n1) echo 'this is not a classad';;\n2) sleep 600;;\nesac\n",
+            d = dir.display()
+        ),
+        1,
+        "T_HOOK_FETCH_WORK_TIMEOUT = 1\nFetchWorkDelay = 0\n",
     );
     let calls = || {
         std::fs::read_to_string(dir.join("count"))
@@ -320,5 +327,60 @@ fn garbage_and_hung_fetch_hooks_change_nothing_and_fetching_goes_on() {
     assert_eq!(count(&ev, "/event/Slot/ClaimCreated", |_| true), 0);
     let log = std::fs::read_to_string(dir.join("log/StartLog")).expect("StartLog");
     assert!(log.contains("FETCH_WORK output refused"), "{log}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn idle_slots_poll_fetch_work_out_of_step() {
+    let dir = temp("phase");
+    // Records when it started and for which slot; never has work.
+    let child = fetch_hook_daemon(
+        &dir,
+        &format!(
+            "#!/bin/sh\nt=$(date +%s%N)\nn=$(grep '^Name = ')\necho \"$t $n\" >> {}/fetches\n",
+            dir.display()
+        ),
+        2,
+        "FetchWorkDelay = 1\n",
+    );
+    // (start time in ms, slot) of each fetch so far.
+    let fetches = || -> Vec<(i64, String)> {
+        std::fs::read_to_string(dir.join("fetches"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                let (t, name) = l.split_once(' ')?;
+                Some((t.parse::<i64>().ok()? / 1_000_000, name.to_string()))
+            })
+            .collect()
+    };
+    let of = |f: &[(i64, String)], slot: &str| -> Vec<i64> {
+        f.iter()
+            .filter(|(_, n)| n.contains(&format!("\"{slot}@")))
+            .map(|(t, _)| *t)
+            .collect()
+    };
+    wait_for("five polls of each slot", || {
+        let f = fetches();
+        of(&f, "slot1").len() >= 5 && of(&f, "slot2").len() >= 5
+    });
+    let status = stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+    let f = fetches();
+    let (one, two) = (of(&f, "slot1"), of(&f, "slot2"));
+    // Both slots fetch at once when the daemon starts; after that, each
+    // of slot2's polls is far from every poll of slot1 (about 0.38 s:
+    // their timers fire 0.618 s apart within each second), where polls in
+    // step would be milliseconds apart.
+    let mut apart: Vec<i64> = two[1..]
+        .iter()
+        .map(|t| one.iter().map(|u| (t - u).abs()).min().unwrap_or(0))
+        .collect();
+    apart.sort_unstable();
+    let median = apart[apart.len() / 2];
+    assert!(
+        median > 150,
+        "slot2's polls are {apart:?} ms from slot1's nearest (slot1 {one:?}, slot2 {two:?})"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

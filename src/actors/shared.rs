@@ -4,6 +4,7 @@
 //! one thread, so this is reference-counted without locks.
 
 use std::cell::{Cell, RefCell};
+use std::collections::HashMap;
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use crate::events::{Appender, Event, StoreError};
 use crate::policy::engine::Drain;
 use crate::policy::layout::Machine;
 use crate::spawn::{self, Stdio};
+use crate::starter::protocol::Account;
 
 /// Spare starters kept when `ROOST_SPARE_STARTERS` is not set.
 pub const DEFAULT_SPARE_STARTERS: usize = 1;
@@ -89,6 +91,9 @@ pub struct Shared {
     /// How many spares the configuration in force wants
     /// (`ROOST_SPARE_STARTERS`, read with it: [`Shared::set_config`]).
     spares_wanted: Cell<usize>,
+    /// Job owners' accounts looked up so far, each with when
+    /// ([`Shared::account`]).
+    accounts: RefCell<HashMap<String, (Account, i64)>>,
     counter: Cell<u64>,
 }
 
@@ -132,6 +137,7 @@ impl Shared {
             backfill: RefCell::new(None),
             spares: RefCell::new(Vec::new()),
             spares_wanted: Cell::new(spares),
+            accounts: RefCell::new(HashMap::new()),
             counter: Cell::new(first_id),
         }
     }
@@ -226,6 +232,51 @@ impl Shared {
         }
     }
 
+    /// The account of user `name` for a starter to run a job as, when the
+    /// daemon runs as root (otherwise jobs run as the daemon's user and
+    /// nothing is looked up). Found accounts are kept for
+    /// `PASSWD_CACHE_REFRESH` seconds (72000, as HTCondor's cache); a name
+    /// not found is asked again next time, so a new user works at once.
+    /// `None` leaves the lookup — and its error for the job — to the starter.
+    pub fn account(&self, name: &str) -> Option<Account> {
+        if !nix::unistd::Uid::effective().is_root() {
+            return None;
+        }
+        let now = self.clock.now();
+        let refresh = self
+            .config()
+            .int("PASSWD_CACHE_REFRESH")
+            .ok()
+            .flatten()
+            .unwrap_or(72_000);
+        if let Some((a, at)) = self.accounts.borrow().get(name)
+            && now.saturating_sub(*at) < refresh
+        {
+            return Some(a.clone());
+        }
+        match nix::unistd::User::from_name(name) {
+            Ok(Some(u)) => {
+                let a = Account {
+                    name: u.name,
+                    uid: u.uid.as_raw(),
+                    gid: u.gid.as_raw(),
+                };
+                self.accounts
+                    .borrow_mut()
+                    .insert(name.to_string(), (a.clone(), now));
+                Some(a)
+            }
+            Ok(None) => {
+                self.accounts.borrow_mut().remove(name);
+                None
+            }
+            Err(e) => {
+                tracing::warn!(message = "Cannot look up a job's Owner.", owner = name, error = %e);
+                None
+            }
+        }
+    }
+
     /// Kills the spare starters and waits for them: at the daemon's end,
     /// before it exits or starts again.
     pub fn close_spares(&self) {
@@ -269,16 +320,26 @@ fn prune(spares: &mut Vec<spawn::Child>) {
 }
 
 /// The starter for the daemon's program `exe`: `roost-starter` beside it
-/// when that is an executable file of this very build (it says so when run
-/// with `--build-id`; one left from an earlier build is not used, with a
-/// warning), else `exe starter`.
+/// when that is an executable file built from these very sources (it says
+/// so when run with `--build-id`: the version and a hash of the sources,
+/// the same for a static starter built for another target; one left from
+/// other sources is not used, with a warning), else `exe starter`.
 pub fn starter_program(exe: &std::path::Path) -> (PathBuf, Vec<String>) {
+    let (program, args) = match same_build_starter(exe) {
+        Some(small) => (small, Vec::new()),
+        None => (exe.to_path_buf(), vec!["starter".to_string()]),
+    };
+    tracing::info!(message = "Starter program.", path = %program.display(), args = ?args);
+    (program, args)
+}
+
+/// `roost-starter` beside `exe`, if it is there and from the same sources.
+fn same_build_starter(exe: &std::path::Path) -> Option<PathBuf> {
     use std::os::unix::fs::PermissionsExt;
     let small = exe.with_file_name("roost-starter");
-    let fallback = (exe.to_path_buf(), vec!["starter".to_string()]);
     match std::fs::metadata(&small) {
         Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => {}
-        _ => return fallback,
+        _ => return None,
     }
     let said = std::process::Command::new(&small)
         .arg("--build-id")
@@ -287,7 +348,7 @@ pub fn starter_program(exe: &std::path::Path) -> (PathBuf, Vec<String>) {
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     match said {
-        Ok(id) if id == crate::BUILD_ID => (small, Vec::new()),
+        Ok(id) if id == crate::BUILD_ID => Some(small),
         other => {
             tracing::warn!(
                 message = "Not using the roost-starter beside roost: it is from another build.",
@@ -295,7 +356,7 @@ pub fn starter_program(exe: &std::path::Path) -> (PathBuf, Vec<String>) {
                 says = %other.unwrap_or_else(|e| e.to_string()),
                 build = crate::BUILD_ID
             );
-            fallback
+            None
         }
     }
 }

@@ -473,6 +473,10 @@ pub fn starter_request(
         },
         cgroup_home: shared.cgroup_home.clone(),
         lost: None,
+        owner: match job.eval_attr("Owner", &FixedEnv::new(0)) {
+            Value::Str(o) if !o.is_empty() => shared.account(&o.to_string_lossy()),
+            _ => None,
+        },
     }
 }
 

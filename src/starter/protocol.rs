@@ -62,6 +62,25 @@ pub struct Request {
     /// event log, as the job's user, and exits.
     #[serde(default)]
     pub lost: Option<Lost>,
+    /// The job's `Owner` as the daemon's user database knows it, when the
+    /// daemon runs as root and found the user: the starter runs the job and
+    /// its hooks as this account instead of looking the name up itself (a
+    /// static starter's C library may not reach the site's directory
+    /// service — LDAP, SSSD — that the daemon's does). `None`: the starter
+    /// looks the Owner up.
+    #[serde(default)]
+    pub owner: Option<Account>,
+}
+
+/// A user account: its name and ids.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Account {
+    /// The login name.
+    pub name: String,
+    /// The user id.
+    pub uid: u32,
+    /// The primary group id.
+    pub gid: u32,
 }
 
 /// A starter lost before its job ended, for the job event log.
@@ -175,6 +194,7 @@ mod tests {
             cgroup_base: None,
             cgroup_home: None,
             lost: None,
+            owner: None,
         }
     }
 

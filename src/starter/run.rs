@@ -182,6 +182,19 @@ impl Starter {
         let Some(owner) = &spec.owner else {
             return Err("Owner not found in job ad; a job must name its Owner".into());
         };
+        // The daemon's lookup, when it made one for this name.
+        if let Some(a) = self.req.owner.as_ref().filter(|a| &a.name == owner) {
+            if a.uid == 0 {
+                return Err(format!(
+                    "Owner \"{owner}\" is root; jobs may not run as root"
+                ));
+            }
+            return Ok(Some(RunAs {
+                uid: a.uid,
+                gid: a.gid,
+                name: a.name.clone(),
+            }));
+        }
         match User::from_name(owner) {
             Ok(Some(u)) if u.uid.is_root() => Err(format!(
                 "Owner \"{owner}\" is root; jobs may not run as root"

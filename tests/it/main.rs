@@ -23,5 +23,6 @@ mod policy_engine;
 mod policy_props;
 mod policy_publish;
 mod policy_simulate;
+mod starter_owner;
 mod tidy;
 mod userlog;

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds Roost and installs its programs into PREFIX/bin (default
 # /usr/local): roost, roost-log and roost-starter, the starter linked
-# statically against musl when that target is available (rustup target add
-# x86_64-unknown-linux-musl, or ROOST_STATIC_STARTER=1 to add it here).
+# statically against musl when the Rust target and musl's C compiler are
+# there (rustup target add x86_64-unknown-linux-musl; apt install musl-tools;
+# ROOST_STATIC_STARTER=1 adds the target here and insists).
 #
 # Why static: every job starts one starter process, and a dynamically linked
 # one spends most of its start-up in the dynamic loader and glibc's CPU
@@ -21,20 +22,20 @@ static=${ROOST_STATIC_STARTER:-auto}
 
 cargo build --release --locked --bin roost --bin roost-log --bin roost-starter
 starter=target/release/roost-starter
+# The C code among the dependencies (PCRE2, a stack-growth helper) is
+# compiled against musl's headers: musl-gcc (Debian: musl-tools).
+musl_cc=${CC_x86_64_unknown_linux_musl:-$(command -v musl-gcc || true)}
+have_target() { rustup target list --installed 2>/dev/null | grep -qx "$MUSL"; }
 if [ "$static" != 0 ] && [ "$(uname -m)" = x86_64 ]; then
-    if ! rustup target list --installed 2>/dev/null | grep -qx "$MUSL"; then
-        if [ "$static" = 1 ]; then
-            rustup target add "$MUSL"
-        else
-            echo "install: $MUSL not installed; the starter stays dynamic" >&2
-        fi
+    if [ "$static" = 1 ]; then
+        have_target || rustup target add "$MUSL"
+        [ -n "$musl_cc" ] || { echo "install: a static starter needs musl-gcc (Debian: apt install musl-tools)" >&2; exit 1; }
     fi
-    if rustup target list --installed 2>/dev/null | grep -qx "$MUSL"; then
-        # Only assembly is compiled for this target (a stack-growth helper),
-        # which the host's C compiler assembles as well as a musl one.
-        export CC_x86_64_unknown_linux_musl=${CC_x86_64_unknown_linux_musl:-cc}
-        cargo build --release --locked --target "$MUSL" --bin roost-starter
+    if have_target && [ -n "$musl_cc" ]; then
+        CC_x86_64_unknown_linux_musl=$musl_cc cargo build --release --locked --target "$MUSL" --bin roost-starter
         starter=target/$MUSL/release/roost-starter
+    else
+        echo "install: no $MUSL target or no musl-gcc; the starter stays dynamic" >&2
     fi
 fi
 install -d "$PREFIX/bin"

@@ -339,12 +339,12 @@ impl Starter {
             return log("the job event log was in the lost starter's sandbox, which is gone");
         }
         self.may_log = true;
-        self.user_log(&Event::StarterError {
+        self.user_log(|| Event::StarterError {
             host: self.execute_host(),
             message: lost.reason.clone(),
         });
         if lost.job_started {
-            self.user_log(&Event::Evicted {
+            self.user_log(|| Event::Evicted {
                 usage: Usage::default(),
             });
         }
@@ -359,7 +359,7 @@ impl Starter {
     /// gets when it differs from the reason JOB_EXIT hears.
     async fn not_started_as(&self, reason: &str, how: &str, error: &str) -> i32 {
         log(&format!("job not started: {reason}"));
-        self.user_log(&Event::StarterError {
+        self.user_log(|| Event::StarterError {
             host: self.execute_host(),
             message: error.to_string(),
         });
@@ -607,7 +607,7 @@ impl Starter {
             spec.id.0, spec.id.1
         ));
         report(&Report::JobStarted { pid }).await;
-        self.user_log(&Event::Execute {
+        self.user_log(|| Event::Execute {
             host: self.execute_host(),
         });
         self.job.insert_value("JobPid", Value::Int(i64::from(pid)));
@@ -649,13 +649,13 @@ impl Starter {
                             suspended = true;
                             report(&Report::Suspended { stopped: true }).await;
                             let pids = track.usage(pid).4;
-                            self.user_log(&Event::Suspended { pids });
+                            self.user_log(|| Event::Suspended { pids });
                         }
                         Some(Command::Continue) if suspended => {
                             track.signal(group, Signal::SIGCONT);
                             suspended = false;
                             report(&Report::Suspended { stopped: false }).await;
-                            self.user_log(&Event::Unsuspended);
+                            self.user_log(|| Event::Unsuspended);
                         }
                         Some(Command::SoftKill) => {
                             evicted = true;
@@ -728,15 +728,17 @@ impl Starter {
         }
         ad.insert_value("JobDuration", Value::Real(duration));
         let usage = usage_of(&ad);
-        self.user_log(&if evicted {
-            Event::Evicted { usage }
-        } else {
-            Event::Terminated {
-                end: match exit {
-                    Exit::Code(c) => End::Exit(c),
-                    Exit::Signal(s) => End::Signal(s),
-                },
-                usage,
+        self.user_log(|| {
+            if evicted {
+                Event::Evicted { usage }
+            } else {
+                Event::Terminated {
+                    end: match exit {
+                        Exit::Code(c) => End::Exit(c),
+                        Exit::Signal(s) => End::Signal(s),
+                    },
+                    usage,
+                }
             }
         });
         self.job_exit(&ad, how).await;
@@ -784,7 +786,9 @@ impl Starter {
     /// (`StarterUserLog`, relative to the Iwd; XML with
     /// `StarterUserLogUseXML`), as the job's user. A log that cannot be
     /// written is reported in the starter's log; the job goes on.
-    fn user_log(&self, event: &Event) {
+    /// The event is made only when there is a log to write it to (the
+    /// execute host it may name comes from parsing the slot ad).
+    fn user_log(&self, event: impl FnOnce() -> Event) {
         if !self.may_log {
             return;
         }
@@ -808,10 +812,11 @@ impl Starter {
             },
         };
         let at = stamp_now();
+        let event = event();
         let record = if xml {
-            userlog::xml(id, at, event)
+            userlog::xml(id, at, &event)
         } else {
-            userlog::text(id, at, event)
+            userlog::text(id, at, &event)
         };
         if let Err(e) = self.append_as_user(Path::new(&path), record.as_bytes()) {
             log(&format!("cannot write the job event log {path}: {e}"));

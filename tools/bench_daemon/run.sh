@@ -17,7 +17,8 @@
 # create it with its bootstrap.sh); SKIP_HTCONDOR=1 measures Roost only;
 # KEEP=1 keeps each Roost run's directory (its event log) for a look;
 # ROOST_CONFIG_EXTRA is added to Roost's configuration (for A/B runs, e.g.
-# ROOST_CONFIG_EXTRA='ROOST_SPARE_STARTERS = 0').
+# ROOST_CONFIG_EXTRA='ROOST_SPARE_STARTERS = 0'); ROOST_STATIC_STARTER goes
+# to tools/install.sh.
 # Results: target/bench-daemon/<time>/ and a summary on stdout.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -30,11 +31,15 @@ RC=${REALCONDOR:-$ROOT/../shared/realcondor}
 OUT=${OUT:-$ROOT/target/bench-daemon/$(date +%Y%m%d-%H%M%S)}
 HZ=$(getconf CLK_TCK)
 mkdir -p "$OUT"
-(cd "$ROOT" && cargo build --release --quiet) || exit 1
-ROOST=$ROOT/target/release/roost
+# Roost as tools/install.sh installs it: the starter static where the musl
+# target is installed (ROOST_STATIC_STARTER=0: dynamic, for A/B runs).
+PREFIX=$ROOT/target/bench-install
+"$ROOT/tools/install.sh" "$PREFIX" >"$OUT/install.txt" 2>&1 || { cat "$OUT/install.txt"; exit 1; }
+ROOST=$PREFIX/bin/roost
 have_condor() { [ -z "${SKIP_HTCONDOR:-}" ] && [ -x "$CH/usr/sbin/condor_startd" ] && [ -d "$RC" ]; }
 
 echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "== $(tail -1 "$OUT/install.txt")"
 
 # The benchmark's directories under base $1: hooks, spool, taken, done, jobs.
 prepare_base() {

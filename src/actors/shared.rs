@@ -91,9 +91,8 @@ pub struct Shared {
     /// How many spares the configuration in force wants
     /// (`ROOST_SPARE_STARTERS`, read with it: [`Shared::set_config`]).
     spares_wanted: Cell<usize>,
-    /// Job owners' accounts looked up so far, each with when
-    /// ([`Shared::account`]).
-    accounts: RefCell<HashMap<String, (Account, i64)>>,
+    /// Job owners' accounts looked up so far ([`Shared::account`]).
+    accounts: RefCell<Accounts>,
     counter: Cell<u64>,
 }
 
@@ -137,7 +136,7 @@ impl Shared {
             backfill: RefCell::new(None),
             spares: RefCell::new(Vec::new()),
             spares_wanted: Cell::new(spares),
-            accounts: RefCell::new(HashMap::new()),
+            accounts: RefCell::new(Accounts::default()),
             counter: Cell::new(first_id),
         }
     }
@@ -234,47 +233,30 @@ impl Shared {
 
     /// The account of user `name` for a starter to run a job as, when the
     /// daemon runs as root (otherwise jobs run as the daemon's user and
-    /// nothing is looked up). Found accounts are kept for
-    /// `PASSWD_CACHE_REFRESH` seconds (72000, as HTCondor's cache); a name
-    /// not found is asked again next time, so a new user works at once.
-    /// `None` leaves the lookup — and its error for the job — to the starter.
+    /// nothing is looked up), from the system's user database through
+    /// [`Accounts`]. `None` leaves the lookup — and its error for the job —
+    /// to the starter.
     pub fn account(&self, name: &str) -> Option<Account> {
         if !nix::unistd::Uid::effective().is_root() {
             return None;
         }
-        let now = self.clock.now();
         let refresh = self
             .config()
             .int("PASSWD_CACHE_REFRESH")
             .ok()
             .flatten()
             .unwrap_or(72_000);
-        if let Some((a, at)) = self.accounts.borrow().get(name)
-            && now.saturating_sub(*at) < refresh
-        {
-            return Some(a.clone());
-        }
-        match nix::unistd::User::from_name(name) {
-            Ok(Some(u)) => {
-                let a = Account {
-                    name: u.name,
-                    uid: u.uid.as_raw(),
-                    gid: u.gid.as_raw(),
-                };
-                self.accounts
-                    .borrow_mut()
-                    .insert(name.to_string(), (a.clone(), now));
-                Some(a)
-            }
-            Ok(None) => {
-                self.accounts.borrow_mut().remove(name);
-                None
-            }
-            Err(e) => {
-                tracing::warn!(message = "Cannot look up a job's Owner.", owner = name, error = %e);
-                None
-            }
-        }
+        self.accounts
+            .borrow_mut()
+            .get(name, self.clock.now(), refresh, |n| {
+                nix::unistd::User::from_name(n).map(|u| {
+                    u.map(|u| Account {
+                        name: u.name,
+                        uid: u.uid.as_raw(),
+                        gid: u.gid.as_raw(),
+                    })
+                })
+            })
     }
 
     /// Kills the spare starters and waits for them: at the daemon's end,
@@ -282,6 +264,47 @@ impl Shared {
     pub fn close_spares(&self) {
         for c in self.spares.borrow_mut().drain(..) {
             c.kill_and_reap();
+        }
+    }
+}
+
+/// Job owners' accounts looked up so far, each with when, as HTCondor's
+/// passwd cache keeps them.
+#[derive(Debug, Default)]
+pub struct Accounts(HashMap<String, (Account, i64)>);
+
+impl Accounts {
+    /// `name`'s account at `now`: the one kept if it is younger than
+    /// `refresh` seconds, else what `lookup` says — kept when found,
+    /// forgotten when the user is gone (so a user added since is found at
+    /// once, and one removed is not run as); when `lookup` fails (say, the
+    /// directory service is down) the one kept, however old, and the
+    /// failure is logged.
+    pub fn get<E: std::fmt::Display>(
+        &mut self,
+        name: &str,
+        now: i64,
+        refresh: i64,
+        lookup: impl FnOnce(&str) -> Result<Option<Account>, E>,
+    ) -> Option<Account> {
+        if let Some((a, at)) = self.0.get(name)
+            && now.saturating_sub(*at) < refresh
+        {
+            return Some(a.clone());
+        }
+        match lookup(name) {
+            Ok(Some(a)) => {
+                self.0.insert(name.to_string(), (a.clone(), now));
+                Some(a)
+            }
+            Ok(None) => {
+                self.0.remove(name);
+                None
+            }
+            Err(e) => {
+                tracing::warn!(message = "Cannot look up a job's Owner.", owner = name, error = %e);
+                self.0.get(name).map(|(a, _)| a.clone())
+            }
         }
     }
 }
@@ -363,7 +386,7 @@ fn same_build_starter(exe: &std::path::Path) -> Option<PathBuf> {
 
 #[cfg(test)]
 mod tests {
-    use super::starter_program;
+    use super::{Account, Accounts, starter_program};
     use std::os::unix::fs::PermissionsExt;
 
     #[test]
@@ -385,5 +408,34 @@ mod tests {
         std::fs::write(&small, "#!/bin/sh\necho 0.0.1+1\n").unwrap();
         assert_eq!(starter_program(&roost), fallback, "another build");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn owner_accounts_are_kept_for_the_refresh_time_and_failures_fall_back() {
+        let acct = |uid| Account {
+            name: "alice".into(),
+            uid,
+            gid: uid,
+        };
+        let found = |uid| move |_: &str| Ok::<_, String>(Some(acct(uid)));
+        let mut cache = Accounts::default();
+        assert_eq!(cache.get("alice", 100, 60, found(1000)), Some(acct(1000)));
+        // Within the refresh time the kept account answers; no lookup.
+        let never = |_: &str| -> Result<Option<Account>, String> { panic!("looked up") };
+        assert_eq!(cache.get("alice", 159, 60, never), Some(acct(1000)));
+        // Then it is looked up again, and the new answer kept.
+        assert_eq!(cache.get("alice", 160, 60, found(1001)), Some(acct(1001)));
+        // A failed lookup falls back to the kept account, however old.
+        let down = |_: &str| Err::<Option<Account>, _>("directory down".to_string());
+        assert_eq!(cache.get("alice", 1000, 60, down), Some(acct(1001)));
+        // A user gone is forgotten, and not found even when the directory
+        // fails next.
+        assert_eq!(
+            cache.get("alice", 1000, 60, |_: &str| Ok::<_, String>(None)),
+            None
+        );
+        assert_eq!(cache.get("alice", 1001, 60, down), None);
+        // Nothing kept and a failed lookup: nothing (the starter looks).
+        assert_eq!(cache.get("bob", 1, 60, down), None);
     }
 }

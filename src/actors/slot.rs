@@ -450,7 +450,6 @@ impl SlotActor {
     }
 }
 
-/// FETCH_WORK's outcome for the log.
 /// Nanoseconds into each second at which the slot's FETCH_WORK timer
 /// fires. Fetch delays are whole seconds, so where in its second a due
 /// fetch starts is free; slots that started together would otherwise poll
@@ -493,6 +492,7 @@ fn until(now_nanos: i128, due: i64, phase: u32) -> Duration {
     Duration::from_nanos(u64::try_from(wait).unwrap_or(u64::MAX))
 }
 
+/// FETCH_WORK's outcome for the log.
 fn classify_fetch(out: &crate::hooks::HookOutput) -> String {
     if out.timed_out {
         return "killed at its timeout; no work taken".into();

@@ -249,13 +249,7 @@ impl Shared {
         self.accounts
             .borrow_mut()
             .get(name, self.clock.now(), refresh, |n| {
-                nix::unistd::User::from_name(n).map(|u| {
-                    u.map(|u| Account {
-                        name: u.name,
-                        uid: u.uid.as_raw(),
-                        gid: u.gid.as_raw(),
-                    })
-                })
+                nix::unistd::User::from_name(n).map(|u| u.map(Account::from))
             })
     }
 

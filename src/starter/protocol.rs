@@ -83,6 +83,16 @@ pub struct Account {
     pub gid: u32,
 }
 
+impl From<nix::unistd::User> for Account {
+    fn from(u: nix::unistd::User) -> Account {
+        Account {
+            name: u.name,
+            uid: u.uid.as_raw(),
+            gid: u.gid.as_raw(),
+        }
+    }
+}
+
 /// A starter lost before its job ended, for the job event log.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Lost {

@@ -16,7 +16,7 @@ use tokio::net::unix::pipe;
 
 use super::cgroup::JobCgroup;
 use super::job::{JobSpec, job_spec, signal_description, under};
-use super::protocol::{Command, Lost, Report, Request};
+use super::protocol::{Account, Command, Lost, Report, Request};
 use super::userlog::{self, End, Event, JobId, Stamp, Usage};
 use crate::classad::old::OldReader;
 use crate::classad::unparse::{OldOrder, ad_to_old};
@@ -131,19 +131,12 @@ fn log(msg: &str) {
     let _ = writeln!(std::io::stderr(), "{msg}");
 }
 
-/// The user a job and its hooks run as.
-#[derive(Clone, Debug)]
-struct RunAs {
-    uid: u32,
-    gid: u32,
-    name: String,
-}
-
 struct Starter {
     req: Request,
     job: ClassAd,
     sandbox: PathBuf,
-    user: Option<RunAs>,
+    /// The user the job and its hooks run as (`None`: ourselves).
+    user: Option<Account>,
     /// The job's user is known (or we are not root): the job event log
     /// may be written.
     may_log: bool,
@@ -175,40 +168,32 @@ impl Starter {
 
     /// Whom the job runs as: its Owner when we are root (unknown users and
     /// root refused), else ourselves.
-    fn resolve_user(&self, spec: &JobSpec) -> Result<Option<RunAs>, String> {
+    fn resolve_user(&self, spec: &JobSpec) -> Result<Option<Account>, String> {
         if !Uid::effective().is_root() {
             return Ok(None);
         }
         let Some(owner) = &spec.owner else {
             return Err("Owner not found in job ad; a job must name its Owner".into());
         };
-        // The daemon's lookup, when it made one for this name.
-        if let Some(a) = self.req.owner.as_ref().filter(|a| &a.name == owner) {
-            if a.uid == 0 {
-                return Err(format!(
-                    "Owner \"{owner}\" is root; jobs may not run as root"
-                ));
-            }
-            return Ok(Some(RunAs {
-                uid: a.uid,
-                gid: a.gid,
-                name: a.name.clone(),
-            }));
-        }
-        match User::from_name(owner) {
-            Ok(Some(u)) if u.uid.is_root() => Err(format!(
+        // The daemon's lookup when it made one for this name, else ours.
+        let account = match self.req.owner.as_ref().filter(|a| &a.name == owner) {
+            Some(a) => a.clone(),
+            None => match User::from_name(owner) {
+                Ok(Some(u)) => Account::from(u),
+                Ok(None) => {
+                    return Err(format!(
+                        "Uid for \"{owner}\" not found in passwd database for a local job"
+                    ));
+                }
+                Err(e) => return Err(format!("cannot look up Owner \"{owner}\": {e}")),
+            },
+        };
+        if account.uid == 0 {
+            return Err(format!(
                 "Owner \"{owner}\" is root; jobs may not run as root"
-            )),
-            Ok(Some(u)) => Ok(Some(RunAs {
-                uid: u.uid.as_raw(),
-                gid: u.gid.as_raw(),
-                name: u.name,
-            })),
-            Ok(None) => Err(format!(
-                "Uid for \"{owner}\" not found in passwd database for a local job"
-            )),
-            Err(e) => Err(format!("cannot look up Owner \"{owner}\": {e}")),
+            ));
         }
+        Ok(Some(account))
     }
 
     fn make_sandbox(&self) -> Result<(), String> {

@@ -93,6 +93,8 @@ pub struct Shared {
     spares_wanted: Cell<usize>,
     /// Job owners' accounts looked up so far ([`Shared::account`]).
     accounts: RefCell<Accounts>,
+    /// `PASSWD_CACHE_REFRESH` of the configuration in force (read with it).
+    passwd_refresh: Cell<i64>,
     counter: Cell<u64>,
 }
 
@@ -115,6 +117,7 @@ impl Shared {
     ) -> Shared {
         let started = clock.now();
         let spares = spares_wanted(&config);
+        let refresh = passwd_refresh(&config);
         Shared {
             config: RefCell::new(config),
             log,
@@ -137,6 +140,7 @@ impl Shared {
             spares: RefCell::new(Vec::new()),
             spares_wanted: Cell::new(spares),
             accounts: RefCell::new(Accounts::default()),
+            passwd_refresh: Cell::new(refresh),
             counter: Cell::new(first_id),
         }
     }
@@ -181,6 +185,7 @@ impl Shared {
     /// reads from it.
     pub fn set_config(&self, config: Config) {
         self.spares_wanted.set(spares_wanted(&config));
+        self.passwd_refresh.set(passwd_refresh(&config));
         *self.config.borrow_mut() = Rc::new(config);
     }
 
@@ -240,12 +245,7 @@ impl Shared {
         if !nix::unistd::Uid::effective().is_root() {
             return None;
         }
-        let refresh = self
-            .config()
-            .int("PASSWD_CACHE_REFRESH")
-            .ok()
-            .flatten()
-            .unwrap_or(72_000);
+        let refresh = self.passwd_refresh.get();
         self.accounts
             .borrow_mut()
             .get(name, self.clock.now(), refresh, |n| {
@@ -301,6 +301,16 @@ impl Accounts {
             }
         }
     }
+}
+
+/// `PASSWD_CACHE_REFRESH` of `config`: seconds a job owner's account is
+/// kept (72000, HTCondor's default, when unset or not an integer).
+fn passwd_refresh(config: &Config) -> i64 {
+    config
+        .int("PASSWD_CACHE_REFRESH")
+        .ok()
+        .flatten()
+        .unwrap_or(72_000)
 }
 
 /// `ROOST_SPARE_STARTERS` of `config`: [`DEFAULT_SPARE_STARTERS`] when

@@ -42,9 +42,10 @@ sleep 1
 if [ "$MODE" = memory ]; then
     echo "== after $N jobs: the daemon (pid $RPID)"
     grep -E '^(Rss|Pss_Anon|Pss_File|Anonymous):' "/proc/$RPID/smaps_rollup"
-    echo "== mappings of more than 256 kB resident (anonymous ones have no name)"
-    awk '/^[0-9a-f]+-/ {name = $6; range = $1} /^Rss:/ {if ($2 > 256) print $2 " kB", range, name}' \
+    echo "== mappings of more than 60 kB resident (anonymous ones have no name)"
+    awk '/^[0-9a-f]+-/ {name = $6; range = $1} /^Size:/ {size = $2} /^Rss:/ {if ($2 > 60) print $2 " kB of " size " kB", range, name}' \
         "/proc/$RPID/smaps" | sort -rn
+    echo "== threads: $(ls /proc/$RPID/task | wc -l): $(cat /proc/$RPID/task/*/comm | sort | uniq -c | tr -s " \n" " ")"
     echo "== event log on disk: $(du -sh "$b/node/spool/roost-events" | cut -f1)"
     roost_stop "$b"
 else

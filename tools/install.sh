@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds Roost and installs its programs into PREFIX/bin (default
-# /usr/local): roost, roost-log and roost-starter, the starter linked
+# /usr/local): roost, roost-startd (the daemon's program, which
+# `roost startd` runs), roost-log and roost-starter, the starter linked
 # statically against musl when the Rust target and musl's C compiler are
 # there (rustup target add x86_64-unknown-linux-musl; apt install musl-tools;
 # ROOST_STATIC_STARTER=1 adds the target here and insists).
@@ -20,7 +21,7 @@ PREFIX=${1:-/usr/local}
 MUSL=x86_64-unknown-linux-musl
 static=${ROOST_STATIC_STARTER:-auto}
 
-cargo build --release --locked --bin roost --bin roost-log --bin roost-starter
+cargo build --release --locked --bin roost --bin roost-startd --bin roost-log --bin roost-starter
 starter=target/release/roost-starter
 # The C code among the dependencies (PCRE2, a stack-growth helper) is
 # compiled against musl's headers: musl-gcc (Debian: musl-tools).
@@ -39,18 +40,20 @@ if [ "$static" != 0 ] && [ "$(uname -m)" = x86_64 ]; then
     fi
 fi
 install -d "$PREFIX/bin"
-install -m 755 target/release/roost target/release/roost-log "$PREFIX/bin/"
+install -m 755 target/release/roost target/release/roost-startd target/release/roost-log "$PREFIX/bin/"
 install -m 755 "$starter" "$PREFIX/bin/roost-starter"
-# The daemon uses the starter beside it only if both come from the same
-# sources; check here rather than at the first job.
-a=$("$PREFIX/bin/roost-starter" --build-id)
+# roost uses roost-startd, and the daemon the starter, beside it only if
+# they come from the same sources; check here rather than at the first start.
 b=$(target/release/roost-starter --build-id)
-if [ "$a" != "$b" ]; then
-    echo "install: $PREFIX/bin/roost-starter says build $a, roost is $b" >&2
-    exit 1
-fi
+for p in roost-startd roost-starter; do
+    a=$("$PREFIX/bin/$p" --build-id)
+    if [ "$a" != "$b" ]; then
+        echo "install: $PREFIX/bin/$p says build $a, roost is $b" >&2
+        exit 1
+    fi
+done
 case $(ldd "$PREFIX/bin/roost-starter" 2>&1) in
 *"statically linked"* | *"not a dynamic"*) kind=static ;;
 *) kind=dynamic ;;
 esac
-echo "installed roost, roost-log and roost-starter ($kind) in $PREFIX/bin"
+echo "installed roost, roost-startd, roost-log and roost-starter ($kind) in $PREFIX/bin"

@@ -33,7 +33,9 @@ fail() {
 grep -q "hello from roost" "$work/qs/output/hello.out" || fail "hello.out is not the job's output"
 grep -q "Starter program. path=$work/prefix/bin/roost-starter " "$work/qs/log/StartLog" ||
     fail "the daemon did not use the installed roost-starter"
+[ "$(readlink "/proc/$pid/exe")" = "$work/prefix/bin/roost-startd" ] ||
+    fail "roost startd did not become the installed roost-startd (it is $(readlink "/proc/$pid/exe"))"
 kill -TERM "$pid"
 wait "$pid" || fail "the daemon's exit after SIGTERM was not clean"
 pid=
-echo "smoke: the installed daemon ran the quickstart's jobs with the installed starter"
+echo "smoke: the installed daemon (roost-startd) ran the quickstart's jobs with the installed starter"

@@ -350,10 +350,15 @@ fn prune(spares: &mut Vec<spawn::Child>) {
 /// when that is an executable file built from these very sources (it says
 /// so when run with `--build-id`: the version and a hash of the sources,
 /// the same for a static starter built for another target; one left from
-/// other sources is not used, with a warning), else `exe starter`.
+/// other sources is not used, with a warning), else `exe starter` (`roost
+/// starter` beside `roost-startd`, which holds no starter).
 pub fn starter_program(exe: &std::path::Path) -> (PathBuf, Vec<String>) {
     let (program, args) = match same_build_starter(exe) {
         Some(small) => (small, Vec::new()),
+        // `roost-startd` holds no starter; `roost`, beside it, does.
+        None if exe.file_name().is_some_and(|n| n == "roost-startd") => {
+            (exe.with_file_name("roost"), vec!["starter".to_string()])
+        }
         None => (exe.to_path_buf(), vec!["starter".to_string()]),
     };
     tracing::info!(message = "Starter program.", path = %program.display(), args = ?args);
@@ -362,29 +367,53 @@ pub fn starter_program(exe: &std::path::Path) -> (PathBuf, Vec<String>) {
 
 /// `roost-starter` beside `exe`, if it is there and from the same sources.
 fn same_build_starter(exe: &std::path::Path) -> Option<PathBuf> {
-    use std::os::unix::fs::PermissionsExt;
-    let small = exe.with_file_name("roost-starter");
-    match std::fs::metadata(&small) {
-        Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => {}
-        _ => return None,
+    match program_beside(exe, "roost-starter") {
+        Beside::Same(small) => Some(small),
+        Beside::Absent => None,
+        Beside::Other(path, says) => {
+            tracing::warn!(
+                message = "Not using the roost-starter beside roost: it is from another build.",
+                path = %path.display(),
+                says = %says,
+                build = crate::BUILD_ID
+            );
+            None
+        }
     }
-    let said = std::process::Command::new(&small)
+}
+
+/// What [`program_beside`] found.
+#[derive(Debug, PartialEq)]
+pub enum Beside {
+    /// No executable file of that name.
+    Absent,
+    /// An executable built from these very sources.
+    Same(PathBuf),
+    /// An executable from another build: its path and what it said.
+    Other(PathBuf, String),
+}
+
+/// The program `name` in the directory of `exe`: whether it is there, an
+/// executable file, and built from the same sources (it says so when run
+/// with `--build-id`: the version and a hash of the sources, the same for
+/// a program built for another target).
+pub fn program_beside(exe: &std::path::Path, name: &str) -> Beside {
+    use std::os::unix::fs::PermissionsExt;
+    let path = exe.with_file_name(name);
+    match std::fs::metadata(&path) {
+        Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => {}
+        _ => return Beside::Absent,
+    }
+    let said = std::process::Command::new(&path)
         .arg("--build-id")
         .stdin(std::process::Stdio::null())
         .stderr(std::process::Stdio::null())
         .output()
         .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
     match said {
-        Ok(id) if id == crate::BUILD_ID => Some(small),
-        other => {
-            tracing::warn!(
-                message = "Not using the roost-starter beside roost: it is from another build.",
-                path = %small.display(),
-                says = %other.unwrap_or_else(|e| e.to_string()),
-                build = crate::BUILD_ID
-            );
-            None
-        }
+        Ok(id) if id == crate::BUILD_ID => Beside::Same(path),
+        Ok(id) => Beside::Other(path, id),
+        Err(e) => Beside::Other(path, e.to_string()),
     }
 }
 
@@ -411,6 +440,11 @@ mod tests {
         );
         std::fs::write(&small, "#!/bin/sh\necho 0.0.1+1\n").unwrap();
         assert_eq!(starter_program(&roost), fallback, "another build");
+        assert_eq!(
+            starter_program(&dir.join("roost-startd")),
+            fallback,
+            "the daemon's own program falls back to `roost starter`"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 

@@ -55,12 +55,52 @@ enum Command {
     LogWriter(log_writer::LogWriterCmd),
 }
 
+/// `roost startd ARGS`: becomes `roost-startd ARGS` (the same process,
+/// by `exec`) when that program sits beside `roost` and comes from the same
+/// build. It holds the daemon's code only, so the daemon maps and keeps
+/// resident less of its own program (`docs/performance.md`). Returns when
+/// it cannot, and `roost` runs the daemon itself.
+fn daemon_program(args: &[String]) {
+    use crate::actors::shared::{Beside, program_beside};
+    let Ok(exe) = std::env::current_exe() else {
+        return;
+    };
+    let path = match program_beside(&exe, "roost-startd") {
+        Beside::Same(path) => path,
+        Beside::Absent => return,
+        Beside::Other(path, says) => {
+            eprintln!(
+                "roost: not using {}: it is from another build ({says}; this is {}); running the daemon in roost",
+                path.display(),
+                crate::BUILD_ID
+            );
+            return;
+        }
+    };
+    let cstrings = std::iter::once(path.as_os_str())
+        .chain(args.iter().map(std::ffi::OsStr::new))
+        .map(|a| std::ffi::CString::new(std::os::unix::ffi::OsStrExt::as_bytes(a)))
+        .collect::<Result<Vec<_>, _>>();
+    let Ok(argv) = cstrings else {
+        return;
+    };
+    // `execv` returns only when it failed.
+    let Err(e) = nix::unistd::execv(&argv[0], &argv);
+    eprintln!(
+        "roost: cannot run {}: {e}; running the daemon in roost",
+        path.display()
+    );
+}
+
 /// Runs the command line; returns the process exit code.
 pub fn run() -> ExitCode {
     let args: Vec<String> = std::env::args().collect();
     if args.get(1).is_some_and(|a| a == "starter") {
         // Once per job: skip building the whole command line parser.
         return crate::starter::run::main();
+    }
+    if args.get(1).is_some_and(|a| a == "startd") {
+        daemon_program(&args[2..]);
     }
     let cli = Cli::parse_from(admin_cmd::normalize(args));
     let result = match cli.command {

@@ -334,7 +334,13 @@ impl Prepared {
             );
         }
         let starter_exe = std::env::current_exe().context("cannot find the roost executable")?;
-        info!(message = "Starting.", host = %host, slots = slots.len(), log = %events_dir.display());
+        info!(
+            message = "Starting.",
+            host = %host,
+            slots = slots.len(),
+            log = %events_dir.display(),
+            program = %starter_exe.display()
+        );
         Ok(Prepared {
             committer,
             appender,

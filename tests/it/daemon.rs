@@ -142,10 +142,17 @@ fn n_done(d: &Path) -> usize {
     std::fs::read_dir(d).map_or(0, Iterator::count)
 }
 
+/// The program a running process executes.
+fn program_of(pid: u32) -> PathBuf {
+    std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default()
+}
+
 #[test]
 fn without_roost_starter_beside_it_the_daemon_runs_its_own_program_as_starter() {
-    // An install that copied only `roost`: each job's starter is then
-    // `roost starter`, the same code in the bigger program.
+    // An install that copied only `roost` (and an old `roost-startd`): the
+    // daemon runs in `roost` itself, and each job's starter is `roost
+    // starter`, the same code in the bigger program.
+    use std::os::unix::fs::PermissionsExt;
     let dir = temp("lone-binary");
     let bin = dir.join("bin");
     std::fs::create_dir_all(&bin).expect("mkdir");
@@ -153,10 +160,14 @@ fn without_roost_starter_beside_it_the_daemon_runs_its_own_program_as_starter() 
     if std::fs::hard_link(env!("CARGO_BIN_EXE_roost"), &lone).is_err() {
         std::fs::copy(env!("CARGO_BIN_EXE_roost"), &lone).expect("copy roost");
     }
+    let stale = bin.join("roost-startd");
+    std::fs::write(&stale, "#!/bin/sh\necho 0.0.1+1\n").expect("write");
+    std::fs::set_permissions(&stale, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let node = dir.join("node");
     let child = quickstart(&lone, &node);
     let done = node.join("spool/done");
     wait_for("the three example jobs", || n_done(&done) == 3);
+    assert_eq!(program_of(child.id()), lone, "the daemon is roost itself");
     let status = stop(child);
     assert!(status.success(), "daemon exit: {status}");
     let log = std::fs::read_to_string(node.join("log/StartLog")).unwrap_or_default();
@@ -170,6 +181,11 @@ fn quickstart_runs_the_example_jobs_and_keeps_fetching() {
     let child = quickstart(Path::new(env!("CARGO_BIN_EXE_roost")), &dir);
     let done = dir.join("spool/done");
     wait_for("the three example jobs", || n_done(&done) == 3);
+    // `roost startd` became the daemon's own program, built beside it.
+    assert_eq!(
+        program_of(child.id()),
+        Path::new(env!("CARGO_BIN_EXE_roost")).with_file_name("roost-startd")
+    );
     // A job dropped into the spool later is fetched too.
     std::fs::write(
         dir.join("spool/jobs/late.job"),

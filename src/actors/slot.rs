@@ -59,6 +59,9 @@ pub struct SlotActor {
     pids: Option<StarterPids>,
     eval_at: Option<(i64, SpawnHandle)>,
     fetch_timer: Option<SpawnHandle>,
+    /// Whether the last FETCH_WORK printed a job (its next fetch then
+    /// comes at the start of the second it is due).
+    fetched_work: bool,
     first: Option<Input>,
     /// Claims of the last run to tell EVICT_CLAIM about when it starts.
     lost: Vec<LostClaim>,
@@ -86,6 +89,7 @@ impl SlotActor {
             pids: None,
             eval_at: None,
             fetch_timer: None,
+            fetched_work: false,
             first: Some(first),
             lost: Vec::new(),
         }
@@ -237,7 +241,17 @@ impl SlotActor {
             && f < want
         {
             let due = f.max(now + 1);
-            let phase = fetch_phase(&self.slot, &self.spec);
+            // After a fetch that brought work, the next comes as soon as
+            // the whole-second delay allows (HTCondor compares
+            // `time(NULL)`s, so a delay of 1 can end a few ms later): a
+            // partitionable slot that found a burst carves its next dynamic
+            // slot at the next second's start, not a full second after the
+            // first. Idle polls keep the slot's own point of the second.
+            let phase = if self.fetched_work {
+                0
+            } else {
+                fetch_phase(&self.slot, &self.spec)
+            };
             let wait = until(self.shared.clock.now_nanos(), due, phase);
             self.fetch_timer = Some(ctx.run_later(wait, |act, ctx| {
                 act.fetch_timer = None;
@@ -455,10 +469,11 @@ impl SlotActor {
 /// fetch starts is free; slots that started together would otherwise poll
 /// in step, every idle FETCH_WORK (and its process) in the same
 /// millisecond as the others' — and as the starter and REPLY_FETCH of a
-/// job another slot has just fetched. Slot `k` (0 for `slot1`, a dynamic
-/// slot `N_s` counting as `N - 1 + s`) takes the fractional part of `k`
-/// times the golden ratio: 0, 0.618, 0.236, 0.854, …, spread over the
-/// second for any number of slots.
+/// job another slot has just fetched. Slot `k` (1 for `slot1`, a dynamic
+/// slot `N_s` counting as `N + s`) takes the fractional part of `k` times
+/// the golden ratio: 0.618, 0.236, 0.854, 0.472, …, spread over the second
+/// for any number of slots, and none at the second's start, which is kept
+/// for the fetch after one that brought work (see `SlotActor::reschedule`).
 fn fetch_phase(slot: &Slot, spec: &SlotSpec) -> u32 {
     phase_of(spec.id, &slot.id, &slot.kind)
 }
@@ -472,7 +487,7 @@ fn phase_of(number: u32, id: &str, kind: &crate::policy::slot::SlotKind) -> u32 
             .unwrap_or(0),
         _ => 0,
     };
-    let k = u64::from(number.saturating_sub(1)) + sub;
+    let k = u64::from(number) + sub;
     // 0.6180339887… in 32-bit fixed point; the product's low 32 bits are
     // the fractional part.
     let frac = k.wrapping_mul(2_654_435_769) & 0xFFFF_FFFF;
@@ -591,6 +606,7 @@ impl Handler<HookDone> for SlotActor {
                 }
             },
         };
+        self.fetched_work = matches!(input, Input::FetchedJob(_));
         self.step(&input, ctx);
     }
 }
@@ -625,12 +641,14 @@ mod tests {
 
     #[test]
     fn slots_poll_at_different_points_of_the_second() {
-        assert_eq!(phase("slot1"), 0);
-        assert_eq!(phase("slot2"), 618_033_988);
-        assert_eq!(phase("slot3"), 236_067_977);
-        // A dynamic slot N_s counts as N - 1 + s.
+        assert_eq!(phase("slot1"), 618_033_988);
+        assert_eq!(phase("slot2"), 236_067_977);
+        assert_eq!(phase("slot3"), 854_101_965);
+        // A dynamic slot N_s counts as N + s.
         assert_eq!(phase("slot1_1"), phase("slot2"));
         assert_eq!(phase("slot1_2"), phase("slot3"));
+        // None polls at the second's start.
+        assert!((1..=1000u32).all(|k| phase(&format!("slot{k}")) > 0));
         // However many slots there are, the first n of them poll at least
         // a third of 1/n of a second apart.
         for n in 2..=64u32 {

@@ -346,6 +346,19 @@ fn garbage_and_hung_fetch_hooks_change_nothing_and_fetching_goes_on() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
+/// The lines `NANOSECONDS TEXT` a test hook wrote to `file`, as
+/// (milliseconds, text).
+fn stamped(file: &Path) -> Vec<(i64, String)> {
+    std::fs::read_to_string(file)
+        .unwrap_or_default()
+        .lines()
+        .filter_map(|l| {
+            let (t, text) = l.split_once(' ')?;
+            Some((t.parse::<i64>().ok()? / 1_000_000, text.to_string()))
+        })
+        .collect()
+}
+
 #[test]
 fn idle_slots_poll_fetch_work_out_of_step() {
     let dir = temp("phase");
@@ -360,16 +373,7 @@ fn idle_slots_poll_fetch_work_out_of_step() {
         "FetchWorkDelay = 1\n",
     );
     // (start time in ms, slot) of each fetch so far.
-    let fetches = || -> Vec<(i64, String)> {
-        std::fs::read_to_string(dir.join("fetches"))
-            .unwrap_or_default()
-            .lines()
-            .filter_map(|l| {
-                let (t, name) = l.split_once(' ')?;
-                Some((t.parse::<i64>().ok()? / 1_000_000, name.to_string()))
-            })
-            .collect()
-    };
+    let fetches = || stamped(&dir.join("fetches"));
     let of = |f: &[(i64, String)], slot: &str| -> Vec<i64> {
         f.iter()
             .filter(|(_, n)| n.contains(&format!("\"{slot}@")))
@@ -397,6 +401,51 @@ fn idle_slots_poll_fetch_work_out_of_step() {
     assert!(
         median > 150,
         "slot2's polls are {apart:?} ms from slot1's nearest (slot1 {one:?}, slot2 {two:?})"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_partitionable_slot_that_finds_work_fetches_again_at_the_next_second() {
+    let dir = temp("pslot-burst");
+    // Nothing until the test says go; then two jobs, then nothing. Records
+    // when each job was handed out and to which slot.
+    let child = fetch_hook_daemon(
+        &dir,
+        &format!(
+            "#!/bin/sh\nt=$(date +%s%N)\nname=$(grep '^Name = ')\nd={d}\n\
+             [ -e $d/go ] || {{ echo $t >> $d/polls; exit 0; }}\n\
+             n=$(cat $d/count 2>/dev/null || echo 0)\n[ \"$n\" -ge 2 ] && exit 0\n\
+             echo $((n+1)) > $d/count\necho \"$t $name\" >> $d/handed\n\
+             printf 'Cmd = \"/bin/sleep\"\\nArguments = \"3\"\\nOwner = \"nobody\"\\n\
+             RequestCpus = 1\\nRequestMemory = 64\\nRequestDisk = 1024\\n'\n",
+            d = dir.display()
+        ),
+        1,
+        "NUM_CPUS = 2\nSLOT_TYPE_1 = cpus=100%, memory=100%\nSLOT_TYPE_1_PARTITIONABLE = True\n\
+         FetchWorkDelay = ifThenElse(State == \"Claimed\" && Activity == \"Idle\", 0, 1)\n",
+    );
+    let handed = || stamped(&dir.join("handed"));
+    // The daemon's first fetch comes at its start; the jobs come to the
+    // polls after it.
+    wait_for("the first poll", || dir.join("polls").exists());
+    std::fs::write(dir.join("go"), "").expect("go");
+    wait_for("both jobs handed out", || handed().len() == 2);
+    let status = stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+    let h = handed();
+    // Both went to the partitionable slot (the first job, 3 s long, still
+    // runs in its dynamic slot when the second is fetched).
+    assert!(h.iter().all(|(_, n)| n.contains("\"slot1@")), "{h:?}");
+    // The first came at the slot's idle point of the second (0.618 s in);
+    // the second as soon as the one-second delay had passed in whole
+    // seconds, at the next second's start, about 0.38 s later. Polling at
+    // the slot's own point of the second again, as idle polls do, would
+    // take a full second.
+    let gap = h[1].0 - h[0].0;
+    assert!(
+        gap < 900,
+        "the second job came {gap} ms after the first: {h:?}"
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

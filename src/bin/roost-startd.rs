@@ -3,7 +3,7 @@
 //! program sits beside `roost` and comes from the same build. Linking only
 //! the daemon's code leaves out the command line's other tools (the ClassAd
 //! and policy tools, the admin client, clap's parsers for them): 1.3 MB less
-//! program, about 0.5 MB less of it resident in a running daemon
+//! program, 0.3-0.5 MB less of it resident in a running daemon
 //! (`docs/performance.md`).
 //!
 //! `roost-startd --build-id` prints the build it comes from. It holds no

@@ -367,6 +367,7 @@ pub fn starter_program(exe: &std::path::Path) -> (PathBuf, Vec<String>) {
 
 /// `roost-starter` beside `exe`, if it is there and from the same sources.
 fn same_build_starter(exe: &std::path::Path) -> Option<PathBuf> {
+    use crate::{Beside, program_beside};
     match program_beside(exe, "roost-starter") {
         Beside::Same(small) => Some(small),
         Beside::Absent => None,
@@ -379,41 +380,6 @@ fn same_build_starter(exe: &std::path::Path) -> Option<PathBuf> {
             );
             None
         }
-    }
-}
-
-/// What [`program_beside`] found.
-#[derive(Debug, PartialEq)]
-pub enum Beside {
-    /// No executable file of that name.
-    Absent,
-    /// An executable built from these very sources.
-    Same(PathBuf),
-    /// An executable from another build: its path and what it said.
-    Other(PathBuf, String),
-}
-
-/// The program `name` in the directory of `exe`: whether it is there, an
-/// executable file, and built from the same sources (it says so when run
-/// with `--build-id`: the version and a hash of the sources, the same for
-/// a program built for another target).
-pub fn program_beside(exe: &std::path::Path, name: &str) -> Beside {
-    use std::os::unix::fs::PermissionsExt;
-    let path = exe.with_file_name(name);
-    match std::fs::metadata(&path) {
-        Ok(m) if m.is_file() && m.permissions().mode() & 0o111 != 0 => {}
-        _ => return Beside::Absent,
-    }
-    let said = std::process::Command::new(&path)
-        .arg("--build-id")
-        .stdin(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .output()
-        .map(|o| String::from_utf8_lossy(&o.stdout).trim().to_string());
-    match said {
-        Ok(id) if id == crate::BUILD_ID => Beside::Same(path),
-        Ok(id) => Beside::Other(path, id),
-        Err(e) => Beside::Other(path, e.to_string()),
     }
 }
 

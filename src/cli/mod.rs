@@ -61,7 +61,7 @@ enum Command {
 /// resident less of its own program (`docs/performance.md`). Returns when
 /// it cannot, and `roost` runs the daemon itself.
 fn daemon_program(args: &[String]) {
-    use crate::actors::shared::{Beside, program_beside};
+    use crate::{Beside, program_beside};
     let Ok(exe) = std::env::current_exe() else {
         return;
     };

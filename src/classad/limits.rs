@@ -58,5 +58,6 @@ pub const MAX_INTERNED_BYTES: usize = 32 * 1024 * 1024;
 /// table (1024 slots of 48 bytes, 48 KiB, allocated on first use). A
 /// daemon's ads use a few hundred distinct names; a miss costs an
 /// uncontended lock. 4096 slots were 192 KiB of each interning thread's
-/// resident memory for no measurable gain in parsing.
+/// resident memory for no measurable gain in parsing. A process may choose
+/// another size (`set_name_cache_bits`; a starter uses 16 slots).
 pub const NAME_CACHE_BITS: u32 = 10;

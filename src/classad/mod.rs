@@ -41,7 +41,7 @@ pub use lexer::Syntax;
 pub use limits::{
     Limits, MAX_ATTR_RECURSION, MAX_EVAL_LIST_LEN, MAX_EVAL_STEPS, MAX_EVAL_STRING_BYTES,
 };
-pub use name::Name;
+pub use name::{Name, set_cache_bits as set_name_cache_bits};
 pub use parser::{
     parse_ad, parse_ad_with, parse_ads_new, parse_expr, parse_expr_prefix, parse_expr_with,
 };

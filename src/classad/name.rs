@@ -20,6 +20,7 @@
 
 use std::cell::RefCell;
 use std::fmt;
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, PoisonError};
 
 use hashbrown::HashTable;
@@ -353,8 +354,21 @@ thread_local! {
     static CACHE: RefCell<Vec<Slot>> = const { RefCell::new(Vec::new()) };
 }
 
-fn slot_of(h: u64) -> usize {
-    usize::try_from(h >> (64 - NAME_CACHE_BITS)).unwrap_or(0)
+/// log2 of the slots of name caches made from now on ([`set_cache_bits`]).
+static CACHE_BITS: AtomicU32 = AtomicU32::new(NAME_CACHE_BITS);
+
+/// Sets the size of each thread's name cache made from now on: 2^`bits`
+/// slots of 48 bytes (clamped to 2–65,536 slots; the default is
+/// [`NAME_CACHE_BITS`]). A short-lived process that parses a few ads once,
+/// as a starter does, meets each name once and gains nothing from a big
+/// cache; making one costs it a dozen page faults.
+pub fn set_cache_bits(bits: u32) {
+    CACHE_BITS.store(bits.clamp(1, 16), Ordering::Relaxed);
+}
+
+/// The slot of hash `h` in a cache of `len` slots (a power of two, ≥ 2).
+fn slot_of(h: u64, len: usize) -> usize {
+    usize::try_from(h >> (64 - len.trailing_zeros())).unwrap_or(0)
 }
 
 fn intern(text: &str) -> Name {
@@ -370,7 +384,7 @@ pub(crate) fn intern_ident(bytes: &[u8]) -> Name {
     let h = key.hash(bytes);
     let hit = CACHE.with(|c| {
         let c = c.borrow();
-        let slot = c.get(slot_of(h))?;
+        let slot = c.get(slot_of(h, c.len()))?;
         (slot.key == key && (key.len <= 16 || slot.text.as_bytes() == bytes)).then_some(Name {
             text: Text::Interned(slot.text),
             sym: slot.sym,
@@ -392,9 +406,10 @@ fn intern_slow(text: &str, key: Key, h: u64) -> Name {
         CACHE.with(|c| {
             let mut c = c.borrow_mut();
             if c.is_empty() {
-                *c = vec![EMPTY_SLOT; 1 << NAME_CACHE_BITS];
+                *c = vec![EMPTY_SLOT; 1 << CACHE_BITS.load(Ordering::Relaxed)];
             }
-            if let Some(slot) = c.get_mut(slot_of(h)) {
+            let i = slot_of(h, c.len());
+            if let Some(slot) = c.get_mut(i) {
                 *slot = Slot {
                     key,
                     text: s,
@@ -441,6 +456,31 @@ mod tests {
         assert_ne!(Name::new("RequestMemory"), Name::new("RequestMemor"));
         assert_eq!(Name::new("Abc").symbol(), Name::new("aBC").symbol());
         assert_eq!(Name::new("aBC").as_str(), "aBC");
+    }
+
+    #[test]
+    fn a_small_name_cache_evicts_but_names_stay_right() {
+        // This thread's cache is made again at the next intern. Caches other
+        // tests' threads make meanwhile only get another size, never other
+        // names.
+        let fresh_cache = || CACHE.with(|c| c.borrow_mut().clear());
+        set_cache_bits(1);
+        fresh_cache();
+        let spell = |i: usize| format!("CacheProbeAttribute{i}");
+        let first: Vec<Name> = (0..200).map(|i| intern(&spell(i))).collect();
+        let again: Vec<Name> = (0..200).map(|i| intern(&spell(i).to_uppercase())).collect();
+        let small = CACHE.with(|c| c.borrow().len());
+        set_cache_bits(NAME_CACHE_BITS);
+        fresh_cache();
+        intern("CacheProbeAttribute0");
+        let default = CACHE.with(|c| c.borrow().len());
+        assert_eq!(small, 2);
+        assert_eq!(default, 1 << NAME_CACHE_BITS);
+        for (i, (a, b)) in first.iter().zip(&again).enumerate() {
+            assert_eq!(a.symbol(), b.symbol());
+            assert_eq!(a.as_str(), spell(i));
+            assert_eq!(b.as_str(), spell(i).to_uppercase());
+        }
     }
 
     #[test]

@@ -26,6 +26,8 @@ use crate::spawn::{self, Stdio};
 
 /// Runs a starter on this process's stdin/stdout; returns the exit code.
 pub fn main() -> std::process::ExitCode {
+    // A starter reads two ads once: a name cache of 16 slots, not 1,024.
+    crate::classad::set_name_cache_bits(4);
     std::process::ExitCode::from(u8::try_from(run_starter()).unwrap_or(1))
 }
 

@@ -207,12 +207,14 @@ pub(crate) fn token_offset(src: &[u8], syntax: Syntax, limits: &Limits, i: usize
 
 thread_local! {
     /// The buffers of the last lexed input, kept for the next one.
-    static SPARE: Cell<Option<Lexed>> = const { Cell::new(None) };
+    static SPARE: Cell<Option<Box<Lexed>>> = const { Cell::new(None) };
 }
 
 /// Returns a `Lexed` whose buffers the next [`lex`] on this thread may
-/// reuse (saving its allocations). Large ones are freed instead.
-pub(crate) fn recycle(mut lexed: Lexed) {
+/// reuse (saving its allocations). Large ones are freed instead. (A
+/// `Lexed` travels boxed: moving its six buffers by value in and out of
+/// the thread's slot was a sixth of a short parse.)
+pub(crate) fn recycle(mut lexed: Box<Lexed>) {
     if lexed.toks.capacity() <= 4096 && lexed.strings.capacity() <= 256 {
         lexed.toks.clear();
         lexed.offsets.clear();
@@ -227,7 +229,7 @@ pub(crate) fn recycle(mut lexed: Lexed) {
 /// Tokenizes as much of `src` as can be: the tokens before the first
 /// lexical error (old-syntax values ignore whatever follows a complete
 /// expression, even text that is not a token).
-pub(crate) fn lex_prefix(src: &[u8], syntax: Syntax, limits: &Limits) -> Lexed {
+pub(crate) fn lex_prefix(src: &[u8], syntax: Syntax, limits: &Limits) -> Box<Lexed> {
     let mut lx = Lexer::new(src, syntax, limits, false);
     let _ = lx.run();
     lx.out
@@ -238,11 +240,11 @@ pub(crate) fn lex_prefix(src: &[u8], syntax: Syntax, limits: &Limits) -> Lexed {
 /// then parsed by one parser (see `parser::parse_expr_prefixes`). Returns
 /// the range of `out.toks` that holds them.
 pub(crate) fn lex_prefix_into(
-    out: Lexed,
+    out: Box<Lexed>,
     src: &[u8],
     syntax: Syntax,
     limits: &Limits,
-) -> (Lexed, std::ops::Range<usize>) {
+) -> (Box<Lexed>, std::ops::Range<usize>) {
     let first = out.toks.len();
     let mut lx = Lexer {
         src,
@@ -260,18 +262,23 @@ pub(crate) fn lex_prefix_into(
 
 /// An empty `Lexed` for [`lex_prefix_into`], reusing this thread's spare
 /// buffers.
-pub(crate) fn lexed_for(syntax: Syntax) -> Lexed {
-    Lexed {
-        end: 0,
-        syntax,
-        ..SPARE
-            .with(Cell::take)
-            .unwrap_or_else(|| Lexed::with_capacity(64))
-    }
+pub(crate) fn lexed_for(syntax: Syntax) -> Box<Lexed> {
+    spare(syntax, 0, 64)
+}
+
+/// This thread's spare buffers (or new ones of `capacity` tokens), set for
+/// an input of `end` bytes.
+fn spare(syntax: Syntax, end: u32, capacity: usize) -> Box<Lexed> {
+    let mut lexed = SPARE
+        .with(Cell::take)
+        .unwrap_or_else(|| Box::new(Lexed::with_capacity(capacity)));
+    lexed.end = end;
+    lexed.syntax = syntax;
+    lexed
 }
 
 /// Tokenizes `src`.
-pub(crate) fn lex(src: &[u8], syntax: Syntax, limits: &Limits) -> Result<Lexed, ParseError> {
+pub(crate) fn lex(src: &[u8], syntax: Syntax, limits: &Limits) -> Result<Box<Lexed>, ParseError> {
     let mut lx = Lexer::new(src, syntax, limits, false);
     lx.run()?;
     Ok(lx.out)
@@ -282,7 +289,7 @@ pub(crate) fn lex_with_offsets(
     src: &[u8],
     syntax: Syntax,
     limits: &Limits,
-) -> Result<Lexed, ParseError> {
+) -> Result<Box<Lexed>, ParseError> {
     let mut lx = Lexer::new(src, syntax, limits, true);
     lx.run()?;
     Ok(lx.out)
@@ -300,7 +307,7 @@ struct Lexer<'a> {
     offsets: bool,
     /// Index in `out.toks` of this input's first token.
     first_tok: usize,
-    out: Lexed,
+    out: Box<Lexed>,
 }
 
 /// Byte classes, looked up in [`CLASS`].
@@ -344,13 +351,7 @@ impl<'a> Lexer<'a> {
             limits,
             offsets,
             first_tok: 0,
-            out: Lexed {
-                end: to_u32(src.len()),
-                syntax,
-                ..SPARE
-                    .with(Cell::take)
-                    .unwrap_or_else(|| Lexed::with_capacity(src.len() / 4 + 4))
-            },
+            out: spare(syntax, to_u32(src.len()), src.len() / 4 + 4),
         }
     }
 

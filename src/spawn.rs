@@ -402,30 +402,54 @@ fn child_stack() -> Vec<std::mem::MaybeUninit<u128>> {
 }
 
 /// `clone3(CLONE_INTO_CGROUP)` with the child running [`child`]; the pid
-/// (or -1 with errno set, as the C library's calls).
-#[cfg(target_arch = "x86_64")]
+/// (or -1 with errno set, as the C library's calls). On x86-64 the child
+/// shares our memory on a stack of its own ([`clone3_vfork`]); elsewhere it
+/// is a copy of this process, as after `fork`.
 fn clone3_into(args: &ChildArgs, cgroup: RawFd, pid_fd: &mut libc::c_int) -> io::Result<i32> {
-    let mut stack = child_stack();
-    let ca = CloneArgs {
-        flags: (libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PIDFD) as u64 | CLONE_INTO_CGROUP,
+    #[cfg_attr(not(target_arch = "x86_64"), allow(unused_mut))]
+    let mut ca = CloneArgs {
+        flags: libc::CLONE_PIDFD as u64 | CLONE_INTO_CGROUP,
         pidfd: std::ptr::from_mut(pid_fd) as u64,
         exit_signal: libc::SIGCHLD as u64,
-        stack: stack.as_mut_ptr() as u64,
-        stack_size: (stack.capacity() * 16) as u64,
         cgroup: u64::from(cgroup.cast_unsigned()),
         ..CloneArgs::default()
     };
-    // SAFETY: see clone3_vfork; `stack` outlives the child's use of it
-    // (CLONE_VFORK suspends this thread until the child has exec'd or
-    // exited) and its top is 16-byte aligned (a u128 allocation of a size
-    // that is a multiple of 16).
-    let r = unsafe { clone3_vfork(&ca, args) };
-    drop(stack);
-    if r < 0 {
-        // The raw system call returns -errno; the caller reads errno.
-        nix::errno::Errno::set_raw(i32::try_from(-r).unwrap_or(libc::EINVAL));
-        return Ok(-1);
-    }
+    #[cfg(target_arch = "x86_64")]
+    let r = {
+        let mut stack = child_stack();
+        ca.flags |= (libc::CLONE_VM | libc::CLONE_VFORK) as u64;
+        ca.stack = stack.as_mut_ptr() as u64;
+        ca.stack_size = (stack.capacity() * 16) as u64;
+        // SAFETY: see clone3_vfork; `stack` outlives the child's use of it
+        // (CLONE_VFORK suspends this thread until the child has exec'd or
+        // exited) and its top is 16-byte aligned (a u128 allocation of a
+        // size that is a multiple of 16).
+        let r = unsafe { clone3_vfork(&ca, args) };
+        drop(stack);
+        if r < 0 {
+            // The raw system call returns -errno; the caller reads errno.
+            nix::errno::Errno::set_raw(i32::try_from(-r).unwrap_or(libc::EINVAL));
+            -1
+        } else {
+            r
+        }
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let r = {
+        // SAFETY: clone3 without CLONE_VM or a new stack returns twice
+        // like fork; the child (0) runs `child`, which never returns.
+        let r = unsafe {
+            libc::syscall(
+                libc::SYS_clone3,
+                &ca as *const CloneArgs,
+                std::mem::size_of::<CloneArgs>(),
+            )
+        };
+        if r == 0 {
+            child(std::ptr::from_ref(args).cast_mut().cast());
+        }
+        r
+    };
     i32::try_from(r).map_err(|_| io::Error::other("clone3 returned no pid"))
 }
 
@@ -472,31 +496,6 @@ unsafe fn clone3_vfork(ca: &CloneArgs, args: &ChildArgs) -> i64 {
         );
     }
     ret
-}
-
-/// `clone3(CLONE_INTO_CGROUP)` as a copy of this process (as `fork`).
-#[cfg(not(target_arch = "x86_64"))]
-fn clone3_into(args: &ChildArgs, cgroup: RawFd, pid_fd: &mut libc::c_int) -> io::Result<i32> {
-    let ca = CloneArgs {
-        flags: libc::CLONE_PIDFD as u64 | CLONE_INTO_CGROUP,
-        pidfd: std::ptr::from_mut(pid_fd) as u64,
-        exit_signal: libc::SIGCHLD as u64,
-        cgroup: u64::from(cgroup.cast_unsigned()),
-        ..CloneArgs::default()
-    };
-    // SAFETY: clone3 without CLONE_VM or a new stack returns twice like
-    // fork; the child (0) runs `child`, which never returns.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_clone3,
-            &ca as *const CloneArgs,
-            std::mem::size_of::<CloneArgs>(),
-        )
-    };
-    if r == 0 {
-        child(std::ptr::from_ref(args).cast_mut().cast());
-    }
-    i32::try_from(r).map_err(|_| io::Error::other("clone3 returned no pid"))
 }
 
 fn clone_vfork(args: &ChildArgs, pid_fd: &mut libc::c_int) -> io::Result<i32> {

@@ -3,6 +3,7 @@
 //! CLI.
 
 use roost::classad::old::{OldItem, OldReader, parse_ad_auto};
+use roost::classad::unparse::expr_to_string;
 use roost::classad::{Evaluator, FixedEnv, Limits, Value, parse_ad, parse_expr, parse_expr_with};
 
 #[test]
@@ -24,6 +25,35 @@ fn a_hundred_thousand_nested_parentheses_are_an_error() {
     assert!(parse_expr(&chain).is_err());
     let chain = "1".to_string() + &" + 1".repeat(100_000);
     assert!(parse_expr(&chain).is_err());
+}
+
+#[test]
+fn the_deepest_nesting_allowed_parses_on_a_small_stack() {
+    // A daemon's worker threads have small stacks; 999 levels of each kind
+    // of bracket must still parse (the parser moves to the heap when the
+    // stack runs low) and come out whole.
+    let parsed = std::thread::Builder::new()
+        .stack_size(128 * 1024)
+        .spawn(|| {
+            let mut out = Vec::new();
+            for (open, close) in [("(", ")"), ("{", "}"), ("[a=", "]"), ("f(", ")")] {
+                let text = open.repeat(999) + "1" + &close.repeat(999);
+                out.push((open, parse_expr(&text).map_err(|e| e.to_string())));
+            }
+            out
+        })
+        .expect("thread starts")
+        .join()
+        .expect("parsing does not overflow the stack");
+    for (open, expr) in parsed {
+        // What parsed is the whole text: it prints back with every bracket.
+        let printed = expr.as_ref().map(expr_to_string);
+        assert!(
+            printed.as_ref().is_ok_and(|p| p.len() >= 999 * 2),
+            "{open}: {}",
+            printed.unwrap_or_else(|e| e.clone())
+        );
+    }
 }
 
 #[test]

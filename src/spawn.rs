@@ -179,9 +179,18 @@ impl Command {
         // the command, so a failed spawn can be tried again).
         let mut give: Vec<OwnedFd> = Vec::with_capacity(3);
         let mut fds: [RawFd; 3] = [-1; 3];
+        // One /dev/null serves every stream that wants it.
+        let mut null: Option<RawFd> = None;
         for (i, s) in self.stdio.iter().enumerate() {
             match s {
-                Stdio::Null => give.push(dev_null()?),
+                Stdio::Null => match null {
+                    Some(fd) => fds[i] = fd,
+                    None => {
+                        let fd = dev_null()?;
+                        null = Some(fd.as_raw_fd());
+                        give.push(fd);
+                    }
+                },
                 Stdio::Fd(fd) => fds[i] = fd.as_raw_fd(),
                 Stdio::Piped => {
                     let (r, w) = nix::unistd::pipe2(nix::fcntl::OFlag::O_CLOEXEC)?;
@@ -762,6 +771,24 @@ mod tests {
             assert_eq!(out, "hello arg bar /tmp\n");
             assert_eq!(err, "err\n");
             assert_eq!(s.code(), Some(3));
+        });
+    }
+
+    #[test]
+    fn streams_left_alone_are_dev_null() {
+        rt().block_on(async {
+            // stdin and stderr on /dev/null (one descriptor serves both),
+            // stdout a pipe.
+            let mut c = Command::new("/bin/sh");
+            c.args([
+                "-c",
+                "read x; echo \"read $?\"; echo lost >&2; readlink /proc/self/fd/0 /proc/self/fd/2",
+            ])
+            .stdout(Stdio::Piped);
+            let mut ch = c.spawn().unwrap();
+            let out = read_all(ch.stdout.take()).await;
+            assert!(ch.wait().await.unwrap().success());
+            assert_eq!(out, "read 1\n/dev/null\n/dev/null\n");
         });
     }
 

@@ -197,7 +197,6 @@ pub fn parse_ads_new(src: &[u8], limits: &Limits) -> Result<Vec<ClassAd>, ParseE
 fn whole_expr<'a, E, P>(expr: P) -> impl Parser<'a, In<'a>, Expr, E>
 where
     E: ParserExtra<'a, In<'a>> + 'a,
-    E::Error: LabelError<'a, In<'a>, &'static str>,
     P: Parser<'a, In<'a>, Expr, E>,
 {
     expr.then_ignore(end())
@@ -206,7 +205,6 @@ where
 fn leading_expr<'a, E, P>(expr: P) -> impl Parser<'a, In<'a>, Expr, E>
 where
     E: ParserExtra<'a, In<'a>> + 'a,
-    E::Error: LabelError<'a, In<'a>, &'static str>,
     P: Parser<'a, In<'a>, Expr, E>,
 {
     expr.then_ignore(any().repeated())
@@ -216,7 +214,6 @@ where
 fn leading_expr_in_line<'a, E, P>(expr: P) -> impl Parser<'a, In<'a>, Expr, E>
 where
     E: ParserExtra<'a, In<'a>> + 'a,
-    E::Error: LabelError<'a, In<'a>, &'static str>,
     P: Parser<'a, In<'a>, Expr, E>,
 {
     expr.then_ignore(none_of([Tok::EndOfLine]).repeated())
@@ -544,8 +541,8 @@ where
 /// The errors of a first attempt: only "no".
 type Fast = extra::Err<EmptyErr>;
 
-/// A parser called through a reference to wherever it lives.
-type DynParser<'p, 'a, O> = dyn Parser<'a, In<'a>, O, Fast> + 'p;
+/// An expression parser called through a reference to wherever it lives.
+type DynExpr<'p, 'a> = dyn Parser<'a, In<'a>, Expr, Fast> + 'p;
 
 /// Calls `f` with the expression parser over the tokens of `lx` for a
 /// first attempt, whose errors are only "no". Its parts live in this call's
@@ -554,8 +551,8 @@ type DynParser<'p, 'a, O> = dyn Parser<'a, In<'a>, O, Fast> + 'p;
 /// allocates nothing, where [`rich_expr`] shares counted, boxed parts.
 /// (Measured 2026-11-26: a parse call 0.15 → 0.10 µs, the 100-character
 /// policy 0.95 → 0.82 µs; `docs/performance.md`.)
-fn with_fast_expr<'a, T>(lx: &'a Lexed, f: impl FnOnce(&DynParser<'_, 'a, Expr>) -> T) -> T {
-    let cell: OnceCell<&DynParser<'_, 'a, Expr>> = OnceCell::new();
+fn with_fast_expr<'a, T>(lx: &'a Lexed, f: impl FnOnce(&DynExpr<'_, 'a>) -> T) -> T {
+    let cell: OnceCell<&DynExpr<'_, 'a>> = OnceCell::new();
     let expr = custom(
         |inp: &mut InputRef<'a, '_, In<'a>, Fast>| match cell.get() {
             // The stack grows on the heap when deep nesting needs it, as

@@ -5,16 +5,22 @@
 #
 #   tools/bench_daemon/probe.sh memory [N=300]   # RSS and its biggest mappings after N jobs
 #   tools/bench_daemon/probe.sh threads [N=300]  # CPU and context switches per daemon thread
+#   tools/bench_daemon/probe.sh profile [N=300]  # perf record -a -g; report per process and symbol
 #
-# `threads` needs perf (perf stat --per-thread). Each run uses a fresh
-# directory under /tmp and removes it.
+# `threads` and `profile` need perf. Roost is installed as the benchmark
+# installs it (tools/install.sh into target/bench-install: the static
+# starter where musl is there). Each run uses a fresh directory under /tmp
+# and removes it; `profile` keeps its perf.data in target/bench-probe/.
+# NO_INSTALL=1 runs what target/bench-install holds (e.g. a daemon built
+# with frame pointers copied there, for whole call stacks).
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/tools/bench_daemon
 MODE=${1:-memory}
 N=${2:-300}
-ROOST=$ROOT/target/release/roost
-(cd "$ROOT" && cargo build --release --quiet) || exit 1
+PREFIX=$ROOT/target/bench-install
+[ -n "${NO_INSTALL:-}" ] || "$ROOT/tools/install.sh" "$PREFIX" >/dev/null 2>&1 || { echo "install failed: run tools/install.sh" >&2; exit 1; }
+ROOST=$PREFIX/bin/roost
 # The benchmark's own helpers: directories, job ads, configuration, start.
 eval "$(sed -n '/^prepare_base()/,/^}/p;/^stage_jobs()/,/^}/p;/^roost_config()/,/^}/p;/^roost_start()/,/^}/p;/^wait_done()/,/^}/p;/^roost_stop()/,/^}/p' "$HERE/run.sh")"
 
@@ -29,9 +35,16 @@ threads)
     PERF=$!
     sleep 0.5
     ;;
+profile)
+    mkdir -p "$ROOT/target/bench-probe"
+    DATA=$ROOT/target/bench-probe/perf.data
+    perf record -a -g -F 5000 -o "$DATA" >"$b/perf-record.txt" 2>&1 &
+    PERF=$!
+    sleep 0.5
+    ;;
 memory) ;;
 *)
-    echo "usage: $0 memory|threads [N]" >&2
+    echo "usage: $0 memory|threads|profile [N]" >&2
     roost_stop "$b"
     exit 2
     ;;
@@ -48,6 +61,23 @@ if [ "$MODE" = memory ]; then
     echo "== threads: $(ls /proc/$RPID/task | wc -l): $(cat /proc/$RPID/task/*/comm | sort | uniq -c | tr -s " \n" " ")"
     echo "== event log on disk: $(du -sh "$b/node/spool/roost-events" | cut -f1)"
     roost_stop "$b"
+elif [ "$MODE" = profile ]; then
+    kill -INT "$PERF"
+    wait "$PERF"
+    roost_stop "$b"
+    # CPU per job of each process name (threads by their own names:
+    # the daemon's actor thread is roost-startd, its log writer
+    # event-log-write, sled's threads sled-io-*; swapper is idle time),
+    # then the top symbols (self time) of the daemon and the starter.
+    echo "== $N jobs: CPU per job by process name (5,000 samples/s; profiler overhead included)"
+    perf report -i "$DATA" --no-children --sort comm -g none -n --stdio 2>/dev/null |
+        awk -v n="$N" '/^#/ || NF < 3 {next} {c = $3; for (i = 4; i <= NF; i++) c = c " " $i
+            printf "%8.3f ms  %s\n", $2 * 0.2 / n, c}' | head -20
+    for c in roost-startd roost-starter; do
+        echo "== $c: top symbols (self)"
+        perf report -i "$DATA" --no-children --comm "$c" --sort dso,sym --stdio -g none 2>/dev/null |
+            grep -v '^#' | grep -v '^$' | head -40
+    done
 else
     roost_stop "$b"
     wait "$PERF"

@@ -12,7 +12,7 @@ use tracing::{error, info, warn};
 
 use super::machine::machine_ad;
 use super::shared::Shared;
-use super::slot::{NewPolicy, PublicAd, SlotActor, SlotInput, idle};
+use super::slot::{NewPolicy, PublicAd, SiblingWork, SlotActor, SlotInput, idle};
 use crate::admin::Response;
 use crate::classad::{ClassAd, Value, parse_ad};
 use crate::config::Config;
@@ -478,6 +478,40 @@ impl Handler<BenchmarksMeasured> for NodeActor {
         self.refresh_machine();
         for slot in self.benchmarking.drain(..) {
             slot.do_send(SlotInput(Input::BenchmarksDone));
+        }
+    }
+}
+
+/// A slot's FETCH_WORK has just printed a job: the other slots that wait
+/// for work (Owner, Unclaimed, Backfill) are told, and each fetches early
+/// if its keyword is the same and a fetch is allowed now (see
+/// [`Input::WorkFound`]). Claimed slots are not: they fetch on their own
+/// when their job ends, and a node of many busy slots should not spend a
+/// decision per slot on every job fetched.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct WorkFound {
+    /// The slot's id (`slot1`, `slot1_2`).
+    pub by: String,
+    /// Its hook keyword.
+    pub keyword: String,
+}
+
+impl Handler<WorkFound> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, w: WorkFound, _: &mut Context<Self>) {
+        for (id, (addr, status)) in &self.slots {
+            let waiting = matches!(
+                status.state,
+                State::Owner | State::Unclaimed | State::Backfill
+            );
+            if *id != w.by && !status.deleted && waiting {
+                addr.do_send(SiblingWork {
+                    by: w.by.clone(),
+                    keyword: w.keyword.clone(),
+                });
+            }
         }
     }
 }

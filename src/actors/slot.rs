@@ -10,7 +10,7 @@ use tracing::{error, info, warn};
 
 use super::backfill::{BackfillActor, Release, Want};
 use super::hook::{HookActor, HookDone, hook_path, hook_timeout, ignored};
-use super::node::{NodeActor, SlotBorn, SlotGone, SlotStatus};
+use super::node::{NodeActor, SlotBorn, SlotGone, SlotStatus, WorkFound};
 use super::shared::Shared;
 use super::starter::{StarterActor, StarterCmd, StarterOwner, starter_hooks, starter_request};
 use crate::classad::unparse::{OldOrder, ad_to_old};
@@ -42,6 +42,16 @@ pub struct StarterPids {
     pub job: Option<u32>,
 }
 
+/// Another slot (`by`) with hook keyword `keyword` has just fetched a job.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct SiblingWork {
+    /// The slot's id.
+    pub by: String,
+    /// Its hook keyword.
+    pub keyword: String,
+}
+
 /// Asks for the slot's public ad.
 #[derive(Message)]
 #[rtype(result = "String")]
@@ -62,6 +72,10 @@ pub struct SlotActor {
     /// Whether the last FETCH_WORK printed a job (its next fetch then
     /// comes at the start of the second it is due).
     fetched_work: bool,
+    /// Another slot with the same keyword that has fetched a job since
+    /// this slot's last fetch (its next fetch then comes at the start of
+    /// the second it is due, too, and says so in its event).
+    work_seen: Option<String>,
     first: Option<Input>,
     /// Claims of the last run to tell EVICT_CLAIM about when it starts.
     lost: Vec<LostClaim>,
@@ -90,6 +104,7 @@ impl SlotActor {
             eval_at: None,
             fetch_timer: None,
             fetched_work: false,
+            work_seen: None,
             first: Some(first),
             lost: Vec::new(),
         }
@@ -246,8 +261,10 @@ impl SlotActor {
             // `time(NULL)`s, so a delay of 1 can end a few ms later): a
             // partitionable slot that found a burst carves its next dynamic
             // slot at the next second's start, not a full second after the
-            // first. Idle polls keep the slot's own point of the second.
-            let phase = if self.fetched_work {
+            // first. So does the fetch of a slot that heard of another's
+            // work (`SiblingWork`). Idle polls keep the slot's own point of
+            // the second.
+            let phase = if self.fetched_work || self.work_seen.is_some() {
                 0
             } else {
                 fetch_phase(&self.slot, &self.spec)
@@ -255,7 +272,11 @@ impl SlotActor {
             let wait = until(self.shared.clock.now_nanos(), due, phase);
             self.fetch_timer = Some(ctx.run_later(wait, |act, ctx| {
                 act.fetch_timer = None;
-                act.step(&Input::FetchTimer, ctx);
+                let input = act
+                    .work_seen
+                    .clone()
+                    .map_or(Input::FetchTimer, Input::WorkFound);
+                act.step(&input, ctx);
             }));
         }
     }
@@ -607,7 +628,34 @@ impl Handler<HookDone> for SlotActor {
             },
         };
         self.fetched_work = matches!(input, Input::FetchedJob(_));
+        self.work_seen = None;
         self.step(&input, ctx);
+        if self.fetched_work
+            && let Some(keyword) = &self.policy.keyword
+        {
+            self.node.do_send(WorkFound {
+                by: self.slot.id.clone(),
+                keyword: keyword.clone(),
+            });
+        }
+    }
+}
+
+impl Handler<SiblingWork> for SlotActor {
+    type Result = ();
+
+    /// A slot fetching from the same place found work: this one asks too,
+    /// now if every rule of a fetch allows it (the engine decides), else
+    /// at the start of the second it is due rather than at its own point
+    /// of that second. Slots polling out of step (see [`fetch_phase`])
+    /// thus all take part in a burst of work within the second, not over
+    /// a whole one.
+    fn handle(&mut self, w: SiblingWork, ctx: &mut Context<Self>) {
+        if self.policy.keyword.as_deref() != Some(w.keyword.as_str()) || self.slot.fetching {
+            return;
+        }
+        self.work_seen = Some(w.by.clone());
+        self.step(&Input::WorkFound(w.by), ctx);
     }
 }
 

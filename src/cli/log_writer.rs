@@ -117,7 +117,10 @@ fn lifecycle(n: u64, slot: &str, t: i64) -> Vec<(i64, String, Event)> {
     let st = |e: StarterEvent| (t, starter.clone(), Event::Starter(e));
     let pid = u32::try_from(n % 30_000).unwrap_or(0) + 1000;
     vec![
-        s(SlotEvent::FetchStarted { at: t }),
+        s(SlotEvent::FetchStarted {
+            at: t,
+            prompted_by: None,
+        }),
         s(SlotEvent::FetchCompleted { at: t }),
         s(SlotEvent::ClaimCreated {
             at: t,

@@ -312,6 +312,12 @@ pub enum Input {
     Evaluate,
     /// The fetch timer fired.
     FetchTimer,
+    /// Another slot with the same hook keyword (named here) has just
+    /// fetched a job: there may be more where it came from. The slot
+    /// fetches now if every rule of a fetch allows it now — in particular
+    /// `FetchWorkDelay`, counted in whole seconds as HTCondor counts it —
+    /// rather than at its own point of the second.
+    WorkFound(String),
     /// FETCH_WORK printed nothing: no work.
     FetchedNothing,
     /// FETCH_WORK printed a job ad (already parsed; canonical new syntax).
@@ -1352,6 +1358,12 @@ impl<'c, 'a> Work<'c, 'a> {
     }
 
     fn try_fetch(&mut self) {
+        self.try_fetch_for(None);
+    }
+
+    /// [`Work::try_fetch`], for the work another slot found when
+    /// `prompted_by` names it.
+    fn try_fetch_for(&mut self, prompted_by: Option<&String>) {
         if self.ctx.policy.keyword.as_deref().is_none_or(str::is_empty)
             || self.s.fetching
             || self.s.deleted
@@ -1390,7 +1402,10 @@ impl<'c, 'a> Work<'c, 'a> {
         if self.knob("START", false) == Some(false) {
             return;
         }
-        self.emit(SlotEvent::FetchStarted { at: self.ctx.now });
+        self.emit(SlotEvent::FetchStarted {
+            at: self.ctx.now,
+            prompted_by: prompted_by.cloned(),
+        });
         self.effect(Effect::FetchWork);
     }
 
@@ -1761,6 +1776,7 @@ pub fn decide(slot: &Slot, ctx: &Ctx<'_>, input: &Input) -> Decision {
             w.try_fetch();
         }
         Input::FetchTimer => w.try_fetch(),
+        Input::WorkFound(by) => w.try_fetch_for(Some(by)),
         Input::FetchFailed => {
             w.emit(SlotEvent::FetchCompleted { at: ctx.now });
         }

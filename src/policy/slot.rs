@@ -314,6 +314,11 @@ pub enum SlotEvent {
     FetchStarted {
         /// When.
         at: i64,
+        /// The slot whose FETCH_WORK had just brought work, when this
+        /// fetch came for that rather than at the slot's own time (see
+        /// `Input::WorkFound`).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        prompted_by: Option<String>,
     },
     /// FETCH_WORK finished (whatever it printed).
     FetchCompleted {
@@ -449,7 +454,7 @@ impl SlotEvent {
     pub fn at(&self) -> i64 {
         match self {
             SlotEvent::ActivityChanged { at, .. }
-            | SlotEvent::FetchStarted { at }
+            | SlotEvent::FetchStarted { at, .. }
             | SlotEvent::FetchCompleted { at }
             | SlotEvent::ClaimCreated { at, .. }
             | SlotEvent::PreemptingClaimQueued { at, .. }
@@ -499,7 +504,7 @@ pub fn apply(slot: &mut Slot, event: &SlotEvent) {
                 slot.backfill_ending = false;
             }
         }
-        SlotEvent::FetchStarted { at } => {
+        SlotEvent::FetchStarted { at, .. } => {
             slot.fetching = true;
             slot.last_fetch_spawned = Some(*at);
         }

@@ -405,25 +405,25 @@ fn idle_slots_poll_fetch_work_out_of_step() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[test]
-fn a_partitionable_slot_that_finds_work_fetches_again_at_the_next_second() {
-    let dir = temp("pslot-burst");
-    // Nothing until the test says go; then two jobs, then nothing. Records
-    // when each job was handed out and to which slot.
+/// A daemon (see [`fetch_hook_daemon`]) whose FETCH_WORK hands out
+/// nothing until the test says go, then two 3-second jobs (`ad_extra` added
+/// to each ad), then nothing; waits for both to be handed out, stops the
+/// daemon and returns (milliseconds, slot ad `Name` line) of each.
+fn two_jobs_after_go(dir: &Path, slots: u32, ad_extra: &str, extra: &str) -> Vec<(i64, String)> {
     let child = fetch_hook_daemon(
-        &dir,
+        dir,
         &format!(
             "#!/bin/sh\nt=$(date +%s%N)\nname=$(grep '^Name = ')\nd={d}\n\
              [ -e $d/go ] || {{ echo $t >> $d/polls; exit 0; }}\n\
              n=$(cat $d/count 2>/dev/null || echo 0)\n[ \"$n\" -ge 2 ] && exit 0\n\
              echo $((n+1)) > $d/count\necho \"$t $name\" >> $d/handed\n\
-             printf 'Cmd = \"/bin/sleep\"\\nArguments = \"3\"\\nOwner = \"nobody\"\\n\
-             RequestCpus = 1\\nRequestMemory = 64\\nRequestDisk = 1024\\n'\n",
+             printf 'Cmd = \"/bin/sleep\"\\nArguments = \"3\"\\nOwner = \"nobody\"\\n{ad_extra}'\n",
             d = dir.display()
         ),
-        1,
-        "NUM_CPUS = 2\nSLOT_TYPE_1 = cpus=100%, memory=100%\nSLOT_TYPE_1_PARTITIONABLE = True\n\
-         FetchWorkDelay = ifThenElse(State == \"Claimed\" && Activity == \"Idle\", 0, 1)\n",
+        slots,
+        &format!(
+            "FetchWorkDelay = ifThenElse(State == \"Claimed\" && Activity == \"Idle\", 0, 1)\n{extra}"
+        ),
     );
     let handed = || stamped(&dir.join("handed"));
     // The daemon's first fetch comes at its start; the jobs come to the
@@ -433,7 +433,49 @@ fn a_partitionable_slot_that_finds_work_fetches_again_at_the_next_second() {
     wait_for("both jobs handed out", || handed().len() == 2);
     let status = stop(child);
     assert!(status.success(), "daemon exit: {status}");
-    let h = handed();
+    handed()
+}
+
+#[test]
+fn a_slot_that_finds_work_prompts_the_idle_slots_fetching_from_the_same_place() {
+    let dir = temp("prompt");
+    let h = two_jobs_after_go(&dir, 2, "", "");
+    // One job to each slot (the first still runs when the second comes).
+    assert!(
+        h.iter().any(|(_, n)| n.contains("\"slot1@"))
+            && h.iter().any(|(_, n)| n.contains("\"slot2@")),
+        "{h:?}"
+    );
+    // The idle slots poll out of step; the one that did not find the
+    // first job asked again because the other found it — at once, or at
+    // the start of the next second when its own poll was in this one —
+    // and the event log says so.
+    let ev = events(&dir.join("spool/roost-events"));
+    let prompted: Vec<(String, String)> = ev
+        .iter()
+        .filter_map(|e| {
+            let by = e
+                .pointer("/event/Slot/FetchStarted/prompted_by")?
+                .as_str()?;
+            Some((e["actor"].as_str()?.to_string(), by.to_string()))
+        })
+        .collect();
+    assert!(
+        prompted.iter().any(|(slot, by)| slot != by),
+        "no fetch prompted by the other slot's work: {prompted:?}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn a_partitionable_slot_that_finds_work_fetches_again_at_the_next_second() {
+    let dir = temp("pslot-burst");
+    let h = two_jobs_after_go(
+        &dir,
+        1,
+        "RequestCpus = 1\\nRequestMemory = 64\\nRequestDisk = 1024\\n",
+        "NUM_CPUS = 2\nSLOT_TYPE_1 = cpus=100%, memory=100%\nSLOT_TYPE_1_PARTITIONABLE = True\n",
+    );
     // Both went to the partitionable slot (the first job, 3 s long, still
     // runs in its dynamic slot when the second is fetched).
     assert!(h.iter().all(|(_, n)| n.contains("\"slot1@")), "{h:?}");

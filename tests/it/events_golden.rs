@@ -69,7 +69,10 @@ fn samples() -> Vec<(&'static str, Event)> {
         ),
         (
             "slot-fetch-started",
-            Event::Slot(SlotEvent::FetchStarted { at }),
+            Event::Slot(SlotEvent::FetchStarted {
+                at,
+                prompted_by: None,
+            }),
         ),
         (
             "slot-fetch-completed",

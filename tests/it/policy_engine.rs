@@ -285,6 +285,49 @@ fn fetch_waits_for_fetch_work_delay() {
 }
 
 #[test]
+fn another_slots_work_prompts_a_fetch_when_fetch_work_delay_allows_one() {
+    let mut n = Node::new(
+        "STARTD_JOB_HOOK_KEYWORD = ROOST\nFetchWorkDelay = 1\nSLOT_TYPE_0_PARTITIONABLE = False\n",
+    );
+    assert!(n.at(100, Input::Evaluate).contains(&Effect::FetchWork));
+    n.at(100, Input::FetchedNothing);
+    // In the second of its last fetch, a delay of 1 is not over (HTCondor
+    // counts whole seconds): the news changes nothing.
+    assert!(n.at(100, Input::WorkFound("slot2".into())).is_empty());
+    // From the next second on it is: the slot fetches at once, and the
+    // event says which slot's work brought the fetch.
+    let ctx = Ctx {
+        policy: &n.policy,
+        spec: &n.spec,
+        machine: &n.machine,
+        now: 101,
+        drain: None,
+    };
+    let d = decide(&n.slot, &ctx, &Input::WorkFound("slot2".into()));
+    assert!(d.effects.contains(&Effect::FetchWork));
+    assert_eq!(
+        d.events,
+        vec![SlotEvent::FetchStarted {
+            at: 101,
+            prompted_by: Some("slot2".into()),
+        }]
+    );
+    // A fetch of its own says nothing of the kind.
+    let d = decide(&n.slot, &Ctx { now: 101, ..ctx }, &Input::FetchTimer);
+    assert_eq!(
+        d.events,
+        vec![SlotEvent::FetchStarted {
+            at: 101,
+            prompted_by: None,
+        }]
+    );
+    // A fetch already running is not doubled.
+    n.at(101, Input::WorkFound("slot2".into()));
+    assert!(n.slot.fetching);
+    assert!(n.at(101, Input::WorkFound("slot3".into())).is_empty());
+}
+
+#[test]
 fn suspend_then_continue() {
     let mut n = Node::new(&format!(
         "{FETCH}WANT_SUSPEND = True\nSUSPEND = KeyboardIdle < 60\nCONTINUE = KeyboardIdle > 300\n"

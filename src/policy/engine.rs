@@ -1363,7 +1363,7 @@ impl<'c, 'a> Work<'c, 'a> {
 
     /// [`Work::try_fetch`], for the work another slot found when
     /// `prompted_by` names it.
-    fn try_fetch_for(&mut self, prompted_by: Option<&String>) {
+    fn try_fetch_for(&mut self, prompted_by: Option<&str>) {
         if self.ctx.policy.keyword.as_deref().is_none_or(str::is_empty)
             || self.s.fetching
             || self.s.deleted
@@ -1404,7 +1404,7 @@ impl<'c, 'a> Work<'c, 'a> {
         }
         self.emit(SlotEvent::FetchStarted {
             at: self.ctx.now,
-            prompted_by: prompted_by.cloned(),
+            prompted_by: prompted_by.map(str::to_string),
         });
         self.effect(Effect::FetchWork);
     }
@@ -1776,7 +1776,7 @@ pub fn decide(slot: &Slot, ctx: &Ctx<'_>, input: &Input) -> Decision {
             w.try_fetch();
         }
         Input::FetchTimer => w.try_fetch(),
-        Input::WorkFound(by) => w.try_fetch_for(Some(by)),
+        Input::WorkFound(by) => w.try_fetch_for(Some(by.as_str())),
         Input::FetchFailed => {
             w.emit(SlotEvent::FetchCompleted { at: ctx.now });
         }

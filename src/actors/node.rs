@@ -12,7 +12,7 @@ use tracing::{error, info, warn};
 
 use super::machine::machine_ad;
 use super::shared::Shared;
-use super::slot::{NewPolicy, PublicAd, SiblingWork, SlotActor, SlotInput, idle};
+use super::slot::{NewPolicy, PublicAd, SlotActor, SlotInput, idle};
 use crate::admin::Response;
 use crate::classad::{ClassAd, Value, parse_ad};
 use crate::config::Config;
@@ -482,10 +482,10 @@ impl Handler<BenchmarksMeasured> for NodeActor {
     }
 }
 
-/// A slot's FETCH_WORK has just printed a job: the other slots that wait
-/// for work (Owner, Unclaimed, Backfill) are told, and each fetches early
-/// if its keyword is the same and a fetch is allowed now (see
-/// [`Input::WorkFound`]). Claimed slots are not: they fetch on their own
+/// A slot's FETCH_WORK has just printed a job. Sent by the slot to the
+/// node, which passes it on to the other slots that wait for work (Owner,
+/// Unclaimed, Backfill); each fetches early if its keyword is the same
+/// and a fetch is allowed now (see [`Input::WorkFound`]). Claimed slots are not: they fetch on their own
 /// when their job ends, and a node of many busy slots should not spend a
 /// decision per slot on every job fetched.
 #[derive(Message)]
@@ -507,7 +507,7 @@ impl Handler<WorkFound> for NodeActor {
                 State::Owner | State::Unclaimed | State::Backfill
             );
             if *id != w.by && !status.deleted && waiting {
-                addr.do_send(SiblingWork {
+                addr.do_send(WorkFound {
                     by: w.by.clone(),
                     keyword: w.keyword.clone(),
                 });

@@ -42,16 +42,6 @@ pub struct StarterPids {
     pub job: Option<u32>,
 }
 
-/// Another slot (`by`) with hook keyword `keyword` has just fetched a job.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SiblingWork {
-    /// The slot's id.
-    pub by: String,
-    /// Its hook keyword.
-    pub keyword: String,
-}
-
 /// Asks for the slot's public ad.
 #[derive(Message)]
 #[rtype(result = "String")]
@@ -262,7 +252,7 @@ impl SlotActor {
             // partitionable slot that found a burst carves its next dynamic
             // slot at the next second's start, not a full second after the
             // first. So does the fetch of a slot that heard of another's
-            // work (`SiblingWork`). Idle polls keep the slot's own point of
+            // work (`WorkFound`, passed on by the node). Idle polls keep the slot's own point of
             // the second.
             let phase = if self.fetched_work || self.work_seen.is_some() {
                 0
@@ -641,7 +631,7 @@ impl Handler<HookDone> for SlotActor {
     }
 }
 
-impl Handler<SiblingWork> for SlotActor {
+impl Handler<WorkFound> for SlotActor {
     type Result = ();
 
     /// A slot fetching from the same place found work: this one asks too,
@@ -650,7 +640,7 @@ impl Handler<SiblingWork> for SlotActor {
     /// of that second. Slots polling out of step (see [`fetch_phase`])
     /// thus all take part in a burst of work within the second, not over
     /// a whole one.
-    fn handle(&mut self, w: SiblingWork, ctx: &mut Context<Self>) {
+    fn handle(&mut self, w: WorkFound, ctx: &mut Context<Self>) {
         if self.policy.keyword.as_deref() != Some(w.keyword.as_str()) || self.slot.fetching {
             return;
         }

@@ -38,7 +38,8 @@ threads)
 profile)
     mkdir -p "$ROOT/target/bench-probe"
     DATA=$ROOT/target/bench-probe/perf.data
-    perf record -a -g -F 5000 -o "$DATA" >"$b/perf-record.txt" 2>&1 &
+    FREQ=5000
+    perf record -a -g -F "$FREQ" -o "$DATA" >"$b/perf-record.txt" 2>&1 &
     PERF=$!
     sleep 0.5
     ;;
@@ -69,10 +70,10 @@ elif [ "$MODE" = profile ]; then
     # the daemon's actor thread is roost-startd, its log writer
     # event-log-write, sled's threads sled-io-*; swapper is idle time),
     # then the top symbols (self time) of the daemon and the starter.
-    echo "== $N jobs: CPU per job by process name (5,000 samples/s; profiler overhead included)"
+    echo "== $N jobs: CPU per job by process name ($FREQ samples/s; profiler overhead included)"
     perf report -i "$DATA" --no-children --sort comm -g none -n --stdio 2>/dev/null |
-        awk -v n="$N" '/^#/ || NF < 3 {next} {c = $3; for (i = 4; i <= NF; i++) c = c " " $i
-            printf "%8.3f ms  %s\n", $2 * 0.2 / n, c}' | head -20
+        awk -v n="$N" -v hz="$FREQ" '/^#/ || NF < 3 {next} {c = $3; for (i = 4; i <= NF; i++) c = c " " $i
+            printf "%8.3f ms  %s\n", $2 * 1000 / hz / n, c}' | head -20
     for c in roost-startd roost-starter; do
         echo "== $c: top symbols (self)"
         perf report -i "$DATA" --no-children --comm "$c" --sort dso,sym --stdio -g none 2>/dev/null |

@@ -13,6 +13,15 @@ pub trait Clock: Send + Sync {
     /// divided by 10^9, rounded down. Timers that must fire at a given
     /// point within a second use it.
     fn now_nanos(&self) -> i128;
+
+    /// Whether time moves only when the actors' runtime has nothing to do
+    /// (virtual time). The actors then wait for the event log in place,
+    /// blocking their thread: awaited as a future, the writer thread's
+    /// work would leave the runtime idle and let time jump ahead of the
+    /// decision being recorded (see [`crate::actors::shared::Shared::append_later`]).
+    fn waits_in_place(&self) -> bool {
+        false
+    }
 }
 
 /// The system's clock.
@@ -64,5 +73,11 @@ impl Clock for RuntimeClock {
     fn now_nanos(&self) -> i128 {
         let elapsed = i128::try_from(self.start.elapsed().as_nanos()).unwrap_or(i128::MAX);
         (i128::from(self.base) * 1_000_000_000).saturating_add(elapsed)
+    }
+
+    /// Made for paused runtimes (on a running one, waiting in place is
+    /// only slower).
+    fn waits_in_place(&self) -> bool {
+        true
     }
 }

@@ -154,26 +154,39 @@ impl Shared {
 
     /// Appends `events` of `actor`, durably, at the current time.
     pub fn append(&self, actor: &str, events: Vec<Event>) -> Result<u64, StoreError> {
+        self.log.append(self.stamped(actor, events))
+    }
+
+    /// `events` of `actor` with the current time, as the log takes them.
+    fn stamped(&self, actor: &str, events: Vec<Event>) -> Vec<(i64, String, Event)> {
         let now = self.clock.now();
-        self.log.append(
-            events
-                .into_iter()
-                .map(|e| (now, actor.to_string(), e))
-                .collect(),
-        )
+        events
+            .into_iter()
+            .map(|e| (now, actor.to_string(), e))
+            .collect()
+    }
+
+    /// Appends `events` of `actor`, durably, at the current time, without
+    /// blocking the actors' thread: the future resolves once they are
+    /// durable (see [`Appender::append_later`]). On virtual time
+    /// ([`Clock::waits_in_place`]) the append is done here and the future
+    /// is ready at once.
+    pub fn append_later(
+        &self,
+        actor: &str,
+        events: Vec<Event>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<u64, StoreError>>>> {
+        if self.clock.waits_in_place() {
+            return Box::pin(std::future::ready(self.append(actor, events)));
+        }
+        Box::pin(self.log.append_later(self.stamped(actor, events)))
     }
 
     /// Records `events` of `actor` at the current time, in order, without
     /// waiting for them to be durable: for facts nothing acts on at once
     /// (see `events::group`).
     pub fn record(&self, actor: &str, events: Vec<Event>) -> Result<(), StoreError> {
-        let now = self.clock.now();
-        self.log.record(
-            events
-                .into_iter()
-                .map(|e| (now, actor.to_string(), e))
-                .collect(),
-        )
+        self.log.record(self.stamped(actor, events))
     }
 
     /// The configuration in force.

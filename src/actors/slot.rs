@@ -19,7 +19,7 @@ use crate::events::{Event, LostClaim};
 use crate::hooks::HookRun;
 use crate::hooks::output::{Fetched, fetched};
 use crate::policy::engine::{
-    Ctx, Effect, Input, Policy, decide, evaluation_interval, next_fetch_at, slot_ad,
+    Ctx, Decision, Effect, Input, Policy, decide, evaluation_interval, next_fetch_at, slot_ad,
 };
 use crate::policy::layout::SlotSpec;
 use crate::policy::publish::{Publish, StartdAttrs, public_ad};
@@ -150,21 +150,35 @@ impl SlotActor {
         self.with_ctx(now, |ctx| slot_ad(&self.slot, ctx))
     }
 
-    /// Decide, append, apply, act.
+    /// Decide, append, apply, act. The append is awaited with the slot's
+    /// mailbox and timers held (`ctx.wait`): nothing else reaches the slot
+    /// between its decision and the decision's effects, while the thread
+    /// goes on with the other actors' messages and the log's writer can
+    /// flush their appends with this one.
     fn step(&mut self, input: &Input, ctx: &mut Context<Self>) {
         let now = self.shared.clock.now();
         let d = self.with_ctx(now, |c| decide(&self.slot, c, input));
-        if !d.events.is_empty() {
-            let batch: Vec<Event> = d.events.iter().cloned().map(Event::Slot).collect();
-            if let Err(e) = self.shared.append(&self.slot.id, batch) {
+        if d.events.is_empty() {
+            self.carry_out(d, now, ctx);
+            return;
+        }
+        let batch: Vec<Event> = d.events.iter().cloned().map(Event::Slot).collect();
+        let durable = self.shared.append_later(&self.slot.id, batch);
+        ctx.wait(durable.into_actor(self).map(move |done, act, ctx| {
+            if let Err(e) = done {
                 // Nothing unrecorded is acted on; the input is dropped and
                 // the next evaluation tries again.
                 error!(message = "Cannot record slot events; not acting on them.",
-                    slot = %self.slot.name, error = %e);
-                self.reschedule(ctx, now);
+                    slot = %act.slot.name, error = %e);
+                act.reschedule(ctx, now);
                 return;
             }
-        }
+            act.carry_out(d, now, ctx);
+        }));
+    }
+
+    /// Applies a decision whose events are durable, then acts on it.
+    fn carry_out(&mut self, d: Decision, now: i64, ctx: &mut Context<Self>) {
         for e in &d.events {
             if let SlotEvent::ActivityChanged {
                 state,

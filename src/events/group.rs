@@ -1,5 +1,6 @@
 //! Group commit: many appenders, one writer. Each appender hands its batch
-//! to the writer thread and waits; the writer takes every batch waiting,
+//! to the writer thread and waits — blocked, or awaiting a future while its
+//! thread does other work; the writer takes every batch waiting,
 //! appends them as one atomic, flushed batch, and then answers each
 //! appender with the sequence number of its first event. Durability costs
 //! one flush per group instead of one per batch.
@@ -20,7 +21,32 @@ use std::time::{Duration, Instant};
 use super::{Checkpointer, DaemonEvent, Event, EventStore, StoreError};
 
 type Batch = Vec<(i64, String, Event)>;
-type Reply = Sender<Result<u64, String>>;
+
+/// The writer's answer to an append: the sequence number of its first
+/// event, or why it could not be written.
+type Answer = Result<u64, String>;
+
+/// Where the writer sends an append's answer.
+enum Reply {
+    /// To a caller blocked in [`Appender::append`].
+    Blocking(Sender<Answer>),
+    /// To the future [`Appender::append_later`] returned.
+    Later(tokio::sync::oneshot::Sender<Answer>),
+}
+
+impl Reply {
+    /// Answers; an appender that went away no longer needs it.
+    fn send(self, answer: Answer) {
+        match self {
+            Reply::Blocking(tx) => {
+                let _ = tx.send(answer);
+            }
+            Reply::Later(tx) => {
+                let _ = tx.send(answer);
+            }
+        }
+    }
+}
 
 /// How long a recorded batch may wait for a flush when nothing durable
 /// follows it.
@@ -84,12 +110,37 @@ impl Appender {
     pub fn append(&self, batch: Batch) -> Result<u64, StoreError> {
         let (reply_tx, reply_rx) = mpsc::channel();
         self.tx
-            .send(Msg::Append(batch, reply_tx))
-            .map_err(|_| StoreError::Io("the event log writer has stopped".into()))?;
+            .send(Msg::Append(batch, Reply::Blocking(reply_tx)))
+            .map_err(|_| stopped())?;
         reply_rx
             .recv()
-            .map_err(|_| StoreError::Io("the event log writer stopped before answering".into()))?
+            .map_err(|_| stopped_before_answering())?
             .map_err(StoreError::Io)
+    }
+
+    /// Hands `batch` to the writer at once, to be appended durably as
+    /// [`Appender::append`] does, without blocking the calling thread: the
+    /// future it returns resolves to the sequence number of the batch's
+    /// first event once its group is flushed. An actor thread awaits it
+    /// while it goes on with other actors' messages, and the writer can
+    /// gather their appends into the same flush. Dropping the future does
+    /// not withdraw the batch.
+    pub fn append_later(
+        &self,
+        batch: Batch,
+    ) -> impl std::future::Future<Output = Result<u64, StoreError>> + 'static {
+        let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
+        let sent = self
+            .tx
+            .send(Msg::Append(batch, Reply::Later(reply_tx)))
+            .map_err(|_| stopped());
+        async move {
+            sent?;
+            reply_rx
+                .await
+                .map_err(|_| stopped_before_answering())?
+                .map_err(StoreError::Io)
+        }
     }
 
     /// Records `batch` in order without waiting for it to be durable (see
@@ -103,12 +154,18 @@ impl Appender {
         };
         if first {
             // The writer hears once per gathering, not once per record.
-            self.tx
-                .send(Msg::Records)
-                .map_err(|_| StoreError::Io("the event log writer has stopped".into()))?;
+            self.tx.send(Msg::Records).map_err(|_| stopped())?;
         }
         Ok(())
     }
+}
+
+fn stopped() -> StoreError {
+    StoreError::Io("the event log writer has stopped".into())
+}
+
+fn stopped_before_answering() -> StoreError {
+    StoreError::Io("the event log writer stopped before answering".into())
 }
 
 /// Cuts the log to the checkpointer's retention, archiving what goes when
@@ -317,9 +374,8 @@ fn write_group<S: EventStore>(
         tracing::error!(message = "Cannot record events.", events = all.len(), error = %e);
     }
     for (reply, start) in replies.into_iter().zip(starts) {
-        // An appender that went away no longer needs its answer.
         if let Some(reply) = reply {
-            let _ = reply.send(result.clone().map(|_| start));
+            reply.send(result.clone().map(|_| start));
         }
     }
     if let (Some(cp), Ok(_)) = (checkpoints, &result) {

@@ -4,18 +4,28 @@
 //! an error, takes nothing into the log, leaves no gap, and loses nothing
 //! acknowledged before or after it.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex, mpsc};
 
 use roost::events::{
-    DaemonEvent, Envelope, Event, EventRead, EventStore, GroupCommitter, SledStore, StoreError,
+    Appender, DaemonEvent, Envelope, Event, EventRead, EventStore, GroupCommitter, SledStore,
+    StoreError,
 };
 
-/// Fails the next `writes` writes and the next `flushes` flushes.
+/// Fails the next `writes` writes and the next `flushes` flushes; counts
+/// the flushes done; holds the next flush in `gate` when one is set.
 #[derive(Clone, Default)]
 struct Faults {
     writes: Arc<AtomicU32>,
     flushes: Arc<AtomicU32>,
+    flushed: Arc<AtomicU32>,
+    gate: Arc<Mutex<Option<Gate>>>,
+}
+
+/// Holds a flush: says when it has started, and lets it go on when told.
+struct Gate {
+    started: mpsc::Sender<()>,
+    release: mpsc::Receiver<()>,
 }
 
 fn take(n: &AtomicU32) -> bool {
@@ -58,6 +68,12 @@ impl EventStore for Faulty {
         self.inner.write(expected, batch)
     }
     fn flush(&mut self) -> Result<(), StoreError> {
+        let gate = self.faults.gate.lock().expect("gate").take();
+        if let Some(g) = gate {
+            g.started.send(()).expect("the test waits for the flush");
+            g.release.recv().expect("the test releases the flush");
+        }
+        self.faults.flushed.fetch_add(1, Ordering::SeqCst);
         if take(&self.faults.flushes) {
             return Err(StoreError::Io(
                 "flush failed: Input/output error (injected)".into(),
@@ -84,9 +100,10 @@ fn batch(tag: &str, n: usize) -> Vec<(i64, String, Event)> {
         .collect()
 }
 
-#[test]
-fn failed_writes_and_flushes_reach_the_caller_and_lose_nothing_acknowledged() {
-    let dir = std::env::temp_dir().join(format!("roost-faults-{}", std::process::id()));
+/// A fresh faulty store in a temp directory named after `name`, under a
+/// group committer: its directory, its faults, the committer, an appender.
+fn faulty_log(name: &str) -> (std::path::PathBuf, Faults, GroupCommitter<Faulty>, Appender) {
+    let dir = std::env::temp_dir().join(format!("roost-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let faults = Faults::default();
     let store = Faulty {
@@ -94,6 +111,12 @@ fn failed_writes_and_flushes_reach_the_caller_and_lose_nothing_acknowledged() {
         faults: faults.clone(),
     };
     let (committer, appender) = GroupCommitter::start(store);
+    (dir, faults, committer, appender)
+}
+
+#[test]
+fn failed_writes_and_flushes_reach_the_caller_and_lose_nothing_acknowledged() {
+    let (dir, faults, committer, appender) = faulty_log("faults");
     let mut acked: Vec<String> = Vec::new();
     let ok = |acked: &mut Vec<String>, tag: &str, n: usize| {
         let first = appender.append(batch(tag, n)).expect("append");
@@ -159,5 +182,66 @@ fn failed_writes_and_flushes_reach_the_caller_and_lose_nothing_acknowledged() {
     assert_eq!(reopened.read_from(1).count(), acked.len());
     assert_eq!(reopened.next_seq(), 8);
     drop(reopened);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn appends_awaited_as_futures_share_a_flush_and_hear_their_outcome() {
+    let (dir, faults, committer, appender) = faulty_log("later");
+    let (started_tx, started) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel();
+    *faults.gate.lock().expect("gate") = Some(Gate {
+        started: started_tx,
+        release: release_rx,
+    });
+    let rt = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .expect("a runtime");
+    // The first append's flush is held; three more are handed over
+    // meanwhile from the same thread, which never blocks.
+    let a = appender.append_later(batch("a", 2));
+    started.recv().expect("the first flush started");
+    let b = appender.append_later(batch("b", 1));
+    let c = appender.append_later(batch("c", 3));
+    let d = appender.append_later(batch("d", 1));
+    release.send(()).expect("release");
+    let firsts = rt.block_on(async { (a.await, b.await, c.await, d.await) });
+    assert_eq!(
+        (
+            firsts.0.expect("a"),
+            firsts.1.expect("b"),
+            firsts.2.expect("c"),
+            firsts.3.expect("d")
+        ),
+        (1, 3, 4, 7),
+        "each hears its first sequence number, in the order handed over"
+    );
+    assert_eq!(
+        faults.flushed.load(Ordering::SeqCst),
+        2,
+        "the three handed over during the first flush went into one group"
+    );
+
+    // A failure reaches the future, and the next append goes in after
+    // what was acknowledged.
+    faults.writes.store(1, Ordering::SeqCst);
+    let err = rt
+        .block_on(appender.append_later(batch("lost", 1)))
+        .expect_err("injected");
+    assert!(err.to_string().contains("No space left on device"), "{err}");
+    assert_eq!(
+        rt.block_on(appender.append_later(batch("e", 1)))
+            .expect("e"),
+        8
+    );
+
+    drop(appender);
+    let store = committer.finish().expect("the writer returns the store");
+    assert_eq!(
+        store.read_from(1).count(),
+        8,
+        "exactly what was acknowledged"
+    );
+    drop(store);
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -260,8 +260,9 @@ fn reconcile_last_run(store: &mut SledStore, now: i64) -> Result<Replay> {
 /// What `roost startd` opens and works out before its actors start: the
 /// event log (the last run reconciled), the machine and its slots.
 pub struct Prepared {
-    committer: GroupCommitter<SledStore>,
-    appender: crate::events::Appender,
+    /// The log, reconciled; its writer starts with the actors.
+    store: SledStore,
+    checkpoints: Checkpointer,
     /// Reads the log while the daemon writes it (for the admin socket).
     pub reader: crate::events::SledReader,
     lost: Vec<crate::events::LostClaim>,
@@ -295,7 +296,6 @@ impl Prepared {
         let checkpoints =
             Checkpointer::new(Replay::from_last_start(&store), checkpoint_every(config))
                 .with_retention(retention(config, &events_dir));
-        let (committer, appender) = GroupCommitter::start_with(store, Some(checkpoints));
 
         let inputs = detect(&dirs.execute);
         let m = machine(config, &inputs).map_err(|e| anyhow!("machine resources: {e}"))?;
@@ -342,8 +342,8 @@ impl Prepared {
             program = %starter_exe.display()
         );
         Ok(Prepared {
-            committer,
-            appender,
+            store,
+            checkpoints,
             reader,
             lost,
             first_id,
@@ -371,9 +371,24 @@ impl Prepared {
         Addr<NodeActor>,
         GroupCommitter<SledStore>,
     ) {
+        self.start_over(|store| store, config, clock, reload)
+    }
+
+    /// [`Prepared::start`], with the log's store seen through `wrap` (a
+    /// store that fails on demand, to test what the actors do when the
+    /// log cannot be written).
+    pub fn start_over<S: EventStore + Send + 'static>(
+        self,
+        wrap: impl FnOnce(SledStore) -> S,
+        config: Config,
+        clock: Arc<dyn Clock>,
+        reload: crate::actors::node::Reload,
+    ) -> (std::rc::Rc<Shared>, Addr<NodeActor>, GroupCommitter<S>) {
+        let (committer, appender) =
+            GroupCommitter::start_with(wrap(self.store), Some(self.checkpoints));
         let shared = std::rc::Rc::new(Shared::new(
             std::rc::Rc::new(config),
-            self.appender,
+            appender,
             clock,
             self.dirs,
             self.host,
@@ -386,7 +401,7 @@ impl Prepared {
         let node = NodeActor::new(std::rc::Rc::clone(&shared), self.slots, reload)
             .with_lost(self.lost)
             .start();
-        (shared, node, self.committer)
+        (shared, node, committer)
     }
 }
 

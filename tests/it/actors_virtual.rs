@@ -38,6 +38,31 @@ impl Ad {
     }
 }
 
+/// Loads the daemon's configuration from `config_path`, makes its
+/// directories and prepares the daemon at time `now`, as `roost startd`
+/// does; also returns the reload for its supervisor.
+pub(crate) fn prepare(
+    config_path: &std::path::Path,
+    now: i64,
+) -> (roost::config::Config, Prepared, roost::actors::node::Reload) {
+    let root = config_path.display().to_string();
+    let config = load_startd_config(Some(&root)).expect("config loads");
+    let mut dirs = Vec::new();
+    for knob in ["LOG", "EXECUTE", "SPOOL"] {
+        let d = std::path::PathBuf::from(config.get(knob).expect("knob").expect("set"));
+        std::fs::create_dir_all(&d).expect("mkdir");
+        dirs.push(d);
+    }
+    let dirs = Dirs {
+        log: dirs[0].clone(),
+        execute: dirs[1].clone(),
+        spool: dirs[2].clone(),
+    };
+    let prepared = Prepared::open(&config, dirs, now).expect("the daemon prepares");
+    let reload = Box::new(move || load_startd_config(Some(&root)).map_err(|e| format!("{e:#}")));
+    (config, prepared, reload)
+}
+
 #[test]
 fn a_day_of_policy_runs_on_virtual_time_at_htcondors_cadence() {
     let dir = temp("virtual");
@@ -57,29 +82,13 @@ fn a_day_of_policy_runs_on_virtual_time_at_htcondors_cadence() {
         ),
     )
     .expect("config");
-    let root = config_path.display().to_string();
-    let config = load_startd_config(Some(&root)).expect("config loads");
-    let mut dirs = Vec::new();
-    for knob in ["LOG", "EXECUTE", "SPOOL"] {
-        let d = std::path::PathBuf::from(config.get(knob).expect("knob").expect("set"));
-        std::fs::create_dir_all(&d).expect("mkdir");
-        dirs.push(d);
-    }
-    let dirs = Dirs {
-        log: dirs[0].clone(),
-        execute: dirs[1].clone(),
-        spool: dirs[2].clone(),
-    };
-    let prepared = Prepared::open(&config, dirs, T0).expect("the daemon prepares");
+    let (config, prepared, reload) = prepare(&config_path, T0);
 
     let real = std::time::Instant::now();
     let sys = actix::System::new();
     let (status_at_2h, status_drained, virtual_end, committer) = sys.block_on(async move {
         tokio::time::pause();
         let clock = Arc::new(RuntimeClock::starting_at(T0));
-        let reload_root = root.clone();
-        let reload =
-            Box::new(move || load_startd_config(Some(&reload_root)).map_err(|e| format!("{e:#}")));
         let (shared, node, committer) = prepared.start(config, clock.clone(), reload);
 
         // Two hours: the owner's hour, then the slots are offered.

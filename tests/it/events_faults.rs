@@ -2,7 +2,9 @@
 //! flushes fail on demand (a full disk, an I/O error), under the group
 //! committer as the daemon uses it. A failed append reaches its caller as
 //! an error, takes nothing into the log, leaves no gap, and loses nothing
-//! acknowledged before or after it.
+//! acknowledged before or after it. And under the daemon's actors: a slot
+//! whose events cannot be written does not act on them, and acts again
+//! once they can.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
@@ -243,5 +245,121 @@ fn appends_awaited_as_futures_share_a_flush_and_hear_their_outcome() {
         "exactly what was acknowledged"
     );
     drop(store);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Waits (up to a minute, without blocking the actors' thread) for `ok`.
+async fn until(what: &str, mut ok: impl FnMut() -> bool) {
+    let start = std::time::Instant::now();
+    while !ok() {
+        assert!(
+            start.elapsed() < std::time::Duration::from_secs(60),
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+}
+
+#[test]
+fn a_slot_whose_events_cannot_be_written_does_not_act_and_carries_on_once_they_can() {
+    use roost::actors::clock::SystemClock;
+    use roost::actors::node::Control;
+    use roost::policy::engine::DrainHow;
+    use std::os::unix::fs::PermissionsExt;
+    use std::time::Duration;
+
+    let dir = super::daemon::temp("append-fails");
+    std::fs::create_dir_all(dir.join("hooks")).expect("mkdir");
+    // FETCH_WORK notes each run and finds no work.
+    let runs = dir.join("fetches");
+    let hook = dir.join("hooks/fetch");
+    std::fs::write(
+        &hook,
+        format!("#!/bin/sh\necho run >> {}\n", runs.display()),
+    )
+    .expect("hook");
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let config_path = dir.join("condor_config");
+    std::fs::write(
+        &config_path,
+        format!(
+            "LOCAL_DIR = {d}\nLOG = $(LOCAL_DIR)/log\nEXECUTE = $(LOCAL_DIR)/execute\n\
+             SPOOL = $(LOCAL_DIR)/spool\nNUM_CPUS = 1\nSLOT_TYPE_1 = cpus=1\n\
+             NUM_SLOTS_TYPE_1 = 1\nIS_OWNER = False\nRunBenchmarks = False\n\
+             START = True\nFetchWorkDelay = 1\nSTARTD_JOB_HOOK_KEYWORD = T\n\
+             T_HOOK_FETCH_WORK = {h}\n",
+            d = dir.display(),
+            h = hook.display(),
+        ),
+    )
+    .expect("config");
+    let clock = SystemClock;
+    let (config, prepared, reload) =
+        super::actors_virtual::prepare(&config_path, roost::actors::clock::Clock::now(&clock));
+    let count = {
+        let runs = runs.clone();
+        move || {
+            std::fs::read_to_string(&runs)
+                .map(|t| t.lines().count())
+                .unwrap_or(0)
+        }
+    };
+    let faults = Faults::default();
+    let sys = actix::System::new();
+    let (during, after, committer) = sys.block_on({
+        let faults = faults.clone();
+        let count = count.clone();
+        async move {
+            let (shared, node, committer) = prepared.start_over(
+                |inner| Faulty {
+                    inner,
+                    faults: faults.clone(),
+                },
+                config,
+                std::sync::Arc::new(clock),
+                reload,
+            );
+            until("two fetches", || count() >= 2).await;
+            // The disk fills: every write fails. A fetch already under
+            // way may still end; then none starts, as its FetchStarted
+            // cannot be recorded.
+            faults.writes.store(u32::MAX, Ordering::SeqCst);
+            tokio::time::sleep(Duration::from_millis(500)).await;
+            let before = count();
+            // Three fetch delays.
+            tokio::time::sleep(Duration::from_millis(3500)).await;
+            let during = (before, count());
+            // Space again: the slot fetches again by itself.
+            faults.writes.store(0, Ordering::SeqCst);
+            let resumed = during.1;
+            until("a fetch after the failures", || count() > resumed).await;
+            let after = count();
+            let r = node
+                .send(Control::Off(DrainHow::Fast))
+                .await
+                .expect("shutdown");
+            assert!(r.ok, "{}", r.message);
+            drop(shared);
+            (during, after, committer)
+        }
+    });
+    drop(sys);
+    drop(committer.finish());
+    assert_eq!(
+        during.0, during.1,
+        "FETCH_WORK ran while its FetchStarted could not be written"
+    );
+    assert!(after > during.1);
+    // Every run of the hook has its FetchStarted in the log (one more may
+    // have been recorded as the daemon stopped, its hook not yet run).
+    let started = super::daemon::events(&dir.join("spool/roost-events"))
+        .iter()
+        .filter(|e| e.pointer("/event/Slot/FetchStarted").is_some())
+        .count();
+    let runs = count();
+    assert!(
+        started == runs || started == runs + 1,
+        "{started} FetchStarted events for {runs} runs of FETCH_WORK"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }

@@ -62,8 +62,17 @@ pub struct Command {
 }
 
 fn cstring(s: &OsStr, bad: &mut Option<String>) -> CString {
-    CString::new(s.as_bytes()).unwrap_or_else(|_| {
-        bad.get_or_insert_with(|| format!("{s:?} contains a NUL byte"));
+    let mut v = Vec::with_capacity(s.len() + 1);
+    v.extend_from_slice(s.as_bytes());
+    owned_cstring(v, bad)
+}
+
+/// [`cstring`] of bytes already owned, with room for the NUL (then it
+/// allocates nothing).
+fn owned_cstring(v: Vec<u8>, bad: &mut Option<String>) -> CString {
+    CString::new(v).unwrap_or_else(|e| {
+        let v = e.into_vec();
+        bad.get_or_insert_with(|| format!("{:?} contains a NUL byte", OsStr::from_bytes(&v)));
         CString::default()
     })
 }
@@ -102,10 +111,13 @@ impl Command {
 
     /// Adds `name=value` to the environment.
     pub fn env(&mut self, name: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Command {
-        let mut kv = name.as_ref().as_bytes().to_vec();
+        let (name, value) = (name.as_ref().as_bytes(), value.as_ref().as_bytes());
+        // One allocation: room for `=` and the NUL CString adds.
+        let mut kv = Vec::with_capacity(name.len() + value.len() + 2);
+        kv.extend_from_slice(name);
         kv.push(b'=');
-        kv.extend_from_slice(value.as_ref().as_bytes());
-        let c = cstring(OsStr::from_bytes(&kv), &mut self.bad);
+        kv.extend_from_slice(value);
+        let c = owned_cstring(kv, &mut self.bad);
         self.envp.push(c);
         self
     }
@@ -802,6 +814,30 @@ mod tests {
                 .spawn()
                 .unwrap_err();
             assert!(e.to_string().contains("working directory"), "{e}");
+        });
+    }
+
+    #[test]
+    fn a_nul_byte_in_an_argument_or_the_environment_is_an_error_of_the_spawn() {
+        rt().block_on(async {
+            let e = Command::new("/bin/true")
+                .env("GOOD", "yes")
+                .env("BAD", "a\0b")
+                .spawn()
+                .unwrap_err();
+            assert_eq!(e.kind(), io::ErrorKind::InvalidInput, "{e}");
+            assert!(
+                e.to_string().contains("\"BAD=a\\0b\" contains a NUL byte"),
+                "{e}"
+            );
+            let e = Command::new("/bin/true")
+                .args(["ok", "x\0y"])
+                .spawn()
+                .unwrap_err();
+            assert!(
+                e.to_string().contains("\"x\\0y\" contains a NUL byte"),
+                "{e}"
+            );
         });
     }
 

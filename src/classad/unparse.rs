@@ -71,6 +71,20 @@ fn unop_str(op: UnOp) -> &'static str {
     }
 }
 
+/// Whether [`escape_into`] writes byte `c` as anything but itself.
+fn needs_escape(c: u8, delim: u8, syntax: Syntax) -> bool {
+    c == delim || (syntax == Syntax::New && (c == b'\\' || !(0x20..=0x7e).contains(&c)))
+}
+
+/// `bytes` as the body of a quoted string or name, when it needs no
+/// escaping and is valid UTF-8 (the common case, written without a copy).
+fn plain(bytes: &[u8], delim: u8, syntax: Syntax) -> Option<&str> {
+    if bytes.iter().any(|&c| needs_escape(c, delim, syntax)) {
+        return None;
+    }
+    std::str::from_utf8(bytes).ok()
+}
+
 /// Writes the body of a quoted string or name. New syntax escapes like C
 /// and writes non-printable bytes in octal; old syntax escapes only the
 /// delimiter.
@@ -161,23 +175,30 @@ impl Printer {
     }
 
     fn name(&mut self, name: &str) {
-        let mut body = Vec::new();
-        escape_into(&mut body, name.as_bytes(), b'\'', self.syntax);
-        let body = String::from_utf8_lossy(&body);
-        if needs_quoting(name) {
+        let quoted = needs_quoting(name);
+        if quoted {
             self.out.push('\'');
-            self.out.push_str(&body);
+        }
+        self.body(name.as_bytes(), b'\'');
+        if quoted {
             self.out.push('\'');
-        } else {
-            self.out.push_str(&body);
         }
     }
 
     fn string(&mut self, bytes: &[u8]) {
-        let mut body = Vec::with_capacity(bytes.len() + 2);
-        body.push(b'"');
-        escape_into(&mut body, bytes, b'"', self.syntax);
-        body.push(b'"');
+        self.out.push('"');
+        self.body(bytes, b'"');
+        self.out.push('"');
+    }
+
+    /// The escaped body of a name or string delimited by `delim`.
+    fn body(&mut self, bytes: &[u8], delim: u8) {
+        if let Some(text) = plain(bytes, delim, self.syntax) {
+            self.out.push_str(text);
+            return;
+        }
+        let mut body = Vec::with_capacity(bytes.len() + 8);
+        escape_into(&mut body, bytes, delim, self.syntax);
         push_bytes(&mut self.out, &body);
     }
 

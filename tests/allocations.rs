@@ -9,6 +9,7 @@
 use std::alloc::System;
 
 use roost::classad::matchmaking::{rank, requirements_met};
+use roost::classad::unparse::{OldOrder, ad_to_old};
 use roost::classad::{Evaluator, FixedEnv, Name, parse_ad, parse_expr};
 use roost::events::{Event, EventRead, EventStore, SledStore};
 use roost::policy::slot::{Activity, SlotEvent, State};
@@ -164,15 +165,23 @@ fn allocations_per_operation() {
     let mut parse = || {
         std::hint::black_box(parse_expr(policy).is_ok());
     };
+    let mut print = || {
+        std::hint::black_box(ad_to_old(&machine, OldOrder::Bytes));
+    };
     // Warm up: the first calls intern names and build shared tables.
     pair();
     matchmaking();
     parse();
+    print();
 
     let eval = allocations_per_call(1000, &mut pair);
     let mm = allocations_per_call(1000, &mut matchmaking);
     let parsed = allocations_per_call(1000, &mut parse);
-    eprintln!("allocations: pair evaluation {eval}, matchmaking pair {mm}, policy parse {parsed}");
+    let printed = allocations_per_call(1000, &mut print);
+    eprintln!(
+        "allocations: pair evaluation {eval}, matchmaking pair {mm}, policy parse {parsed}, \
+         machine ad printed {printed}"
+    );
 
     assert!(eval == 0.0, "evaluating a pair allocated {eval} times");
     assert!(mm == 0.0, "matchmaking a pair allocated {mm} times");
@@ -180,4 +189,12 @@ fn allocations_per_operation() {
     // and two selections) and none for the parser itself: a regression
     // here shows as a higher count.
     assert!(parsed <= 9.0, "parsing the policy allocated {parsed} times");
+    // Printing an ad for a hook (old syntax, 12 attributes): its output
+    // buffer as it grows, its sorted list of attributes, the values'
+    // printing (23 in all), and nothing per name or string that needs no
+    // escaping (a temporary buffer for each made it 72).
+    assert!(
+        printed <= 40.0,
+        "printing the machine ad allocated {printed} times"
+    );
 }

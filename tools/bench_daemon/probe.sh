@@ -11,8 +11,11 @@
 # installs it (tools/install.sh into target/bench-install: the static
 # starter where musl is there). Each run uses a fresh directory under /tmp
 # and removes it; `profile` keeps its perf.data in target/bench-probe/.
-# NO_INSTALL=1 runs what target/bench-install holds (e.g. a daemon built
-# with frame pointers copied there, for whole call stacks).
+# NO_INSTALL=1 runs what target/bench-install holds: e.g. `roost` and
+# `roost-startd` built together with frame pointers (RUSTFLAGS="-C
+# force-frame-pointers=yes") and copied there, for whole call stacks.
+# Copy both: `roost startd` becomes `roost-startd` only when the two come
+# from the same build, and otherwise runs the daemon itself.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
 HERE=$ROOT/tools/bench_daemon

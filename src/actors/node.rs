@@ -485,9 +485,10 @@ impl Handler<BenchmarksMeasured> for NodeActor {
 /// A slot's FETCH_WORK has just printed a job. Sent by the slot to the
 /// node, which passes it on to the other slots that wait for work (Owner,
 /// Unclaimed, Backfill); each fetches early if its keyword is the same
-/// and a fetch is allowed now (see [`Input::WorkFound`]). Claimed slots are not: they fetch on their own
-/// when their job ends, and a node of many busy slots should not spend a
-/// decision per slot on every job fetched.
+/// and a fetch is allowed now (see [`Input::WorkFound`]). Claimed slots
+/// are not: they fetch on their own when their job ends, and a node of
+/// many busy slots should not spend a decision per slot on every job
+/// fetched.
 #[derive(Message)]
 #[rtype(result = "()")]
 pub struct WorkFound {

@@ -266,8 +266,8 @@ impl SlotActor {
             // partitionable slot that found a burst carves its next dynamic
             // slot at the next second's start, not a full second after the
             // first. So does the fetch of a slot that heard of another's
-            // work (`WorkFound`, passed on by the node). Idle polls keep the slot's own point of
-            // the second.
+            // work (`WorkFound`, passed on by the node). Idle polls keep
+            // the slot's own point of the second.
             let phase = if self.fetched_work || self.work_seen.is_some() {
                 0
             } else {

@@ -273,6 +273,19 @@ fn quickstart_runs_the_example_jobs_and_keeps_fetching() {
 /// A daemon on `dir` with `slots` static one-CPU slots whose FETCH_WORK is
 /// `script` (keyword `T`), plus the `extra` configuration lines.
 fn fetch_hook_daemon(dir: &Path, script: &str, slots: u32, extra: &str) -> Daemon {
+    let config = fetch_hook_config(dir, script, slots, extra);
+    Daemon::spawn(
+        Command::new(env!("CARGO_BIN_EXE_roost"))
+            .args(["startd", "-f", "--config"])
+            .arg(&config)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null()),
+    )
+}
+
+/// Writes the configuration of [`fetch_hook_daemon`] and its hook under
+/// `dir`; returns the configuration's path.
+pub(crate) fn fetch_hook_config(dir: &Path, script: &str, slots: u32, extra: &str) -> PathBuf {
     use std::os::unix::fs::PermissionsExt;
     std::fs::create_dir_all(dir.join("hooks")).expect("mkdir");
     let hook = dir.join("hooks/fetch");
@@ -291,13 +304,7 @@ fn fetch_hook_daemon(dir: &Path, script: &str, slots: u32, extra: &str) -> Daemo
         ),
     )
     .expect("config");
-    Daemon::spawn(
-        Command::new(env!("CARGO_BIN_EXE_roost"))
-            .args(["startd", "-f", "--config"])
-            .arg(&config)
-            .stdout(Stdio::null())
-            .stderr(Stdio::null()),
-    )
+    config
 }
 
 #[test]

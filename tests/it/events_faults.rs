@@ -265,34 +265,17 @@ fn a_slot_whose_events_cannot_be_written_does_not_act_and_carries_on_once_they_c
     use roost::actors::clock::SystemClock;
     use roost::actors::node::Control;
     use roost::policy::engine::DrainHow;
-    use std::os::unix::fs::PermissionsExt;
     use std::time::Duration;
 
     let dir = super::daemon::temp("append-fails");
-    std::fs::create_dir_all(dir.join("hooks")).expect("mkdir");
     // FETCH_WORK notes each run and finds no work.
     let runs = dir.join("fetches");
-    let hook = dir.join("hooks/fetch");
-    std::fs::write(
-        &hook,
-        format!("#!/bin/sh\necho run >> {}\n", runs.display()),
-    )
-    .expect("hook");
-    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    let config_path = dir.join("condor_config");
-    std::fs::write(
-        &config_path,
-        format!(
-            "LOCAL_DIR = {d}\nLOG = $(LOCAL_DIR)/log\nEXECUTE = $(LOCAL_DIR)/execute\n\
-             SPOOL = $(LOCAL_DIR)/spool\nNUM_CPUS = 1\nSLOT_TYPE_1 = cpus=1\n\
-             NUM_SLOTS_TYPE_1 = 1\nIS_OWNER = False\nRunBenchmarks = False\n\
-             START = True\nFetchWorkDelay = 1\nSTARTD_JOB_HOOK_KEYWORD = T\n\
-             T_HOOK_FETCH_WORK = {h}\n",
-            d = dir.display(),
-            h = hook.display(),
-        ),
-    )
-    .expect("config");
+    let config_path = super::daemon::fetch_hook_config(
+        &dir,
+        &format!("#!/bin/sh\necho run >> {}\n", runs.display()),
+        1,
+        "RunBenchmarks = False\nSTART = True\nFetchWorkDelay = 1\n",
+    );
     let clock = SystemClock;
     let (config, prepared, reload) =
         super::actors_virtual::prepare(&config_path, roost::actors::clock::Clock::now(&clock));

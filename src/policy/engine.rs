@@ -685,7 +685,10 @@ fn activity_str(a: Activity) -> &'static str {
 /// A working copy: events are applied as they are produced, so later
 /// steps of the same decision see their effect.
 struct Work<'c, 'a> {
-    s: Slot,
+    /// The slot as the decision's events leave it: borrowed until the
+    /// first event, so a query or a decision that changes nothing copies
+    /// nothing.
+    s: std::borrow::Cow<'c, Slot>,
     ctx: &'c Ctx<'a>,
     out: Decision,
     /// The slot ad and the parsed job, built once until an event changes
@@ -721,9 +724,9 @@ fn is_vanilla(job: &ClassAd, env: &FixedEnv) -> bool {
 }
 
 impl<'c, 'a> Work<'c, 'a> {
-    fn new(slot: &Slot, ctx: &'c Ctx<'a>) -> Self {
+    fn new(slot: &'c Slot, ctx: &'c Ctx<'a>) -> Self {
         Work {
-            s: slot.clone(),
+            s: std::borrow::Cow::Borrowed(slot),
             ctx,
             out: Decision::default(),
             ad: std::cell::RefCell::new(None),
@@ -732,7 +735,7 @@ impl<'c, 'a> Work<'c, 'a> {
     }
 
     fn emit(&mut self, e: SlotEvent) {
-        apply(&mut self.s, &e);
+        apply(self.s.to_mut(), &e);
         self.out.events.push(e);
         self.ad.replace(None);
         self.job_ad.replace(None);

@@ -36,6 +36,7 @@ fn allocations_per_call(n: usize, mut f: impl FnMut()) -> f64 {
 fn main() {
     allocations_per_operation();
     the_parameter_table_borrows_its_text();
+    looking_a_knob_up_allocates_nothing();
     opening_a_log_allocates_its_buffers_only();
     reading_the_log_back_holds_about_its_cache();
     println!("allocations: ok");
@@ -52,6 +53,32 @@ fn the_parameter_table_borrows_its_text() {
     eprintln!("the parameter table: {held} bytes held");
     assert!(table.get("startd_job_hook_keyword").is_some());
     assert!(held < 128 << 10, "the parameter table held {held} bytes");
+}
+
+/// The daemon looks knobs up for every hook it runs and every job it
+/// starts; a knob's name is folded to lower case (and joined to the
+/// subsystem's prefix) on the stack, not in a new string.
+fn looking_a_knob_up_allocates_nothing() {
+    let scope = roost::config::Scope {
+        subsys: Some("STARTD".into()),
+        localname: None,
+    };
+    let text = "BENCH_HOOK_FETCH_WORK = /bin/true\nSTARTD.PIPE_BUFFER_MAX = 4096\n";
+    let config =
+        roost::config::load_text("/etc/condor/condor_config", text, scope, vec![]).expect("loads");
+    let mut lookups = || {
+        let raws = [
+            config.raw("Bench_Hook_Fetch_Work"),
+            config.raw("PIPE_BUFFER_MAX"),
+            config.raw("STARTER_UPDATE_INTERVAL"),
+            config.raw("NOT_A_KNOB"),
+        ];
+        std::hint::black_box(raws);
+    };
+    lookups();
+    let per = allocations_per_call(1000, &mut lookups);
+    eprintln!("allocations: four knob lookups {per}");
+    assert!(per == 0.0, "four knob lookups allocated {per} times");
 }
 
 /// Opening an empty log (the first use of sled in this process, so its

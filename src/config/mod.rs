@@ -123,9 +123,12 @@ impl Default for MacroTable {
 impl MacroTable {
     /// The definition of exactly `name` (case-insensitive), no defaults.
     pub fn get(&self, name: &str) -> Option<&Macro> {
-        self.index
-            .get(&name.to_ascii_lowercase())
-            .map(|&i| &self.items[i])
+        with_folded(&[name], |key| self.get_folded(key))
+    }
+
+    /// [`MacroTable::get`] of a name already in lower case.
+    fn get_folded(&self, key: &str) -> Option<&Macro> {
+        self.index.get(key).map(|&i| &self.items[i])
     }
 
     /// Defines or redefines `name`.
@@ -489,6 +492,24 @@ mod tests {
     }
 
     #[test]
+    fn names_fold_whatever_their_length() {
+        let long = format!("K{}", "x".repeat(200));
+        let c = config(
+            &format!("Startd.Mixed_Case = one\n{long} = two\nSTARTD.{long} = three\n"),
+            "STARTD",
+        );
+        assert_eq!(c.raw("mixed_case"), Some("one"));
+        assert_eq!(c.raw("MIXED_CASE"), Some("one"));
+        assert_eq!(
+            c.table.get(&long.to_uppercase()).map(|m| m.value.as_str()),
+            Some("two")
+        );
+        assert_eq!(c.raw(&long.to_lowercase()), Some("three"));
+        assert_eq!(with_folded(&["Ab", "Cd", "É"], str::to_string), "ab.cd.É");
+        assert_eq!(with_folded(&[&long], str::len), long.len());
+    }
+
+    #[test]
     fn per_slot_knobs_fall_back() {
         let c = config(
             "SLOT2_JOB_HOOK_KEYWORD = TWO\nSTARTD_JOB_HOOK_KEYWORD = ALL\nSLOT1_START = False\nSTART = True\n",
@@ -552,26 +573,54 @@ impl TypeError {
     }
 }
 
+/// Calls `f` with `parts` joined by `.` and in lower case (ASCII, as
+/// HTCondor folds knob names). Built on the stack when it fits, as every
+/// real knob name does: looking a knob up allocates nothing.
+fn with_folded<R>(parts: &[&str], f: impl FnOnce(&str) -> R) -> R {
+    let len = parts
+        .iter()
+        .map(|p| p.len() + 1)
+        .sum::<usize>()
+        .saturating_sub(1);
+    let mut buf = [0u8; 160];
+    if let Some(out) = buf.get_mut(..len) {
+        let mut bytes = parts
+            .iter()
+            .enumerate()
+            .flat_map(|(i, p)| (i > 0).then_some(b'.').into_iter().chain(p.bytes()));
+        for (o, b) in out.iter_mut().zip(&mut bytes) {
+            *o = b.to_ascii_lowercase();
+        }
+        // Folding ASCII letters keeps UTF-8 valid.
+        if let Ok(key) = std::str::from_utf8(out) {
+            return f(key);
+        }
+    }
+    f(&parts.join(".").to_ascii_lowercase())
+}
+
 pub(crate) fn lookup<'a>(table: &'a MacroTable, scope: &Scope, name: &str) -> Option<Lookup<'a>> {
     let defaults = Table::builtin();
     for prefix in [scope.localname.as_deref(), scope.subsys.as_deref()]
         .into_iter()
         .flatten()
     {
-        let full = format!("{prefix}.{name}");
-        if let Some(m) = table.get(&full) {
-            return Some(Lookup {
-                raw: &m.value,
-                name: &m.name,
-                origin: Some(&m.origin),
-            });
-        }
-        if let Some(d) = defaults.get(&full) {
-            return Some(Lookup {
+        let found = with_folded(&[prefix, name], |full| {
+            if let Some(m) = table.get_folded(full) {
+                return Some(Lookup {
+                    raw: &m.value,
+                    name: &m.name,
+                    origin: Some(&m.origin),
+                });
+            }
+            defaults.get(full).map(|d| Lookup {
                 raw: &d.value,
                 name: d.name,
                 origin: None,
-            });
+            })
+        });
+        if found.is_some() {
+            return found;
         }
     }
     if let Some(m) = table.get(name) {

@@ -29,6 +29,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::ExitStatus;
+use std::sync::Arc;
 
 use nix::libc;
 use tokio::io::Interest;
@@ -46,12 +47,102 @@ pub enum Stdio {
     Fd(OwnedFd),
 }
 
+/// An environment made ready for `execve` once and shared by every process
+/// started with it ([`Command::environment`]): the daemon's hooks and
+/// starters all get the same one, and handing it over copies a pointer,
+/// not its strings. Sent to a starter as a list of `[name, value]` pairs.
+#[derive(Clone, Debug, Default)]
+pub struct Environment {
+    /// `name=value`, in the order given.
+    entries: Arc<[CString]>,
+    /// The first pair that cannot be passed (a NUL byte in it).
+    bad: Option<Arc<str>>,
+}
+
+impl Environment {
+    /// The environment of these pairs, in this order.
+    pub fn new<I, K, V>(vars: I) -> Environment
+    where
+        I: IntoIterator<Item = (K, V)>,
+        K: AsRef<OsStr>,
+        V: AsRef<OsStr>,
+    {
+        let mut bad = None;
+        let entries = vars
+            .into_iter()
+            .map(|(k, v)| env_entry(k.as_ref(), v.as_ref(), &mut bad))
+            .collect();
+        Environment {
+            entries,
+            bad: bad.map(Arc::from),
+        }
+    }
+
+    /// The pairs (a name is what comes before the first `=`).
+    pub fn vars(&self) -> impl Iterator<Item = (&OsStr, &OsStr)> {
+        self.entries.iter().map(|e| {
+            let kv = e.as_bytes();
+            let eq = kv.iter().position(|&b| b == b'=').unwrap_or(kv.len());
+            let (k, v) = kv.split_at(eq);
+            (
+                OsStr::from_bytes(k),
+                OsStr::from_bytes(v.get(1..).unwrap_or_default()),
+            )
+        })
+    }
+
+    /// How many pairs.
+    pub fn len(&self) -> usize {
+        self.entries.len()
+    }
+
+    /// Whether it has no pairs.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+}
+
+impl PartialEq for Environment {
+    fn eq(&self, other: &Environment) -> bool {
+        self.entries == other.entries
+    }
+}
+
+impl serde::Serialize for Environment {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(
+            self.vars()
+                .map(|(k, v)| (k.to_string_lossy(), v.to_string_lossy())),
+        )
+    }
+}
+
+impl<'de> serde::Deserialize<'de> for Environment {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Environment, D::Error> {
+        let pairs = Vec::<(String, String)>::deserialize(d)?;
+        Ok(Environment::new(pairs))
+    }
+}
+
+/// `name=value` in one allocation (room for the `=` and the NUL).
+fn env_entry(name: &OsStr, value: &OsStr, bad: &mut Option<String>) -> CString {
+    let (name, value) = (name.as_bytes(), value.as_bytes());
+    let mut kv = Vec::with_capacity(name.len() + value.len() + 2);
+    kv.extend_from_slice(name);
+    kv.push(b'=');
+    kv.extend_from_slice(value);
+    owned_cstring(kv, bad)
+}
+
 /// A process to start: the program, its arguments and environment (the
 /// whole of it), where and as whom it runs, and its stdio.
 #[derive(Debug)]
 pub struct Command {
     program: CString,
     argv: Vec<CString>,
+    /// The shared part of the environment ([`Command::environment`]).
+    shared_env: Environment,
+    /// Pairs added one by one ([`Command::env`]), after the shared ones.
     envp: Vec<CString>,
     cwd: Option<CString>,
     user: Option<(u32, u32)>,
@@ -86,6 +177,7 @@ impl Command {
         Command {
             argv: vec![program.clone()],
             program,
+            shared_env: Environment::default(),
             envp: Vec::new(),
             cwd: None,
             user: None,
@@ -111,14 +203,19 @@ impl Command {
 
     /// Adds `name=value` to the environment.
     pub fn env(&mut self, name: impl AsRef<OsStr>, value: impl AsRef<OsStr>) -> &mut Command {
-        let (name, value) = (name.as_ref().as_bytes(), value.as_ref().as_bytes());
-        // One allocation: room for `=` and the NUL CString adds.
-        let mut kv = Vec::with_capacity(name.len() + value.len() + 2);
-        kv.extend_from_slice(name);
-        kv.push(b'=');
-        kv.extend_from_slice(value);
-        let c = owned_cstring(kv, &mut self.bad);
+        let c = env_entry(name.as_ref(), value.as_ref(), &mut self.bad);
         self.envp.push(c);
+        self
+    }
+
+    /// Starts the environment with `env`, shared rather than copied; pairs
+    /// added with [`Command::env`] come after it (give a name once only:
+    /// programs differ in which of two they read).
+    pub fn environment(&mut self, env: &Environment) -> &mut Command {
+        if let (None, Some(b)) = (&self.bad, &env.bad) {
+            self.bad = Some(b.to_string());
+        }
+        self.shared_env = env.clone();
         self
     }
 
@@ -226,8 +323,10 @@ impl Command {
             .chain(std::iter::once(std::ptr::null()))
             .collect();
         let envp: Vec<*const libc::c_char> = self
-            .envp
+            .shared_env
+            .entries
             .iter()
+            .chain(&self.envp)
             .map(|a| a.as_ptr())
             .chain(std::iter::once(std::ptr::null()))
             .collect();
@@ -836,6 +935,37 @@ mod tests {
                 .unwrap_err();
             assert!(
                 e.to_string().contains("\"x\\0y\" contains a NUL byte"),
+                "{e}"
+            );
+        });
+    }
+
+    #[test]
+    fn a_shared_environment_comes_first_and_is_sent_as_pairs() {
+        let env = Environment::new([("A", "1"), ("B", "x=y"), ("C", "")]);
+        let pairs: Vec<_> = env.vars().collect();
+        assert_eq!(
+            pairs,
+            [("A", "1"), ("B", "x=y"), ("C", "")].map(|(k, v)| (OsStr::new(k), OsStr::new(v)))
+        );
+        // On the wire as the list of pairs it replaced, and back.
+        let json = serde_json::to_string(&env).unwrap();
+        assert_eq!(json, r#"[["A","1"],["B","x=y"],["C",""]]"#);
+        assert_eq!(serde_json::from_str::<Environment>(&json).unwrap(), env);
+        rt().block_on(async {
+            let mut c = Command::new("/usr/bin/env");
+            c.environment(&env).env("D", "4").stdout(Stdio::Piped);
+            let mut ch = c.spawn().unwrap();
+            let out = read_all(ch.stdout.take()).await;
+            assert!(ch.wait().await.unwrap().success());
+            assert_eq!(out, "A=1\nB=x=y\nC=\nD=4\n");
+            let bad = Environment::new([("OK", "1"), ("BAD", "a\0b")]);
+            let e = Command::new("/bin/true")
+                .environment(&bad)
+                .spawn()
+                .unwrap_err();
+            assert!(
+                e.to_string().contains("\"BAD=a\\0b\" contains a NUL byte"),
                 "{e}"
             );
         });

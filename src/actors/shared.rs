@@ -41,7 +41,7 @@ pub struct HookSettings {
     /// Run startd hooks as this uid/gid (the condor user, when root).
     pub user: Option<(u32, u32)>,
     /// The environment hooks inherit.
-    pub env: Vec<(String, String)>,
+    pub env: spawn::Environment,
     /// Stdout cap in bytes.
     pub stdout_limit: usize,
 }
@@ -212,7 +212,7 @@ impl Shared {
             .stdout(stdout)
             .stderr(Stdio::Piped)
             .process_group()
-            .envs(self.hooks.env.iter().map(|(k, v)| (k, v)));
+            .environment(&self.hooks.env);
         cmd
     }
 

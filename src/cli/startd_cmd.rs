@@ -318,9 +318,10 @@ impl Prepared {
         }
         let hooks = HookSettings {
             user: hook_user(config),
-            env: std::env::vars_os()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?)))
-                .collect(),
+            env: crate::spawn::Environment::new(
+                std::env::vars_os()
+                    .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+            ),
             stdout_limit: config
                 .int("PIPE_BUFFER_MAX")
                 .ok()

@@ -103,7 +103,7 @@ pub struct HookRun {
     /// Working directory.
     pub cwd: PathBuf,
     /// The environment (the whole of it).
-    pub env: Vec<(String, String)>,
+    pub env: spawn::Environment,
     /// Run as this uid/gid (only possible as root).
     pub user: Option<(u32, u32)>,
     /// Kill the hook (and its process group) after this long.
@@ -154,7 +154,7 @@ pub fn spawn(run: &HookRun) -> Result<Running, HookError> {
     let mut cmd = spawn::Command::new(&run.path);
     cmd.args(&run.args)
         .current_dir(&run.cwd)
-        .envs(run.env.iter().map(|(k, v)| (k, v)))
+        .environment(&run.env)
         .stdin(if run.stdin.is_empty() {
             Stdio::Null
         } else {

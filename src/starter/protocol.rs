@@ -41,7 +41,7 @@ pub struct Request {
     /// `STARTER_INITIAL_UPDATE_INTERVAL`, `STARTER_UPDATE_INTERVAL`.
     pub update_intervals: (u64, u64),
     /// The environment hooks inherit from the daemon.
-    pub hook_env: Vec<(String, String)>,
+    pub hook_env: crate::spawn::Environment,
     /// The hook stdout cap.
     pub stdout_limit: usize,
     /// Seconds the job may take to leave after its `KillSig` when the
@@ -198,7 +198,7 @@ mod tests {
             execute: PathBuf::from("/tmp"),
             hooks: StarterHooks::default(),
             update_intervals: (8, 300),
-            hook_env: Vec::new(),
+            hook_env: crate::spawn::Environment::default(),
             stdout_limit: 10240,
             vacate_grace: 0,
             cgroup_base: None,

@@ -248,12 +248,12 @@ impl Starter {
     }
 
     fn hook_run(&self, path: &Path, args: Vec<String>, stdin: String, timeout: u64) -> HookRun {
-        let mut env = self.req.hook_env.clone();
         let iwd = self.iwd();
-        for (k, v) in self.condor_env(&iwd) {
-            env.retain(|(n, _)| *n != k);
-            env.push((k, v));
-        }
+        let ours = self.condor_env(&iwd);
+        let inherited = (self.req.hook_env.vars())
+            .filter(|(n, _)| !ours.iter().any(|(k, _)| std::ffi::OsStr::new(k) == *n));
+        let ours = ours.iter().map(|(k, v)| (k.as_ref(), v.as_ref()));
+        let env = spawn::Environment::new(inherited.chain(ours));
         HookRun {
             path: path.to_path_buf(),
             args,

@@ -26,7 +26,7 @@ fn run(dir: &Path, owner: &str, account: Option<Account>) -> Vec<Report> {
         execute: dir.join("execute"),
         hooks: StarterHooks::default(),
         update_intervals: (8, 300),
-        hook_env: Vec::new(),
+        hook_env: roost::spawn::Environment::default(),
         stdout_limit: 10240,
         vacate_grace: 0,
         cgroup_base: None,

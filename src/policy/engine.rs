@@ -89,10 +89,21 @@ pub struct Policy {
     requirements: Expr,
     /// The slot ad with the knobs bound, reused by `slot_ad`.
     template: std::cell::RefCell<ClassAd>,
+    /// What `slot_ad` last copied into the template.
+    filled: std::cell::RefCell<Filled>,
 
     /// Parsed job ads by text, so a running job is not parsed at every
     /// evaluation (at most [`JOB_CACHE`]; cleared when full).
     jobs: std::cell::RefCell<std::collections::HashMap<String, ClassAd>>,
+}
+
+/// What the template holds beyond the knobs: the machine ad whose
+/// attributes it has (kept, so compared by identity: a changed machine ad
+/// is a new one), and whether its Requirements is the policy's own.
+#[derive(Clone, Debug, Default)]
+struct Filled {
+    machine: Option<ClassAd>,
+    own_requirements: bool,
 }
 
 /// How many parsed job ads a slot's policy keeps. A slot evaluates its
@@ -220,6 +231,7 @@ impl Policy {
         );
         Ok(Policy {
             template: std::cell::RefCell::new(template),
+            filled: std::cell::RefCell::default(),
             jobs: std::cell::RefCell::new(std::collections::HashMap::new()),
             requirements: fixed("START && WithinResourceLimits")?,
             modify_request,
@@ -569,15 +581,21 @@ pub fn drain_check(check: &str, ads: &[ClassAd], now: i64) -> Result<(), String>
 pub fn slot_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
     // The policy keeps one ad with the knobs bound; each call overwrites
     // the slot's dynamic attributes in place (the ad is not shared between
-    // calls, so nothing is copied) and hands out a shared clone.
+    // calls, so nothing is copied) and hands out a shared clone. What has
+    // not changed since the last call (the machine's attributes, strings,
+    // Requirements) is not copied in again.
     let mut ad = ctx.policy.template.borrow_mut();
-    for (name, e) in ctx.machine.iter() {
-        ad.insert(name.clone(), e.clone());
+    let mut filled = ctx.policy.filled.borrow_mut();
+    if !(filled.machine.as_ref()).is_some_and(|m| ClassAd::ptr_eq(m, ctx.machine)) {
+        for (name, e) in ctx.machine.iter() {
+            ad.insert(name.clone(), e.clone());
+        }
+        filled.machine = Some(ctx.machine.clone());
     }
     let n = &*NAMES;
-    ad.insert_value(n[0].clone(), slot.name.as_str());
-    ad.insert_value(n[1].clone(), state_str(slot.state));
-    ad.insert_value(n[2].clone(), activity_str(slot.activity));
+    set_str(&mut ad, &n[0], slot.name.as_str());
+    set_str(&mut ad, &n[1], state_str(slot.state));
+    set_str(&mut ad, &n[2], activity_str(slot.activity));
     ad.insert_value(n[3].clone(), slot.entered_state);
     ad.insert_value(n[4].clone(), slot.entered_activity);
     ad.insert_value(n[5].clone(), ctx.now);
@@ -611,8 +629,10 @@ pub fn slot_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
         State::Matched | State::Preempting | State::Drained
     ) {
         ad.insert_value(n[15].clone(), false);
-    } else {
+        filled.own_requirements = false;
+    } else if ctx.drain.is_some() || !filled.own_requirements {
         ad.insert(n[15].clone(), requirements(ctx).clone());
+        filled.own_requirements = ctx.drain.is_none();
     }
     ad.clone()
 }
@@ -624,6 +644,15 @@ fn requirements<'a>(ctx: &'a Ctx<'_>) -> &'a Expr {
     match ctx.drain {
         Some(d) => &d.requirements,
         None => &ctx.policy.requirements,
+    }
+}
+
+/// Binds `name` to the string `s` unless it already is.
+fn set_str(ad: &mut ClassAd, name: &Name, s: &str) {
+    let same = matches!(ad.get(name).and_then(Expr::as_literal),
+        Some(Value::Str(v)) if v.as_bytes() == s.as_bytes());
+    if !same {
+        ad.insert_value(name.clone(), s);
     }
 }
 

@@ -1135,3 +1135,54 @@ fn an_owned_slot_drains_and_a_cancelled_drain_returns_it_to_owner() {
     assert!(n.saw("Owner/Idle -> Drained/Retiring (36, draining)"));
     assert!(n.saw("Drained/Retiring -> Owner/Idle (34, draining ended)"));
 }
+
+/// The slot ad is kept between calls and only what changed is copied into
+/// it again: each call must still show the machine ad, the drain and the
+/// state of that moment.
+#[test]
+fn the_slot_ad_shows_the_machine_drain_and_state_of_each_call() {
+    use roost::classad::unparse::expr_to_string;
+    let mut n = Node::new("SLOT_TYPE_0_PARTITIONABLE = False\nMATCH_TIMEOUT = 60\n");
+    let ad_of = |n: &Node, machine: &ClassAd, drain: Option<&Drain>| {
+        let ctx = Ctx {
+            policy: &n.policy,
+            spec: &n.spec,
+            machine,
+            now: 10,
+            drain,
+        };
+        roost::policy::engine::slot_ad(&n.slot, &ctx)
+    };
+    let text = |ad: &ClassAd, attr: &str| ad.lookup(attr).map(expr_to_string).unwrap_or_default();
+    let own = text(&ad_of(&n, &n.machine, None), "Requirements");
+    assert_eq!(own, "START && WithinResourceLimits");
+
+    // A new machine ad (as a load-average update makes) shows; the same
+    // one again leaves it as it is.
+    let busy = parse_ad("[ KeyboardIdle = 5; LoadAvg = 1.5; CondorLoadAvg = 0.0 ]").expect("ad");
+    assert_eq!(text(&ad_of(&n, &n.machine, None), "KeyboardIdle"), "1000");
+    assert_eq!(text(&ad_of(&n, &busy, None), "KeyboardIdle"), "5");
+    assert_eq!(text(&ad_of(&n, &busy, None), "KeyboardIdle"), "5");
+    assert_eq!(text(&ad_of(&n, &n.machine, None), "KeyboardIdle"), "1000");
+
+    // A drain's Requirements while it lasts, the policy's after it.
+    let d = drain(DrainHow::Graceful).expect("drain");
+    let draining = text(&ad_of(&n, &n.machine, Some(&d)), "Requirements");
+    assert_ne!(draining, own);
+    assert_eq!(text(&ad_of(&n, &n.machine, None), "Requirements"), own);
+
+    // State and Activity strings follow the slot, and so does Requirements.
+    n.at(0, Input::Evaluate);
+    n.at(5, Input::Match(JOB.into()));
+    n.is(State::Matched, Activity::Idle);
+    let matched = ad_of(&n, &n.machine, None);
+    assert_eq!(text(&matched, "State"), "\"Matched\"");
+    assert_eq!(text(&matched, "Requirements"), "false");
+    n.at(65, Input::Evaluate);
+    n.is(State::Unclaimed, Activity::Idle);
+    let back = ad_of(&n, &n.machine, None);
+    assert_eq!(text(&back, "State"), "\"Unclaimed\"");
+    assert_eq!(text(&back, "Requirements"), own);
+    // An ad handed out earlier keeps what it showed.
+    assert_eq!(text(&matched, "State"), "\"Matched\"");
+}

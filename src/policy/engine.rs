@@ -1641,6 +1641,9 @@ impl<'c, 'a> Work<'c, 'a> {
             return reject(self, text);
         }
         let rank = Self::rank_of(&ad, &job, &env);
+        // Let go of the slot ad before the events change the slot: a held
+        // copy makes the next evaluation copy the policy's whole ad.
+        drop(ad);
         let idle_fetch_claim = fetched && self.idle_fetch_claim();
         if self.s.state == State::Claimed && !idle_fetch_claim {
             let current = self.s.claim.as_ref().map_or(0.0, |c| c.rank);

@@ -75,6 +75,12 @@ fn expr(text: &str) -> Expr {
 
 /// The slot's public ad at `ctx.now`.
 pub fn public_ad(slot: &Slot, ctx: &Ctx<'_>, p: &Publish<'_>) -> ClassAd {
+    // These evaluate in the slot ad the policy keeps and refills; asked
+    // while `internal` below holds it, each refill would copy all of it.
+    let retirement = super::engine::retirement_remaining(slot, ctx);
+    let fetch_delay = (ctx.policy.keyword.as_deref())
+        .is_some_and(|k| !k.is_empty())
+        .then(|| fetch_delay(slot, ctx));
     let internal = super::engine::slot_ad(slot, ctx);
     let mut ad = ClassAd::new();
     for (n, e) in ctx.machine.iter() {
@@ -185,18 +191,15 @@ pub fn public_ad(slot: &Slot, ctx: &Ctx<'_>, p: &Publish<'_>) -> ClassAd {
             ad.insert("WithinResourceLimits", e.clone());
         }
     }
-    ad.insert_value(
-        "RetirementTimeRemaining",
-        super::engine::retirement_remaining(slot, ctx),
-    );
+    ad.insert_value("RetirementTimeRemaining", retirement);
     if let Some(t) = slot.last_fetch_spawned {
         ad.insert_value("LastFetchWorkSpawned", t);
     }
     if let Some(t) = slot.last_fetch_completed {
         ad.insert_value("LastFetchWorkCompleted", t);
     }
-    if ctx.policy.keyword.as_deref().is_some_and(|k| !k.is_empty()) {
-        ad.insert_value("NextFetchWorkDelay", fetch_delay(slot, ctx));
+    if let Some(d) = fetch_delay {
+        ad.insert_value("NextFetchWorkDelay", d);
     }
     if let Some(d) = ctx.drain.filter(|d| !d.shutdown) {
         ad.insert_value("Draining", true);

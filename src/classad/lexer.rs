@@ -640,7 +640,7 @@ impl<'a> Lexer<'a> {
             }
             break;
         }
-        convert_escapes(&raw).ok_or_else(|| self.err(start, "string contains a \\0 escape"))
+        convert_escapes(raw).ok_or_else(|| self.err(start, "string contains a \\0 escape"))
     }
 
     fn string_old(&mut self, delim: u8, start: usize) -> Result<Vec<u8>, ParseError> {
@@ -796,9 +796,9 @@ fn parse_int(digits: &[u8], negative: bool) -> i64 {
 }
 
 /// Converts C-like escapes. Returns `None` if the result would contain NUL.
-pub(crate) fn convert_escapes(raw: &[u8]) -> Option<Vec<u8>> {
+pub(crate) fn convert_escapes(raw: Vec<u8>) -> Option<Vec<u8>> {
     if !raw.contains(&b'\\') {
-        return Some(raw.to_vec());
+        return Some(raw);
     }
     let mut out = Vec::with_capacity(raw.len());
     let mut i = 0;

@@ -11,6 +11,8 @@
 //! * JSON, as HTCondor's JSON writer: literals as JSON values, anything else
 //!   as the string `"\/Expr(...)\/"`.
 
+use std::fmt::Write as _;
+
 use super::ad::ClassAd;
 use super::ast::{BinOp, Expr, UnOp};
 use super::cfmt::{fmt_e, fmt_g};
@@ -207,7 +209,11 @@ impl Printer {
             Value::Undefined => self.out.push_str("undefined"),
             Value::Error => self.out.push_str("error"),
             Value::Bool(b) => self.out.push_str(if *b { "true" } else { "false" }),
-            Value::Int(i) => self.out.push_str(&i.to_string()),
+            Value::Int(i) => {
+                // Formatted straight into the output (writing to a String
+                // cannot fail).
+                let _ = write!(self.out, "{i}");
+            }
             Value::Real(r) => self.out.push_str(&real_to_string(*r, self.syntax)),
             Value::Str(s) => self.string(s.as_bytes()),
             Value::AbsTime(t) => self.abstime(*t),
@@ -477,7 +483,9 @@ fn json_expr(out: &mut String, e: &Expr, level: usize) {
     match e {
         Expr::Lit(Value::Undefined) => out.push_str("null"),
         Expr::Lit(Value::Bool(b)) => out.push_str(if *b { "true" } else { "false" }),
-        Expr::Lit(Value::Int(i)) => out.push_str(&i.to_string()),
+        Expr::Lit(Value::Int(i)) => {
+            let _ = write!(out, "{i}");
+        }
         Expr::Lit(Value::Real(r)) if r.is_finite() => {
             out.push_str(&real_to_string(*r, Syntax::Old));
         }

@@ -21,33 +21,83 @@ pub(crate) fn fmt_e(x: f64, prec: usize, upper: bool) -> String {
 /// `%.{prec}G` (or `%g`): the shorter of fixed and exponent notation with
 /// `prec` significant digits, trailing zeros removed.
 pub(crate) fn fmt_g(x: f64, prec: usize, upper: bool) -> String {
+    let mut out = String::new();
+    fmt_g_into(&mut out, x, prec, upper);
+    out
+}
+
+/// [`fmt_g`] appended to `out`; the usual precisions allocate nothing.
+pub(crate) fn fmt_g_into(out: &mut String, x: f64, prec: usize, upper: bool) {
     if !x.is_finite() {
-        return nonfinite(x, upper);
+        out.push_str(&nonfinite(x, upper));
+        return;
     }
     let p = prec.max(1);
     if x == 0.0 {
-        return if x.is_sign_negative() {
-            "-0".into()
-        } else {
-            "0".into()
-        };
+        out.push_str(if x.is_sign_negative() { "-0" } else { "0" });
+        return;
     }
     // The exponent after rounding to p significant digits.
-    let e_repr = format!("{x:.prec$e}", prec = p - 1);
-    let exp: i32 = e_repr
-        .split_once('e')
-        .and_then(|(_, e)| e.parse().ok())
-        .unwrap_or(0);
+    let mut buf = Stack::default();
+    let exp: i32 = with_formatted(&mut buf, format_args!("{x:.prec$e}", prec = p - 1), |e| {
+        e.split_once('e')
+            .and_then(|(_, e)| e.parse().ok())
+            .unwrap_or(0)
+    });
     let p_i = i32::try_from(p).unwrap_or(i32::MAX);
 
     if exp < -4 || exp >= p_i {
         let s = fmt_e(x, p - 1, upper);
         let (mant, rest) = s.split_at(s.find(['e', 'E']).unwrap_or(s.len()));
-        format!("{}{rest}", strip_zeros(mant))
+        out.push_str(strip_zeros(mant));
+        out.push_str(rest);
     } else {
         let decimals = usize::try_from(p_i - 1 - exp).unwrap_or(0);
-        strip_zeros(&format!("{x:.decimals$}")).to_string()
+        let mut buf = Stack::default();
+        with_formatted(&mut buf, format_args!("{x:.decimals$}"), |f| {
+            out.push_str(strip_zeros(f));
+        });
     }
+}
+
+/// A small buffer on the stack to format a number into.
+struct Stack {
+    buf: [u8; 64],
+    len: usize,
+}
+
+impl Default for Stack {
+    fn default() -> Stack {
+        Stack {
+            buf: [0; 64],
+            len: 0,
+        }
+    }
+}
+
+impl std::fmt::Write for Stack {
+    fn write_str(&mut self, s: &str) -> std::fmt::Result {
+        let end = self.len + s.len();
+        let dst = self.buf.get_mut(self.len..end).ok_or(std::fmt::Error)?;
+        dst.copy_from_slice(s.as_bytes());
+        self.len = end;
+        Ok(())
+    }
+}
+
+/// Calls `f` with `args` formatted: in `buf` when it fits, else in a
+/// string of its own.
+fn with_formatted<R>(
+    buf: &mut Stack,
+    args: std::fmt::Arguments<'_>,
+    f: impl FnOnce(&str) -> R,
+) -> R {
+    if std::fmt::write(buf, args).is_ok()
+        && let Ok(s) = std::str::from_utf8(&buf.buf[..buf.len])
+    {
+        return f(s);
+    }
+    f(&std::fmt::format(args))
 }
 
 /// `%{width}g`-style zero padding on the left (for `%02g`).
@@ -237,6 +287,22 @@ mod tests {
         assert_eq!(strtod(b"1.5e"), (1.5, 3));
         assert_eq!(strtod(b".5"), (0.5, 2));
         assert_eq!(strtod(b"."), (0.0, 0));
+    }
+
+    #[test]
+    fn g_format_past_the_stack_buffer_matches_c() {
+        // printf("%.60g", 1.0/3) and printf("%.40G", 123456.789)
+        assert_eq!(
+            fmt_g(1.0 / 3.0, 60, false),
+            "0.333333333333333314829616256247390992939472198486328125"
+        );
+        assert_eq!(
+            fmt_g(123_456.789, 40, true),
+            "123456.7890000000043073669075965881347656"
+        );
+        let mut out = String::from("x=");
+        fmt_g_into(&mut out, 2.5, 16, true);
+        assert_eq!(out, "x=2.5");
     }
 
     #[test]

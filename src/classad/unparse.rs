@@ -15,7 +15,7 @@ use std::fmt::Write as _;
 
 use super::ad::ClassAd;
 use super::ast::{BinOp, Expr, UnOp};
-use super::cfmt::{fmt_e, fmt_g};
+use super::cfmt::{fmt_e, fmt_g_into};
 use super::name::needs_quoting;
 use super::timefmt::{abstime_to_string, reltime_to_string};
 use super::value::{AbsTime, Value};
@@ -158,12 +158,20 @@ pub(crate) fn real_to_string(r: f64, syntax: Syntax) -> String {
             }
         }
         Syntax::Old => {
-            let mut s = fmt_g(r, 16, true);
-            if !s.contains(['.', 'E', 'e']) {
-                s.push_str(".0");
-            }
+            let mut s = String::new();
+            write_real_old(&mut s, r);
             s
         }
+    }
+}
+
+/// A finite, non-zero real as old syntax prints it (`%.16G`, with `.0`
+/// when that reads as an integer), appended to `out`.
+fn write_real_old(out: &mut String, r: f64) {
+    let start = out.len();
+    fmt_g_into(out, r, 16, true);
+    if !out[start..].contains(['.', 'E', 'e']) {
+        out.push_str(".0");
     }
 }
 
@@ -213,6 +221,9 @@ impl Printer {
                 // Formatted straight into the output (writing to a String
                 // cannot fail).
                 let _ = write!(self.out, "{i}");
+            }
+            Value::Real(r) if self.syntax == Syntax::Old && r.is_finite() && *r != 0.0 => {
+                write_real_old(&mut self.out, *r);
             }
             Value::Real(r) => self.out.push_str(&real_to_string(*r, self.syntax)),
             Value::Str(s) => self.string(s.as_bytes()),

@@ -591,6 +591,8 @@ pub fn slot_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
             ad.insert(name.clone(), e.clone());
         }
         filled.machine = Some(ctx.machine.clone());
+        // Whatever the machine ad bound is bound again below.
+        filled.own_requirements = false;
     }
     let n = &*NAMES;
     set_str(&mut ad, &n[0], slot.name.as_str());

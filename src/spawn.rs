@@ -90,16 +90,6 @@ impl Environment {
             )
         })
     }
-
-    /// How many pairs.
-    pub fn len(&self) -> usize {
-        self.entries.len()
-    }
-
-    /// Whether it has no pairs.
-    pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
-    }
 }
 
 impl PartialEq for Environment {

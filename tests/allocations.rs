@@ -217,9 +217,10 @@ fn allocations_per_operation() {
     // here shows as a higher count.
     assert!(parsed <= 9.0, "parsing the policy allocated {parsed} times");
     // Printing an ad for a hook (old syntax, 12 attributes): its output
-    // buffer as it grows and its sorted list of attributes (5 in all), and
+    // buffer as it grows and its sorted list of attributes (2 in all), and
     // nothing per name, string or number (a temporary buffer for each name
-    // and string made it 72, a string for each number 23, for each real 11).
+    // and string made it 72, a string for each number 23, for each non-zero
+    // real 11, for each zero real 5).
     assert!(
         printed <= 8.0,
         "printing the machine ad allocated {printed} times"

@@ -92,33 +92,31 @@ fn plain(bytes: &[u8], delim: u8, syntax: Syntax) -> Option<&str> {
 /// delimiter.
 fn escape_into(out: &mut Vec<u8>, bytes: &[u8], delim: u8, syntax: Syntax) {
     for &c in bytes {
+        if !needs_escape(c, delim, syntax) {
+            out.push(c);
+            continue;
+        }
         if c == delim {
             out.push(b'\\');
             out.push(c);
             continue;
         }
-        if syntax == Syntax::New {
-            let esc: Option<&[u8]> = match c {
-                0x07 => Some(b"\\a"),
-                0x08 => Some(b"\\b"),
-                0x0c => Some(b"\\f"),
-                b'\n' => Some(b"\\n"),
-                b'\r' => Some(b"\\r"),
-                b'\t' => Some(b"\\t"),
-                0x0b => Some(b"\\v"),
-                b'\\' => Some(b"\\\\"),
-                _ => None,
-            };
-            if let Some(e) = esc {
-                out.extend_from_slice(e);
-                continue;
-            }
-            if !(0x20..=0x7e).contains(&c) {
+        // New syntax: a C escape, else octal.
+        let esc: &[u8] = match c {
+            0x07 => b"\\a",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x0b => b"\\v",
+            b'\\' => b"\\\\",
+            _ => {
                 out.extend_from_slice(format!("\\{c:03o}").as_bytes());
                 continue;
             }
-        }
-        out.push(c);
+        };
+        out.extend_from_slice(esc);
     }
 }
 
@@ -126,24 +124,24 @@ fn push_bytes(s: &mut String, b: &[u8]) {
     s.push_str(&String::from_utf8_lossy(b));
 }
 
-/// A real as HTCondor prints it.
-pub(crate) fn real_to_string(r: f64, syntax: Syntax) -> String {
+/// A real as HTCondor prints it, appended to `out`; old syntax's finite
+/// reals (every ad printed for a hook) allocate nothing.
+fn write_real(out: &mut String, r: f64, syntax: Syntax) {
     if r == 0.0 {
-        return if r.is_sign_negative() {
-            "-0.0".into()
-        } else {
-            "0.0".into()
-        };
+        out.push_str(if r.is_sign_negative() { "-0.0" } else { "0.0" });
+        return;
     }
     if r.is_nan() {
-        return "real(\"NaN\")".into();
+        out.push_str("real(\"NaN\")");
+        return;
     }
     if r.is_infinite() {
-        return if r > 0.0 {
-            "real(\"INF\")".into()
+        out.push_str(if r > 0.0 {
+            "real(\"INF\")"
         } else {
-            "real(\"-INF\")".into()
-        };
+            "real(\"-INF\")"
+        });
+        return;
     }
     match syntax {
         // HTCondor's 16 significant digits, unless they do not read back
@@ -152,26 +150,19 @@ pub(crate) fn real_to_string(r: f64, syntax: Syntax) -> String {
         Syntax::New => {
             let s = fmt_e(r, 15, true);
             if s.parse::<f64>().is_ok_and(|back| back == r) {
-                s
+                out.push_str(&s);
             } else {
-                fmt_e(r, 16, true)
+                out.push_str(&fmt_e(r, 16, true));
             }
         }
+        // `%.16G`, with `.0` when that reads as an integer.
         Syntax::Old => {
-            let mut s = String::new();
-            write_real_old(&mut s, r);
-            s
+            let start = out.len();
+            fmt_g_into(out, r, 16, true);
+            if !out[start..].contains(['.', 'E', 'e']) {
+                out.push_str(".0");
+            }
         }
-    }
-}
-
-/// A finite, non-zero real as old syntax prints it (`%.16G`, with `.0`
-/// when that reads as an integer), appended to `out`.
-fn write_real_old(out: &mut String, r: f64) {
-    let start = out.len();
-    fmt_g_into(out, r, 16, true);
-    if !out[start..].contains(['.', 'E', 'e']) {
-        out.push_str(".0");
     }
 }
 
@@ -222,10 +213,7 @@ impl Printer {
                 // cannot fail).
                 let _ = write!(self.out, "{i}");
             }
-            Value::Real(r) if self.syntax == Syntax::Old && r.is_finite() && *r != 0.0 => {
-                write_real_old(&mut self.out, *r);
-            }
-            Value::Real(r) => self.out.push_str(&real_to_string(*r, self.syntax)),
+            Value::Real(r) => write_real(&mut self.out, *r, self.syntax),
             Value::Str(s) => self.string(s.as_bytes()),
             Value::AbsTime(t) => self.abstime(*t),
             Value::RelTime(t) => {
@@ -498,10 +486,10 @@ fn json_expr(out: &mut String, e: &Expr, level: usize) {
             let _ = write!(out, "{i}");
         }
         Expr::Lit(Value::Real(r)) if r.is_finite() => {
-            out.push_str(&real_to_string(*r, Syntax::Old));
+            write_real(out, *r, Syntax::Old);
         }
         Expr::Lit(Value::Str(s)) => json_string(out, s.as_bytes()),
-        Expr::RelTimeLit(r) if r.is_finite() => out.push_str(&real_to_string(*r, Syntax::Old)),
+        Expr::RelTimeLit(r) if r.is_finite() => write_real(out, *r, Syntax::Old),
         Expr::List(items) => {
             out.push_str("[\n");
             for (i, item) in items.iter().enumerate() {

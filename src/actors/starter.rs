@@ -477,6 +477,7 @@ pub fn starter_request(
             Value::Str(o) if !o.is_empty() => shared.account(&o.to_string_lossy()),
             _ => None,
         },
+        debug_log: tracing::enabled!(target: "starter", tracing::Level::DEBUG),
     }
 }
 

@@ -70,6 +70,11 @@ pub struct Request {
     /// looks the Owner up.
     #[serde(default)]
     pub owner: Option<Account>,
+    /// The daemon logs at debug level (`STARTD_DEBUG = D_FULLDEBUG`): the
+    /// starter also writes its routine lines (the job's cgroup, its start
+    /// and exit), which the daemon says itself at the default level.
+    #[serde(default)]
+    pub debug_log: bool,
 }
 
 /// A user account: its name and ids.
@@ -205,6 +210,7 @@ mod tests {
             cgroup_home: None,
             lost: None,
             owner: None,
+            debug_log: false,
         }
     }
 

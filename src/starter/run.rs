@@ -130,7 +130,12 @@ async fn report(r: &Report) {
 /// daemon may be gone: a failed write is ignored, never a panic.
 fn log(msg: &str) {
     use std::io::Write;
-    let _ = writeln!(std::io::stderr(), "{msg}");
+    // One write per line: stderr is unbuffered, and `writeln!` would write
+    // the message and its newline apart.
+    let mut line = String::with_capacity(msg.len() + 1);
+    line.push_str(msg);
+    line.push('\n');
+    let _ = std::io::stderr().write_all(line.as_bytes());
 }
 
 struct Starter {
@@ -263,6 +268,14 @@ impl Starter {
             user: self.user.as_ref().map(|u| (u.uid, u.gid)),
             timeout: Some(Duration::from_secs(timeout.max(1))),
             stdout_limit: self.req.stdout_limit,
+        }
+    }
+
+    /// A routine line for the log, written only when the daemon logs at
+    /// debug level.
+    fn debug(&self, msg: impl FnOnce() -> String) {
+        if self.req.debug_log {
+            log(&msg());
         }
     }
 
@@ -589,10 +602,7 @@ impl Starter {
             before,
         };
         let pid = child.id();
-        log(&format!(
-            "job {}.{} started: pid {pid}",
-            spec.id.0, spec.id.1
-        ));
+        self.debug(|| format!("job {}.{} started: pid {pid}", spec.id.0, spec.id.1));
         report(&Report::JobStarted { pid }).await;
         self.user_log(|| Event::Execute {
             host: self.execute_host(),
@@ -685,7 +695,7 @@ impl Starter {
         };
         let duration = started.elapsed().as_secs_f64();
         let how = if evicted { "evict" } else { "exit" };
-        log(&format!("job exited: {exit} ({how})"));
+        self.debug(|| format!("job exited: {exit} ({how})"));
         report(&Report::JobExited {
             exit: exit.clone(),
             how: how.to_string(),
@@ -744,7 +754,7 @@ impl Starter {
         };
         match home.and_then(|h| JobCgroup::create(&h, base, &name)) {
             Ok(cg) => {
-                log(&format!("the job runs in cgroup {}", cg.path.display()));
+                self.debug(|| format!("the job runs in cgroup {}", cg.path.display()));
                 Some(cg)
             }
             Err(e) => {

@@ -76,7 +76,10 @@ fn escaping_job(node: &Node) -> (String, String) {
 fn run(name: &str, extra: &str) -> Run {
     let node = Node::setup(
         name,
-        &format!("WANT_SUSPEND = True\nCONTINUE = True\nSUSPEND = False\n{extra}"),
+        // At debug level the starter names the job's cgroup in the log.
+        &format!(
+            "STARTD_DEBUG = D_FULLDEBUG\nWANT_SUSPEND = True\nCONTINUE = True\nSUSPEND = False\n{extra}"
+        ),
     );
     let base = std::fs::read_to_string(&node.config).expect("config");
     let child = node.start();

@@ -33,6 +33,7 @@ fn run(dir: &Path, owner: &str, account: Option<Account>) -> Vec<Report> {
         cgroup_home: None,
         lost: None,
         owner: account,
+        debug_log: false,
     };
     let mut child = Command::new(env!("CARGO_BIN_EXE_roost-starter"))
         .stdin(Stdio::piped())

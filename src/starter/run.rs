@@ -204,24 +204,48 @@ impl Starter {
     }
 
     fn make_sandbox(&self) -> Result<(), String> {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::create_dir_all(&self.sandbox)
-            .map_err(|e| format!("cannot create sandbox {}: {e}", self.sandbox.display()))?;
-        let _ = std::fs::set_permissions(&self.sandbox, std::fs::Permissions::from_mode(0o700));
-        if let Some(u) = &self.user {
-            nix::unistd::chown(
-                &self.sandbox,
-                Some(Uid::from_raw(u.uid)),
-                Some(Gid::from_raw(u.gid)),
-            )
-            .map_err(|e| format!("cannot give sandbox to {}: {e}", u.name))?;
+        use std::io::{ErrorKind, Write};
+        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        let sandbox = &self.sandbox;
+        let make = || std::fs::DirBuilder::new().mode(0o700).create(sandbox);
+        match make() {
+            // `EXECUTE` itself is missing.
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                (sandbox.parent().map_or(Ok(()), std::fs::create_dir_all)).and_then(|()| make())
+            }
+            // An earlier starter with our pid left it, and it was not set
+            // aside: whatever is in it is not this job's.
+            Err(e) if e.kind() == ErrorKind::AlreadyExists => super::set_aside(sandbox)
+                .map(|aside| {
+                    log(&format!(
+                        "set aside a sandbox left by an earlier starter: {}",
+                        aside.display()
+                    ))
+                })
+                .and_then(|()| make()),
+            made => made,
+        }
+        .map_err(|e| format!("cannot create sandbox {}: {e}", sandbox.display()))?;
+        // The mode again, in case the umask took from it.
+        let _ = std::fs::set_permissions(sandbox, std::fs::Permissions::from_mode(0o700));
+        let owner = self
+            .user
+            .as_ref()
+            .map(|u| (Uid::from_raw(u.uid), Gid::from_raw(u.gid), &u.name));
+        if let Some((uid, gid, name)) = owner {
+            nix::unistd::chown(sandbox, Some(uid), Some(gid))
+                .map_err(|e| format!("cannot give sandbox to {name}: {e}"))?;
         }
         let write = |name: &str, text: &str| {
-            let p = self.sandbox.join(name);
-            std::fs::write(&p, text).map_err(|e| format!("cannot write {}: {e}", p.display()))?;
-            if let Some(u) = &self.user {
-                let _ =
-                    nix::unistd::chown(&p, Some(Uid::from_raw(u.uid)), Some(Gid::from_raw(u.gid)));
+            let p = sandbox.join(name);
+            let file = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .open(&p)
+                .and_then(|mut f| f.write_all(text.as_bytes()).map(|()| f))
+                .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+            if let Some((uid, gid, _)) = owner {
+                let _ = nix::unistd::fchown(&file, Some(uid), Some(gid));
             }
             Ok::<(), String>(())
         };
@@ -904,10 +928,19 @@ impl Starter {
         report(&hook_report("JOB_EXIT", args, exit, timed_out, &outcome)).await;
     }
 
+    /// Removes the sandbox. A job that left nothing but the ad files (the
+    /// common case) costs two unlinks and a rmdir; only a sandbox with more
+    /// in it is walked.
     fn cleanup(&self) {
-        if self.sandbox.exists()
-            && let Err(e) = std::fs::remove_dir_all(&self.sandbox)
-        {
+        for name in [".job.ad", ".machine.ad"] {
+            let _ = std::fs::remove_file(self.sandbox.join(name));
+        }
+        match std::fs::remove_dir(&self.sandbox) {
+            Ok(()) => return,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
+            Err(_) => {}
+        }
+        if let Err(e) = std::fs::remove_dir_all(&self.sandbox) {
             log(&format!(
                 "cannot remove sandbox {}: {e}",
                 self.sandbox.display()

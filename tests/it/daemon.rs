@@ -186,11 +186,12 @@ fn quickstart_runs_the_example_jobs_and_keeps_fetching() {
         program_of(child.id()),
         Path::new(env!("CARGO_BIN_EXE_roost")).with_file_name("roost-startd")
     );
-    // A job dropped into the spool later is fetched too.
+    // A job dropped into the spool later is fetched too; it leaves files
+    // in its sandbox, which go with it.
     std::fs::write(
         dir.join("spool/jobs/late.job"),
         format!(
-            "Cmd = \"/bin/sh\"\nArguments = \"-c 'exit 3'\"\nOwner = \"nobody\"\nIwd = \"{}\"\n",
+            "Cmd = \"/bin/sh\"\nArguments = \"-c 'mkdir -p $_CONDOR_SCRATCH_DIR/a/b && echo x > $_CONDOR_SCRATCH_DIR/a/b/c && exit 3'\"\nOwner = \"nobody\"\nIwd = \"{}\"\n",
             dir.join("output").display()
         ),
     )

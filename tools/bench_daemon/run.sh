@@ -18,7 +18,10 @@
 # KEEP=1 keeps each Roost run's directory (its event log) for a look;
 # ROOST_CONFIG_EXTRA is added to Roost's configuration (for A/B runs, e.g.
 # ROOST_CONFIG_EXTRA='ROOST_SPARE_STARTERS = 0'); ROOST_STATIC_STARTER goes
-# to tools/install.sh.
+# to tools/install.sh. EXECUTE_ON=DIR puts both daemons' EXECUTE on DIR's
+# file system (Roost's in DIR/roost-execute; HTCondor's DIR/htcondor-execute
+# mounted over the chroot's /var/lib/condor/execute): e.g. a journaled ext4
+# when this machine's root file system has no journal (docs/daemon.md).
 # Results: target/bench-daemon/<time>/ and a summary on stdout.
 set -u
 ROOT=$(cd "$(dirname "$0")/../.." && pwd)
@@ -37,8 +40,18 @@ PREFIX=$ROOT/target/bench-install
 "$ROOT/tools/install.sh" "$PREFIX" >"$OUT/install.txt" 2>&1 || { cat "$OUT/install.txt"; exit 1; }
 ROOST=$PREFIX/bin/roost
 have_condor() { [ -z "${SKIP_HTCONDOR:-}" ] && [ -x "$CH/usr/sbin/condor_startd" ] && [ -d "$RC" ]; }
+if [ -n "${EXECUTE_ON:-}" ]; then
+    mkdir -p "$EXECUTE_ON/roost-execute" "$EXECUTE_ON/htcondor-execute"
+    ROOST_CONFIG_EXTRA="EXECUTE = $EXECUTE_ON/roost-execute
+${ROOST_CONFIG_EXTRA:-}"
+    if have_condor; then
+        mount --bind "$EXECUTE_ON/htcondor-execute" "$CH/var/lib/condor/execute" || exit 1
+        trap 'umount "$CH/var/lib/condor/execute"' EXIT
+    fi
+fi
 
 echo "== machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2), $(date -u +%Y-%m-%dT%H:%MZ)"
+echo "== EXECUTE on: $(findmnt -no SOURCE,FSTYPE -T "${EXECUTE_ON:-/tmp}" | tr -s ' ')"
 echo "== $(tail -1 "$OUT/install.txt")"
 
 # The benchmark's directories under base $1: hooks, spool, taken, done, jobs.

@@ -204,28 +204,17 @@ impl Starter {
     }
 
     fn make_sandbox(&self) -> Result<(), String> {
-        use std::io::{ErrorKind, Write};
-        use std::os::unix::fs::{DirBuilderExt, PermissionsExt};
+        use std::io::Write;
+        use std::os::unix::fs::PermissionsExt;
         let sandbox = &self.sandbox;
-        let make = || std::fs::DirBuilder::new().mode(0o700).create(sandbox);
-        match make() {
-            // `EXECUTE` itself is missing.
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                (sandbox.parent().map_or(Ok(()), std::fs::create_dir_all)).and_then(|()| make())
-            }
-            // An earlier starter with our pid left it, and it was not set
-            // aside: whatever is in it is not this job's.
-            Err(e) if e.kind() == ErrorKind::AlreadyExists => super::set_aside(sandbox)
-                .map(|aside| {
-                    log(&format!(
-                        "set aside a sandbox left by an earlier starter: {}",
-                        aside.display()
-                    ))
-                })
-                .and_then(|()| make()),
-            made => made,
+        match new_sandbox_dir(sandbox) {
+            Ok(None) => {}
+            Ok(Some(aside)) => log(&format!(
+                "set aside a sandbox left by an earlier starter: {}",
+                aside.display()
+            )),
+            Err(e) => return Err(format!("cannot create sandbox {}: {e}", sandbox.display())),
         }
-        .map_err(|e| format!("cannot create sandbox {}: {e}", sandbox.display()))?;
         // The mode again, in case the umask took from it.
         let _ = std::fs::set_permissions(sandbox, std::fs::Permissions::from_mode(0o700));
         let owner = self
@@ -928,24 +917,49 @@ impl Starter {
         report(&hook_report("JOB_EXIT", args, exit, timed_out, &outcome)).await;
     }
 
-    /// Removes the sandbox. A job that left nothing but the ad files (the
-    /// common case) costs two unlinks and a rmdir; only a sandbox with more
-    /// in it is walked.
     fn cleanup(&self) {
-        for name in [".job.ad", ".machine.ad"] {
-            let _ = std::fs::remove_file(self.sandbox.join(name));
-        }
-        match std::fs::remove_dir(&self.sandbox) {
-            Ok(()) => return,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return,
-            Err(_) => {}
-        }
-        if let Err(e) = std::fs::remove_dir_all(&self.sandbox) {
+        if let Err(e) = remove_sandbox(&self.sandbox) {
             log(&format!(
                 "cannot remove sandbox {}: {e}",
                 self.sandbox.display()
             ));
         }
+    }
+}
+
+/// Makes the directory `sandbox` (mode 0700), and `EXECUTE` above it if
+/// missing. One of that name already there was left by an earlier starter
+/// with the same pid and not set aside: whatever is in it is not this
+/// job's, so it is set aside now (returned) and a new one made.
+fn new_sandbox_dir(sandbox: &Path) -> std::io::Result<Option<PathBuf>> {
+    use std::io::ErrorKind;
+    use std::os::unix::fs::DirBuilderExt;
+    let make = || std::fs::DirBuilder::new().mode(0o700).create(sandbox);
+    match make() {
+        Ok(()) => Ok(None),
+        Err(e) if e.kind() == ErrorKind::NotFound => {
+            (sandbox.parent().map_or(Ok(()), std::fs::create_dir_all))?;
+            make().map(|()| None)
+        }
+        Err(e) if e.kind() == ErrorKind::AlreadyExists => {
+            let aside = super::set_aside(sandbox)?;
+            make().map(|()| Some(aside))
+        }
+        Err(e) => Err(e),
+    }
+}
+
+/// Removes the sandbox. One that holds nothing but the ad files (the
+/// common case) costs two unlinks and a rmdir; only one with more in it is
+/// walked.
+fn remove_sandbox(sandbox: &Path) -> std::io::Result<()> {
+    for name in [".job.ad", ".machine.ad"] {
+        let _ = std::fs::remove_file(sandbox.join(name));
+    }
+    match std::fs::remove_dir(sandbox) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(_) => std::fs::remove_dir_all(sandbox),
     }
 }
 
@@ -1176,5 +1190,70 @@ impl Drop for EffectiveUser {
     fn drop(&mut self) {
         let _ = nix::unistd::seteuid(Uid::from_raw(0));
         let _ = nix::unistd::setegid(Gid::from_raw(0));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn temp(name: &str) -> PathBuf {
+        let d = std::env::temp_dir().join(format!("roost-sandbox-{name}-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&d);
+        d
+    }
+
+    #[test]
+    fn a_sandbox_is_made_new_and_a_leftover_one_is_set_aside() {
+        use std::os::unix::fs::PermissionsExt;
+        let execute = temp("new");
+        let sandbox = execute.join("dir_4194301");
+        // EXECUTE itself is made when missing.
+        assert_eq!(new_sandbox_dir(&sandbox).expect("made"), None);
+        let mode = std::fs::metadata(&sandbox)
+            .expect("stat")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o077, 0, "no one else may enter: {mode:o}");
+        // A leftover of an earlier starter with the same pid, holding a
+        // link to a file outside, is not reused.
+        std::fs::write(execute.join("outside"), "keep").expect("write");
+        std::os::unix::fs::symlink(execute.join("outside"), sandbox.join(".job.ad"))
+            .expect("symlink");
+        let aside = new_sandbox_dir(&sandbox)
+            .expect("made again")
+            .expect("set aside");
+        assert_eq!(aside, execute.join("dir_4194301.lost"));
+        assert!(aside.join(".job.ad").is_symlink());
+        assert_eq!(std::fs::read_dir(&sandbox).expect("list").count(), 0);
+        let _ = std::fs::remove_dir_all(&execute);
+    }
+
+    #[test]
+    fn a_sandbox_is_removed_with_whatever_the_job_left_and_not_what_it_links_to() {
+        let execute = temp("remove");
+        let sandbox = execute.join("dir_4194302");
+        // Only the ad files: no listing needed.
+        new_sandbox_dir(&sandbox).expect("made");
+        std::fs::write(sandbox.join(".job.ad"), "Cmd = \"x\"\n").expect("write");
+        std::fs::write(sandbox.join(".machine.ad"), "").expect("write");
+        remove_sandbox(&sandbox).expect("removed");
+        assert!(!sandbox.exists());
+        // A tree, and an ad file replaced by a link to a file outside.
+        new_sandbox_dir(&sandbox).expect("made");
+        std::fs::create_dir_all(sandbox.join("a/b")).expect("mkdir");
+        std::fs::write(sandbox.join("a/b/c"), "x").expect("write");
+        std::fs::write(execute.join("outside"), "keep").expect("write");
+        std::os::unix::fs::symlink(execute.join("outside"), sandbox.join(".machine.ad"))
+            .expect("symlink");
+        remove_sandbox(&sandbox).expect("removed");
+        assert!(!sandbox.exists());
+        assert_eq!(
+            std::fs::read_to_string(execute.join("outside")).expect("outside"),
+            "keep"
+        );
+        // Gone already: nothing to do.
+        remove_sandbox(&sandbox).expect("nothing to remove");
+        let _ = std::fs::remove_dir_all(&execute);
     }
 }

@@ -17,6 +17,7 @@
 //! its own reader's answers for hundreds of configurations.
 
 mod expand;
+mod log_limit;
 mod printf;
 mod reader;
 pub mod table;
@@ -27,6 +28,7 @@ use std::fmt;
 
 use crate::classad::{self, Expr, FixedEnv, Value};
 
+pub use log_limit::{LogLimit, parse_log_limit};
 pub use reader::{Files, LoadInput, Root, load};
 
 /// Loads configuration given as text (a simulation scenario's, a test's):
@@ -388,6 +390,21 @@ impl Config {
         parse_int(&text, self.now)
             .map(Some)
             .ok_or_else(|| TypeError::new(name, &text, "an integer"))
+    }
+
+    /// `name` as a daemon log's limit (`MAX_<SUBSYS>_LOG`: a size or an
+    /// age, see [`LogLimit`]). `Ok(None)` when undefined or empty.
+    pub fn log_limit(&self, name: &str) -> Result<Option<LogLimit>, TypeError> {
+        let Some(text) = self.get_text(name)? else {
+            return Ok(None);
+        };
+        parse_log_limit(&text).map(Some).ok_or_else(|| {
+            TypeError::new(
+                name,
+                &text,
+                "a log size or age (a number and a unit: Kb, Mb, Gb, Sec, Min, Hr, Day, ...)",
+            )
+        })
     }
 
     /// `name` as a real number. `Ok(None)` when undefined or empty.

@@ -14,6 +14,7 @@ use clap::Args;
 use nix::sys::signal::{SigSet, Signal};
 use tracing::{error, info, warn};
 
+use super::daemon_log::RotatingLog;
 use super::quickstart;
 use super::sysconfig::load_startd_config;
 use crate::actors::clock::{Clock, SystemClock};
@@ -21,7 +22,7 @@ use crate::actors::machine::detect;
 use crate::actors::node::{Control, NodeActor};
 use crate::actors::shared::{Dirs, HookSettings, Shared};
 use crate::admin::socket_path;
-use crate::config::Config;
+use crate::config::{Config, LogLimit};
 use crate::events::{
     CheckpointEvery, Checkpointer, DaemonEvent, Event, EventStore, GroupCommitter, Replay,
     Retention, SledStore,
@@ -89,11 +90,26 @@ fn init_logging(config: &Config, log_dir: &Path) -> Result<()> {
     } else {
         tracing::Level::INFO
     };
-    let path = log_dir.join("StartLog");
-    let file = std::fs::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(&path)
+    let path = config
+        .get("STARTD_LOG")
+        .ok()
+        .flatten()
+        .map(|p| p.trim().to_string())
+        .filter(|p| !p.is_empty())
+        .map_or_else(|| log_dir.join("StartLog"), PathBuf::from);
+    let limit = config
+        .log_limit("MAX_STARTD_LOG")
+        .map_err(|e| anyhow!("{e}"))?
+        .unwrap_or(LogLimit::Bytes(10 << 20));
+    let keep = config
+        .int("MAX_NUM_STARTD_LOG")
+        .map_err(|e| anyhow!("{e}"))?
+        .map_or(1, |n| u32::try_from(n.max(0)).unwrap_or(u32::MAX));
+    let truncate = config
+        .bool("TRUNC_STARTD_LOG_ON_OPEN")
+        .map_err(|e| anyhow!("{e}"))?
+        .unwrap_or(false);
+    let file = RotatingLog::open(&path, limit, keep, truncate)
         .with_context(|| format!("cannot open {}", path.display()))?;
     let file = std::sync::Mutex::new(file);
     let writer = std::io::stderr.and(file);

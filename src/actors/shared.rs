@@ -46,6 +46,9 @@ pub struct HookSettings {
     pub stdout_limit: usize,
 }
 
+/// What [`Shared::on_new_config`] calls with each new configuration.
+pub type ConfigListener = Box<dyn Fn(&Config)>;
+
 /// Shared by the actors of one daemon.
 pub struct Shared {
     /// The configuration in force (replaced on reconfig: [`Shared::set_config`]).
@@ -95,6 +98,9 @@ pub struct Shared {
     accounts: RefCell<Accounts>,
     /// `PASSWD_CACHE_REFRESH` of the configuration in force (read with it).
     passwd_refresh: Cell<i64>,
+    /// Told of each configuration taken after the first (see
+    /// [`Shared::on_new_config`]).
+    on_config: RefCell<Option<ConfigListener>>,
     counter: Cell<u64>,
 }
 
@@ -141,6 +147,7 @@ impl Shared {
             spares_wanted: Cell::new(spares),
             accounts: RefCell::new(Accounts::default()),
             passwd_refresh: Cell::new(refresh),
+            on_config: RefCell::new(None),
             counter: Cell::new(first_id),
         }
     }
@@ -199,7 +206,17 @@ impl Shared {
     pub fn set_config(&self, config: Config) {
         self.spares_wanted.set(spares_wanted(&config));
         self.passwd_refresh.set(passwd_refresh(&config));
+        if let Some(tell) = self.on_config.borrow().as_ref() {
+            tell(&config);
+        }
         *self.config.borrow_mut() = Rc::new(config);
+    }
+
+    /// `tell` is called with every configuration [`Shared::set_config`]
+    /// takes from now on (what lives outside the actors, such as the
+    /// daemon log's limits, follows a reconfig).
+    pub fn on_new_config(&self, tell: ConfigListener) {
+        *self.on_config.borrow_mut() = Some(tell);
     }
 
     /// The starter program's command line: stdin and stderr piped, stdout

@@ -11,7 +11,9 @@
 //! one before): N rotated files and the live one at most. (A second
 //! rotation within the same second waits for the next second instead of
 //! replacing the first's file.)
-//! `TRUNC_STARTD_LOG_ON_OPEN` empties the log at start.
+//! `TRUNC_STARTD_LOG_ON_OPEN` empties the log at start. A reconfig gives
+//! the log its new limit and count ([`LogFile::set_limits`]); the path and
+//! the truncation are read at start only.
 //!
 //! A failed rotation never loses a line: the line goes to the file as it
 //! is, the failure is said once on stderr, and rotation is tried again at
@@ -20,9 +22,107 @@
 use std::fs::{File, OpenOptions};
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
-use crate::config::LogLimit;
+use crate::config::{Config, LogLimit};
+
+/// The daemon log's knobs as a configuration sets them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LogSettings {
+    /// `STARTD_LOG` (default `<LOG>/StartLog`).
+    pub path: PathBuf,
+    /// `MAX_STARTD_LOG` (default 10 MiB).
+    pub limit: LogLimit,
+    /// `MAX_NUM_STARTD_LOG` (default 1).
+    pub keep: u32,
+    /// `TRUNC_STARTD_LOG_ON_OPEN` (default false).
+    pub truncate: bool,
+}
+
+impl LogSettings {
+    /// Reads the knobs; `log_dir` is `LOG`. A value that does not read is
+    /// an error naming the knob.
+    pub fn from_config(config: &Config, log_dir: &Path) -> Result<LogSettings, String> {
+        let path = config
+            .get("STARTD_LOG")
+            .ok()
+            .flatten()
+            .map(|p| p.trim().to_string())
+            .filter(|p| !p.is_empty())
+            .map_or_else(|| log_dir.join("StartLog"), PathBuf::from);
+        let limit = (config
+            .log_limit("MAX_STARTD_LOG")
+            .map_err(|e| e.to_string())?)
+        .unwrap_or(LogLimit::Bytes(10 << 20));
+        let keep = (config
+            .int("MAX_NUM_STARTD_LOG")
+            .map_err(|e| e.to_string())?)
+        .map_or(1, |n| u32::try_from(n.max(0)).unwrap_or(u32::MAX));
+        let truncate = (config
+            .bool("TRUNC_STARTD_LOG_ON_OPEN")
+            .map_err(|e| e.to_string())?)
+        .unwrap_or(false);
+        Ok(LogSettings {
+            path,
+            limit,
+            keep,
+            truncate,
+        })
+    }
+}
+
+/// The daemon log as the tracing subscriber writes it, shared with the
+/// reconfig that changes its limits.
+#[derive(Clone)]
+pub struct LogFile(Arc<Mutex<RotatingLog>>);
+
+impl LogFile {
+    /// Opens the log `settings` name.
+    pub fn open(settings: &LogSettings) -> io::Result<LogFile> {
+        let log = RotatingLog::open(
+            &settings.path,
+            settings.limit,
+            settings.keep,
+            settings.truncate,
+        )?;
+        Ok(LogFile(Arc::new(Mutex::new(log))))
+    }
+
+    /// Takes the limit and count of `settings` from the next line on.
+    pub fn set_limits(&self, settings: &LogSettings) {
+        let mut log = self.lock();
+        log.limit = settings.limit;
+        log.keep = settings.keep;
+    }
+
+    fn lock(&self) -> MutexGuard<'_, RotatingLog> {
+        // A line half written by a thread that panicked leaves nothing
+        // inconsistent behind: go on with the file.
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+impl<'a> tracing_subscriber::fmt::MakeWriter<'a> for LogFile {
+    type Writer = LogLine<'a>;
+
+    fn make_writer(&'a self) -> LogLine<'a> {
+        LogLine(self.lock())
+    }
+}
+
+/// One line (or more) written to the log while holding it.
+pub struct LogLine<'a>(MutexGuard<'a, RotatingLog>);
+
+impl Write for LogLine<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.flush()
+    }
+}
 
 /// Where the stamp of a rotated file comes from (the local time; a fixed
 /// sequence in tests).
@@ -347,6 +447,63 @@ mod tests {
         assert_eq!(read(dir.join("StartLog.old")), "line 1\nline 2\n");
         assert_eq!(read(path), "line 3\n");
         let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn settings_come_from_the_configuration_and_limits_change_on_the_fly() {
+        let dir = temp("settings");
+        let read_config = |text: &str| {
+            crate::config::load_text("t", text, crate::config::Scope::default(), vec![])
+                .expect("config")
+        };
+        // STARTD_LOG's default is $(LOG)/StartLog.
+        let defaults =
+            LogSettings::from_config(&read_config(&format!("LOG = {}\n", dir.display())), &dir)
+                .expect("defaults");
+        assert_eq!(
+            defaults,
+            LogSettings {
+                path: dir.join("StartLog"),
+                limit: LogLimit::Bytes(10 << 20),
+                keep: 1,
+                truncate: false
+            }
+        );
+        let path = dir.join("Other");
+        let set = read_config(&format!(
+            "STARTD_LOG = {}\nMAX_STARTD_LOG = 10\nMAX_NUM_STARTD_LOG = 4\n\
+             TRUNC_STARTD_LOG_ON_OPEN = true\n",
+            path.display()
+        ));
+        let set = LogSettings::from_config(&set, &dir).expect("set");
+        assert_eq!(
+            (set.limit, set.keep, set.truncate),
+            (LogLimit::Bytes(10), 4, true)
+        );
+        let bad = read_config("MAX_NUM_STARTD_LOG = many\n");
+        let e = LogSettings::from_config(&bad, &dir).expect_err("bad");
+        assert!(e.contains("MAX_NUM_STARTD_LOG"), "{e}");
+
+        let file = LogFile::open(&defaults).expect("open");
+        file.make_writer_for_test()
+            .write_all(b"line 1 of a log\n")
+            .expect("write");
+        file.set_limits(&LogSettings {
+            limit: LogLimit::Bytes(5),
+            ..defaults.clone()
+        });
+        file.make_writer_for_test()
+            .write_all(b"line 2\n")
+            .expect("write");
+        assert_eq!(read(dir.join("StartLog.old")), "line 1 of a log\n");
+        assert_eq!(read(dir.join("StartLog")), "line 2\n");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    impl LogFile {
+        fn make_writer_for_test(&self) -> LogLine<'_> {
+            tracing_subscriber::fmt::MakeWriter::make_writer(self)
+        }
     }
 
     #[test]

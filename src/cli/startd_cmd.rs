@@ -14,7 +14,7 @@ use clap::Args;
 use nix::sys::signal::{SigSet, Signal};
 use tracing::{error, info, warn};
 
-use super::daemon_log::RotatingLog;
+use super::daemon_log::{LogFile, LogSettings};
 use super::quickstart;
 use super::sysconfig::load_startd_config;
 use crate::actors::clock::{Clock, SystemClock};
@@ -22,7 +22,7 @@ use crate::actors::machine::detect;
 use crate::actors::node::{Control, NodeActor};
 use crate::actors::shared::{Dirs, HookSettings, Shared};
 use crate::admin::socket_path;
-use crate::config::{Config, LogLimit};
+use crate::config::Config;
 use crate::events::{
     CheckpointEvery, Checkpointer, DaemonEvent, Event, EventStore, GroupCommitter, Replay,
     Retention, SledStore,
@@ -77,7 +77,8 @@ fn hook_user(config: &Config) -> Option<(u32, u32)> {
     }
 }
 
-fn init_logging(config: &Config, log_dir: &Path) -> Result<()> {
+/// Logs to stderr and the daemon log, which it returns (for reconfig).
+fn init_logging(config: &Config, log_dir: &Path) -> Result<LogFile> {
     use tracing_subscriber::fmt::writer::MakeWriterExt;
     let debug = config
         .get("STARTD_DEBUG")
@@ -90,35 +91,17 @@ fn init_logging(config: &Config, log_dir: &Path) -> Result<()> {
     } else {
         tracing::Level::INFO
     };
-    let path = config
-        .get("STARTD_LOG")
-        .ok()
-        .flatten()
-        .map(|p| p.trim().to_string())
-        .filter(|p| !p.is_empty())
-        .map_or_else(|| log_dir.join("StartLog"), PathBuf::from);
-    let limit = config
-        .log_limit("MAX_STARTD_LOG")
-        .map_err(|e| anyhow!("{e}"))?
-        .unwrap_or(LogLimit::Bytes(10 << 20));
-    let keep = config
-        .int("MAX_NUM_STARTD_LOG")
-        .map_err(|e| anyhow!("{e}"))?
-        .map_or(1, |n| u32::try_from(n.max(0)).unwrap_or(u32::MAX));
-    let truncate = config
-        .bool("TRUNC_STARTD_LOG_ON_OPEN")
-        .map_err(|e| anyhow!("{e}"))?
-        .unwrap_or(false);
-    let file = RotatingLog::open(&path, limit, keep, truncate)
-        .with_context(|| format!("cannot open {}", path.display()))?;
-    let file = std::sync::Mutex::new(file);
-    let writer = std::io::stderr.and(file);
+    let settings = LogSettings::from_config(config, log_dir).map_err(|e| anyhow!(e))?;
+    let file = LogFile::open(&settings)
+        .with_context(|| format!("cannot open {}", settings.path.display()))?;
+    let writer = std::io::stderr.and(file.clone());
     tracing_subscriber::fmt()
         .with_max_level(level)
         .with_writer(writer.with_max_level(level))
         .with_ansi(false)
         .try_init()
-        .map_err(|e| anyhow!("cannot set up logging: {e}"))
+        .map_err(|e| anyhow!("cannot set up logging: {e}"))?;
+    Ok(file)
 }
 
 /// Removes the sandboxes under `EXECUTE` that starters no longer running
@@ -462,7 +445,8 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     if !cmd.foreground {
         nix::unistd::daemon(true, false).map_err(|e| anyhow!("cannot detach: {e}"))?;
     }
-    init_logging(&config, &dirs.log)?;
+    let log_file = init_logging(&config, &dirs.log)?;
+    let log_dir = dirs.log.clone();
     log_panics();
     sweep_sandboxes(&dirs.execute);
     // Hooks and jobs get files no one else may write.
@@ -488,11 +472,22 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     let sys = System::new();
     let (shared, committer) = sys.block_on(async {
         let reload_root = config_root.clone();
+        let reload_log_dir = log_dir.clone();
         let reload = Box::new(move || {
-            load_startd_config(reload_root.as_deref()).map_err(|e| format!("{e:#}"))
+            let config =
+                load_startd_config(reload_root.as_deref()).map_err(|e| format!("{e:#}"))?;
+            // A log knob that does not read refuses the configuration.
+            LogSettings::from_config(&config, &reload_log_dir)?;
+            Ok(config)
         });
         let reader = prepared.reader.clone();
         let (shared, node, committer) = prepared.start(config, clock, reload);
+        // A configuration taken at a reconfig gives the log its limits.
+        shared.on_new_config(Box::new(move |config| {
+            if let Ok(s) = LogSettings::from_config(config, &log_dir) {
+                log_file.set_limits(&s);
+            }
+        }));
         actix::spawn(crate::actors::admin::serve(listener, node.clone(), reader));
         match Handlers::install() {
             Ok(h) => {

@@ -1,6 +1,7 @@
 //! The daemon's own log against the real daemon: rotated at
-//! `MAX_STARTD_LOG` into `StartLog.old`, whole lines on both sides, and a
-//! limit it cannot read refused at start with the knob named. (Stamped
+//! `MAX_STARTD_LOG` into `StartLog.old`, whole lines on both sides; a new
+//! limit taken at a reconfig; a limit it cannot read refused at start and
+//! at a reconfig with the knob named. (Stamped
 //! rotations, `MAX_NUM_STARTD_LOG` > 1 and ages: `cli::daemon_log`'s unit
 //! tests.)
 
@@ -27,6 +28,14 @@ fn logs(dir: &Path) -> Vec<(String, String)> {
     v
 }
 
+/// Rotated before the line that would have been written past `limit`: a
+/// file is under it without its last line.
+fn under(text: &str, limit: usize) -> bool {
+    let body = text.trim_end_matches('\n');
+    let last = body.rsplit('\n').next().unwrap_or_default();
+    body.len() - last.len() < limit
+}
+
 #[test]
 fn the_daemon_log_is_rotated_at_its_size_into_startlog_old() {
     let node = Node::setup(
@@ -46,16 +55,7 @@ fn the_daemon_log_is_rotated_at_its_size_into_startlog_old() {
     // MAX_NUM_STARTD_LOG is 1 by default: one rotated file, ".old".
     assert_eq!(names, ["StartLog.old", "StartLog"]);
     for (n, text) in &logs {
-        // Rotated before the line that would have been written past the
-        // limit: a file is under 4 KiB without its last line.
-        let body = text.trim_end_matches('\n');
-        let last = body.rsplit('\n').next().unwrap_or_default();
-        assert!(
-            body.len() - last.len() < 4096,
-            "{n}: {} bytes, last line {} bytes",
-            text.len(),
-            last.len()
-        );
+        assert!(under(text, 4096), "{n}: {} bytes", text.len());
         // Whole lines only, on both sides of a rotation.
         assert!(
             text.starts_with("20") && text.ends_with('\n'),
@@ -64,6 +64,47 @@ fn the_daemon_log_is_rotated_at_its_size_into_startlog_old() {
     }
     // The live log ends with the daemon's last words.
     assert!(logs[1].1.trim_end().ends_with("Stopped."), "{}", logs[1].1);
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+#[test]
+fn a_reconfig_gives_the_log_its_new_limit_and_refuses_one_that_does_not_read() {
+    let node = Node::setup(
+        "logreconfig",
+        "STARTD_DEBUG = D_FULLDEBUG\nMAX_STARTD_LOG = 0\n",
+    );
+    let daemon = node.start();
+    let run = |from: u32| {
+        for i in from..from + 3 {
+            node.job(&format!("j{i}"), i, "0");
+        }
+        wait_for("the jobs' JOB_EXIT", || {
+            records(&node.dir, "exit").len() == (from + 3) as usize
+        });
+    };
+    let roost_text = |o: std::process::Output| {
+        let t = format!(
+            "{}{}",
+            String::from_utf8_lossy(&o.stdout),
+            String::from_utf8_lossy(&o.stderr)
+        );
+        (o.status.success(), t)
+    };
+    run(0);
+    let log = node.dir.join("log");
+    assert!(!log.join("StartLog.old").exists(), "0: never rotated");
+    let base = std::fs::read_to_string(&node.config).expect("config");
+    std::fs::write(&node.config, format!("{base}MAX_STARTD_LOG = lots\n")).expect("config");
+    let (ok, text) = roost_text(node.roost(&["reconfig"]));
+    assert!(!ok && text.contains("MAX_STARTD_LOG"), "{text}");
+    std::fs::write(&node.config, format!("{base}MAX_STARTD_LOG = 2 Kb\n")).expect("config");
+    let (ok, text) = roost_text(node.roost(&["reconfig"]));
+    assert!(ok, "{text}");
+    run(3);
+    assert!(stop(daemon).success());
+    let live = std::fs::read_to_string(log.join("StartLog")).expect("StartLog");
+    assert!(log.join("StartLog.old").exists(), "rotated at 2 Kb");
+    assert!(under(&live, 2048), "{} bytes", live.len());
     let _ = std::fs::remove_dir_all(&node.dir);
 }
 

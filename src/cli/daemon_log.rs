@@ -256,11 +256,10 @@ impl Write for RotatingLog {
                 }
             }
         }
-        if self.file.is_none() {
-            self.file = Some(open_log(&self.path, false)?);
-        }
-        let Some(file) = self.file.as_mut() else {
-            return Err(io::Error::other("the log is not open"));
+        // Reopened if a rotation renamed it but could not begin a new one.
+        let file = match self.file {
+            Some(ref mut f) => f,
+            None => self.file.insert(open_log(&self.path, false)?),
         };
         let n = file.write(buf)?;
         self.size += n as u64;

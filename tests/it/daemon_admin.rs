@@ -169,7 +169,8 @@ impl Node {
     }
 }
 
-fn text(o: &Output) -> String {
+/// A command's stdout and stderr together.
+pub(crate) fn text(o: &Output) -> String {
     format!(
         "{}{}",
         String::from_utf8_lossy(&o.stdout),

@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 
 use super::daemon::{stop, wait_for};
-use super::daemon_admin::{Node, records};
+use super::daemon_admin::{Node, records, text};
 
 /// The daemon's log files in `dir`: (name, text), the live log last.
 fn logs(dir: &Path) -> Vec<(String, String)> {
@@ -36,6 +36,17 @@ fn under(text: &str, limit: usize) -> bool {
     body.len() - last.len() < limit
 }
 
+/// Drops `n` `/bin/sleep 0` jobs numbered from `from` and waits for their
+/// JOB_EXIT (`from` jobs ran before).
+fn run_jobs(node: &Node, from: u32, n: u32) {
+    for i in from..from + n {
+        node.job(&format!("j{i}"), 100 + i, "0");
+    }
+    wait_for("the jobs' JOB_EXIT", || {
+        records(&node.dir, "exit").len() == (from + n) as usize
+    });
+}
+
 #[test]
 fn the_daemon_log_is_rotated_at_its_size_into_startlog_old() {
     let node = Node::setup(
@@ -43,12 +54,7 @@ fn the_daemon_log_is_rotated_at_its_size_into_startlog_old() {
         "STARTD_DEBUG = D_FULLDEBUG\nMAX_STARTD_LOG = 4 Kb\n",
     );
     let daemon = node.start();
-    for i in 0..6 {
-        node.job(&format!("j{i}"), 100 + i, "0");
-    }
-    wait_for("the six jobs' JOB_EXIT", || {
-        records(&node.dir, "exit").len() == 6
-    });
+    run_jobs(&node, 0, 6);
     assert!(stop(daemon).success());
     let logs = logs(&node.dir.join("log"));
     let names: Vec<&str> = logs.iter().map(|(n, _)| n.as_str()).collect();
@@ -74,33 +80,21 @@ fn a_reconfig_gives_the_log_its_new_limit_and_refuses_one_that_does_not_read() {
         "STARTD_DEBUG = D_FULLDEBUG\nMAX_STARTD_LOG = 0\n",
     );
     let daemon = node.start();
-    let run = |from: u32| {
-        for i in from..from + 3 {
-            node.job(&format!("j{i}"), i, "0");
-        }
-        wait_for("the jobs' JOB_EXIT", || {
-            records(&node.dir, "exit").len() == (from + 3) as usize
-        });
-    };
-    let roost_text = |o: std::process::Output| {
-        let t = format!(
-            "{}{}",
-            String::from_utf8_lossy(&o.stdout),
-            String::from_utf8_lossy(&o.stderr)
-        );
-        (o.status.success(), t)
-    };
-    run(0);
+    run_jobs(&node, 0, 3);
     let log = node.dir.join("log");
     assert!(!log.join("StartLog.old").exists(), "0: never rotated");
     let base = std::fs::read_to_string(&node.config).expect("config");
     std::fs::write(&node.config, format!("{base}MAX_STARTD_LOG = lots\n")).expect("config");
-    let (ok, text) = roost_text(node.roost(&["reconfig"]));
-    assert!(!ok && text.contains("MAX_STARTD_LOG"), "{text}");
+    let o = node.roost(&["reconfig"]);
+    assert!(
+        !o.status.success() && text(&o).contains("MAX_STARTD_LOG"),
+        "{}",
+        text(&o)
+    );
     std::fs::write(&node.config, format!("{base}MAX_STARTD_LOG = 2 Kb\n")).expect("config");
-    let (ok, text) = roost_text(node.roost(&["reconfig"]));
-    assert!(ok, "{text}");
-    run(3);
+    let o = node.roost(&["reconfig"]);
+    assert!(o.status.success(), "{}", text(&o));
+    run_jobs(&node, 3, 3);
     assert!(stop(daemon).success());
     let live = std::fs::read_to_string(log.join("StartLog")).expect("StartLog");
     assert!(log.join("StartLog.old").exists(), "rotated at 2 Kb");

@@ -9,7 +9,7 @@ use actix::prelude::*;
 use tracing::{debug, warn};
 
 use super::shared::Shared;
-use crate::config::Config;
+use crate::config::{Config, daemon_knobs};
 use crate::events::{Event, HookEvent};
 use crate::hooks::{self, HookOutput, HookRun};
 use crate::starter::protocol::default_hook_timeout;
@@ -155,10 +155,8 @@ pub fn hook_path(config: &Config, keyword: &str, hook: &str) -> Option<PathBuf> 
 
 /// `<KEYWORD>_HOOK_<TYPE>_TIMEOUT` in seconds, else the default.
 pub fn hook_timeout(config: &Config, keyword: &str, hook: &str) -> u64 {
-    config
-        .int(&format!("{keyword}_HOOK_{hook}_TIMEOUT"))
+    daemon_knobs::count(config, &format!("{keyword}_HOOK_{hook}_TIMEOUT"))
         .ok()
         .flatten()
-        .and_then(|t| u64::try_from(t).ok())
         .unwrap_or_else(|| default_hook_timeout(hook))
 }

@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use super::clock::Clock;
 use crate::classad::ClassAd;
-use crate::config::Config;
+use crate::config::{Config, daemon_knobs};
 use crate::events::{Appender, Event, StoreError};
 use crate::policy::engine::Drain;
 use crate::policy::layout::Machine;
@@ -20,9 +20,6 @@ use crate::starter::protocol::Account;
 
 /// Spare starters kept when `ROOST_SPARE_STARTERS` is not set.
 pub const DEFAULT_SPARE_STARTERS: usize = 1;
-
-/// The most spare starters `ROOST_SPARE_STARTERS` may ask for.
-const MAX_SPARE_STARTERS: usize = 16;
 
 /// The directories HTCondor's knobs name.
 #[derive(Clone, Debug)]
@@ -334,30 +331,24 @@ impl Accounts {
 }
 
 /// `PASSWD_CACHE_REFRESH` of `config`: seconds a job owner's account is
-/// kept (72000, HTCondor's default, when unset or not an integer).
+/// kept (72000, HTCondor's default, when unset).
 fn passwd_refresh(config: &Config) -> i64 {
-    config
-        .int("PASSWD_CACHE_REFRESH")
+    daemon_knobs::count(config, "PASSWD_CACHE_REFRESH")
         .ok()
         .flatten()
+        .and_then(|n| i64::try_from(n).ok())
         .unwrap_or(72_000)
 }
 
 /// `ROOST_SPARE_STARTERS` of `config`: [`DEFAULT_SPARE_STARTERS`] when
-/// unset; a value that is not an integer from 0 to [`MAX_SPARE_STARTERS`]
-/// is reported and the default used.
+/// unset (a value out of its range is refused with the configuration:
+/// [`daemon_knobs::check`]).
 fn spares_wanted(config: &Config) -> usize {
-    let error = match config.int("ROOST_SPARE_STARTERS") {
-        Ok(None) => return DEFAULT_SPARE_STARTERS,
-        Ok(Some(n)) => match usize::try_from(n) {
-            Ok(n) if n <= MAX_SPARE_STARTERS => return n,
-            _ => format!("{n} is not between 0 and {MAX_SPARE_STARTERS}"),
-        },
-        Err(e) => e.to_string(),
-    };
-    tracing::warn!(message = "Knob ignored.", knob = "ROOST_SPARE_STARTERS",
-        error = %error, default = DEFAULT_SPARE_STARTERS);
-    DEFAULT_SPARE_STARTERS
+    daemon_knobs::spare_starters(config)
+        .ok()
+        .flatten()
+        .and_then(|n| usize::try_from(n).ok())
+        .unwrap_or(DEFAULT_SPARE_STARTERS)
 }
 
 /// Reaps and drops the spare starters that have gone (killed, out of

@@ -17,7 +17,7 @@ use super::slot::{SlotInput, StarterPids};
 use crate::classad::argenv::split_v2;
 use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, FixedEnv, Value};
-use crate::config::Config;
+use crate::config::{Config, daemon_knobs};
 use crate::events::{Event, StarterEvent};
 use crate::hooks::{self, Exit};
 use crate::policy::engine::Input;
@@ -445,14 +445,7 @@ pub fn starter_request(
     machine: &ClassAd,
     vacate_grace: u64,
 ) -> Request {
-    let int = |k: &str, d: u64| {
-        config
-            .int(k)
-            .ok()
-            .flatten()
-            .and_then(|v| u64::try_from(v).ok())
-            .unwrap_or(d)
-    };
+    let int = |k: &str, d: u64| daemon_knobs::count(config, k).ok().flatten().unwrap_or(d);
     Request {
         slot: slot.to_string(),
         job: ad_to_old(job, OldOrder::Bytes),

@@ -95,20 +95,8 @@ fn get(config: &Config, args: &GetArgs, out: &mut dyn Write) -> Result<ExitCode>
             Ok(Some(value)) => {
                 if args.verbose {
                     writeln!(out, "{name} = {value}")?;
-                    if let Some(l) = config.lookup(name) {
-                        match l.origin {
-                            Some(o) => {
-                                let mut at = config.source_name(o.source).to_string();
-                                if o.line > 0 {
-                                    at.push_str(&format!(", line {}", o.line));
-                                }
-                                if let Some(t) = &o.template {
-                                    at.push_str(&format!(", use {t}"));
-                                }
-                                writeln!(out, " # at: {at}")?;
-                            }
-                            None => writeln!(out, " # at: <Default>")?,
-                        }
+                    if let (Some(l), Some(at)) = (config.lookup(name), config.location(name)) {
+                        writeln!(out, " # at: {at}")?;
                         writeln!(out, " # raw: {}", l.raw)?;
                     }
                 } else {

@@ -22,13 +22,13 @@ use crate::actors::machine::detect;
 use crate::actors::node::{Control, NodeActor};
 use crate::actors::shared::{Dirs, HookSettings, Shared};
 use crate::admin::socket_path;
-use crate::config::Config;
+use crate::config::{Config, daemon_knobs};
 use crate::events::{
     CheckpointEvery, Checkpointer, DaemonEvent, Event, EventStore, GroupCommitter, Replay,
     Retention, SledStore,
 };
 use crate::policy::engine::{DrainHow, Policy};
-use crate::policy::layout::{layout, machine};
+use crate::policy::layout::{MachineInputs, layout, machine};
 use crate::policy::publish::StartdAttrs;
 use crate::policy::slot::SlotEvent;
 
@@ -162,34 +162,16 @@ fn log_panics() {
 /// How often the event-log writer checkpoints:
 /// `ROOST_EVENT_LOG_CHECKPOINT_EVENTS` events (default 100,000) or
 /// `ROOST_EVENT_LOG_CHECKPOINT_INTERVAL` seconds of event time (default a
-/// day); 0 turns either off. A knob that is not an integer is reported and
-/// its default used.
+/// day); 0 turns either off. (A value that does not read stopped the
+/// daemon at start: [`daemon_knobs::check`].)
 fn checkpoint_every(config: &Config) -> CheckpointEvery {
     let d = CheckpointEvery::default();
-    let knob = |name: &str, default: i64| match config.int(name) {
-        Ok(Some(v)) if v >= 0 => v,
-        Ok(None) => default,
-        Ok(Some(v)) => {
-            warn!(
-                message = "Negative knob ignored.",
-                knob = name,
-                value = v,
-                default
-            );
-            default
-        }
-        Err(e) => {
-            warn!(message = "Knob ignored.", knob = name, error = %e, default);
-            default
-        }
-    };
+    let knob = |name: &str| daemon_knobs::count(config, name).ok().flatten();
     CheckpointEvery {
-        events: u64::try_from(knob(
-            "ROOST_EVENT_LOG_CHECKPOINT_EVENTS",
-            i64::try_from(d.events).unwrap_or(i64::MAX),
-        ))
-        .unwrap_or(d.events),
-        seconds: knob("ROOST_EVENT_LOG_CHECKPOINT_INTERVAL", d.seconds),
+        events: knob("ROOST_EVENT_LOG_CHECKPOINT_EVENTS").unwrap_or(d.events),
+        seconds: knob("ROOST_EVENT_LOG_CHECKPOINT_INTERVAL")
+            .and_then(|s| i64::try_from(s).ok())
+            .unwrap_or(d.seconds),
     }
 }
 
@@ -198,17 +180,10 @@ fn checkpoint_every(config: &Config) -> CheckpointEvery {
 /// (unset or 0: no limit), cut at checkpoints into
 /// `ROOST_EVENT_LOG_ARCHIVE` (a directory; unset: deleted); the audit trail
 /// of cut claims kept `ROOST_EVENT_LOG_KEEP_CLAIMS_DAYS` in
-/// `events::KEPT_CLAIMS_FILE` beside the log (unset: not kept apart). A
-/// knob of the wrong type is reported and treated as unset.
+/// `events::KEPT_CLAIMS_FILE` beside the log (unset: not kept apart). (A
+/// value that does not read stopped the daemon at start.)
 fn retention(config: &Config, events_dir: &Path) -> Retention {
-    let positive = |name: &str| match config.real(name) {
-        Ok(Some(v)) if v > 0.0 => Some(v),
-        Ok(_) => None,
-        Err(e) => {
-            warn!(message = "Knob ignored.", knob = name, error = %e);
-            None
-        }
-    };
+    let positive = |name: &str| daemon_knobs::amount(config, name).ok().flatten();
     let archive = config
         .get("ROOST_EVENT_LOG_ARCHIVE")
         .ok()
@@ -276,6 +251,8 @@ pub struct Prepared {
     host: String,
     hooks: HookSettings,
     machine: crate::policy::layout::Machine,
+    /// What detection found, for checking a new configuration's layout.
+    inputs: MachineInputs,
     detected: (u32, i64),
     /// The `roost` executable, run as each job's starter.
     pub starter_exe: PathBuf,
@@ -321,8 +298,7 @@ impl Prepared {
                 std::env::vars_os()
                     .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
             ),
-            stdout_limit: config
-                .int("PIPE_BUFFER_MAX")
+            stdout_limit: daemon_knobs::count(config, "PIPE_BUFFER_MAX")
                 .ok()
                 .flatten()
                 .and_then(|v| usize::try_from(v).ok())
@@ -353,6 +329,7 @@ impl Prepared {
             hooks,
             machine: m,
             detected: (inputs.cpus, inputs.memory_mb),
+            inputs,
             starter_exe,
         })
     }
@@ -419,6 +396,19 @@ fn handled_signals() -> SigSet {
     set
 }
 
+/// What a new configuration must pass, beyond each slot's policy, before
+/// a reconfig takes it: every daemon knob reads ([`daemon_knobs::check`]),
+/// the daemon log's knobs read, and the slot layout it describes can be
+/// made on this machine (the layout changes only at a restart, which would
+/// otherwise fail).
+fn check_config(config: &Config, log_dir: &Path, inputs: &MachineInputs) -> Result<(), String> {
+    daemon_knobs::check(config).map_err(|e| e.to_string())?;
+    LogSettings::from_config(config, log_dir)?;
+    let m = machine(config, inputs).map_err(|e| format!("machine resources: {e}"))?;
+    layout(config, &m).map_err(|e| format!("slot layout: {e}"))?;
+    Ok(())
+}
+
 /// Runs `roost startd`.
 pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     // Until the handlers are installed (after the log's replay, which may
@@ -437,6 +427,7 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     for w in config.warnings() {
         eprintln!("roost: warning: {w}");
     }
+    daemon_knobs::check(&config).map_err(|e| anyhow!(e))?;
     let dirs = Dirs {
         log: dir(&config, "LOG")?,
         execute: dir(&config, "EXECUTE")?,
@@ -473,11 +464,11 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     let (shared, committer) = sys.block_on(async {
         let reload_root = config_root.clone();
         let reload_log_dir = log_dir.clone();
+        let reload_inputs = prepared.inputs.clone();
         let reload = Box::new(move || {
             let config =
                 load_startd_config(reload_root.as_deref()).map_err(|e| format!("{e:#}"))?;
-            // A log knob that does not read refuses the configuration.
-            LogSettings::from_config(&config, &reload_log_dir)?;
+            check_config(&config, &reload_log_dir, &reload_inputs)?;
             Ok(config)
         });
         let reader = prepared.reader.clone();

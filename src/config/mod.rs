@@ -16,6 +16,7 @@
 //! HTCondor's behaviour is the specification; `tests/fixtures/config` holds
 //! its own reader's answers for hundreds of configurations.
 
+pub mod daemon_knobs;
 mod expand;
 mod log_limit;
 mod printf;
@@ -327,6 +328,26 @@ impl Config {
         lookup(&self.table, &self.scope, name)
     }
 
+    /// Where `name` is defined, as an admin looks for it: `FILE, line N`
+    /// (with `, use CATEGORY:Name` when a template set it), the special
+    /// source (`<Environment>`, ...), or `<Default>` for a built-in
+    /// default; `None` when undefined. The name found may be a scoped one
+    /// (`STARTD.START` for `START`), as [`Config::lookup`] finds it.
+    pub fn location(&self, name: &str) -> Option<String> {
+        let l = self.lookup(name)?;
+        let Some(o) = l.origin else {
+            return Some("<Default>".to_string());
+        };
+        let mut at = self.source_name(o.source).to_string();
+        if o.line > 0 {
+            at.push_str(&format!(", line {}", o.line));
+        }
+        if let Some(t) = &o.template {
+            at.push_str(&format!(", use {t}"));
+        }
+        Some(at)
+    }
+
     /// The unexpanded value of `name`, or `None` when undefined.
     pub fn raw(&self, name: &str) -> Option<&str> {
         self.lookup(name).map(|l| l.raw)
@@ -352,6 +373,15 @@ impl Config {
             }
         }
         Ok(None)
+    }
+
+    /// The first of `names` that is defined with a value that is not
+    /// empty: the knob [`Config::get_first`] takes its value from.
+    pub fn first_defined<'n>(&self, names: &[&'n str]) -> Option<&'n str> {
+        names
+            .iter()
+            .copied()
+            .find(|n| self.raw(n).is_some_and(|v| !v.trim().is_empty()))
     }
 
     /// A per-slot knob as the startd looks it up: `<SLOT>_<NAME>` (the
@@ -389,7 +419,7 @@ impl Config {
         };
         parse_int(&text, self.now)
             .map(Some)
-            .ok_or_else(|| TypeError::new(name, &text, "an integer"))
+            .ok_or_else(|| self.type_error(name, &text, "an integer"))
     }
 
     /// `name` as a daemon log's limit (`MAX_<SUBSYS>_LOG`: a size or an
@@ -399,7 +429,7 @@ impl Config {
             return Ok(None);
         };
         parse_log_limit(&text).map(Some).ok_or_else(|| {
-            TypeError::new(
+            self.type_error(
                 name,
                 &text,
                 "a log size or age (a number and a unit: Kb, Mb, Gb, Sec, Min, Hr, Day, ...)",
@@ -414,7 +444,7 @@ impl Config {
         };
         parse_real(&text, self.now)
             .map(Some)
-            .ok_or_else(|| TypeError::new(name, &text, "a real number"))
+            .ok_or_else(|| self.type_error(name, &text, "a real number"))
     }
 
     /// `name` as a boolean: `true`/`false` (any case), `T`/`F`, `yes`/`no`,
@@ -426,7 +456,7 @@ impl Config {
         };
         parse_bool(&text, self.now)
             .map(Some)
-            .ok_or_else(|| TypeError::new(name, &text, "a boolean"))
+            .ok_or_else(|| self.type_error(name, &text, "a boolean"))
     }
 
     /// `name` parsed as a ClassAd expression (a policy knob such as START).
@@ -435,10 +465,37 @@ impl Config {
         let Some(text) = self.get_text(name)? else {
             return Ok(None);
         };
-        classad::parse_expr(&text).map(Some).map_err(|e| TypeError {
+        self.parse_knob_expr(name, &text).map(Some)
+    }
+
+    /// `text`, the value of knob `name`, parsed as a ClassAd expression;
+    /// the error names the value and where the knob is defined.
+    pub fn parse_knob_expr(&self, name: &str, text: &str) -> Result<Expr, TypeError> {
+        classad::parse_expr(text).map_err(|e| TypeError {
             name: name.to_string(),
-            message: format!("is not a ClassAd expression: {e} (value: {text})"),
+            message: format!(
+                "is not a ClassAd expression: {e} (value: {}){}",
+                text.trim(),
+                self.at(name)
+            ),
         })
+    }
+
+    /// A [`TypeError`]: `name`'s value `text` is not `what`; names where
+    /// `name` is defined.
+    pub fn type_error(&self, name: &str, text: &str, what: &str) -> TypeError {
+        TypeError {
+            name: name.to_string(),
+            message: format!("is not {what}: {}{}", text.trim(), self.at(name)),
+        }
+    }
+
+    /// ` (at FILE, line N)` for a knob defined in a file, else nothing.
+    fn at(&self, name: &str) -> String {
+        self.location(name)
+            .filter(|l| l != "<Default>")
+            .map(|l| format!(" (at {l})"))
+            .unwrap_or_default()
     }
 
     fn get_text(&self, name: &str) -> Result<Option<String>, TypeError> {
@@ -579,15 +636,6 @@ pub struct TypeError {
     pub name: String,
     /// What is wrong.
     pub message: String,
-}
-
-impl TypeError {
-    fn new(name: &str, text: &str, what: &str) -> TypeError {
-        TypeError {
-            name: name.to_string(),
-            message: format!("is not {what}: {text}"),
-        }
-    }
 }
 
 /// Calls `f` with `parts` joined by `.` and in lower case (ASCII, as

@@ -148,15 +148,17 @@ impl Policy {
                 .filter(|t| !t.trim().is_empty())
                 .or_else(|| builtin_default(knob).map(str::to_string));
             if let Some(text) = text {
-                let e = parse_expr(&text)
-                    .map_err(|e| err(knob, format!("is not a ClassAd expression: {e}")))?;
+                let e = config
+                    .parse_knob_expr(knob, &text)
+                    .map_err(|e| err(knob, e.message))?;
                 exprs.push(((*knob).to_string(), e));
             }
         }
         let rank = match config.get("RANK").map_err(|e| err("RANK", e.to_string()))? {
             Some(t) if !t.trim().is_empty() => Some(
-                parse_expr(&t)
-                    .map_err(|e| err("RANK", format!("is not a ClassAd expression: {e}")))?,
+                config
+                    .parse_knob_expr("RANK", &t)
+                    .map_err(|e| err("RANK", e.message))?,
             ),
             _ => None,
         };
@@ -179,12 +181,15 @@ impl Policy {
             ("RequestMemory", "MODIFY_REQUEST_EXPR_REQUESTMEMORY"),
             ("RequestDisk", "MODIFY_REQUEST_EXPR_REQUESTDISK"),
         ] {
+            let names = [&format!("SLOT_TYPE_{type_id}_{knob}"), knob];
             let text = config
-                .get_first(&[&format!("SLOT_TYPE_{type_id}_{knob}"), knob])
+                .get_first(&names)
                 .map_err(|e| err(knob, e.to_string()))?;
             if let Some(t) = text {
-                let e = parse_expr(&t)
-                    .map_err(|e| err(knob, format!("is not a ClassAd expression: {e}")))?;
+                let name = config.first_defined(&names).unwrap_or(knob);
+                let e = config
+                    .parse_knob_expr(name, &t)
+                    .map_err(|e| err(name, e.message))?;
                 modify_request.push((attr.to_string(), e));
             }
         }

@@ -40,12 +40,15 @@ impl StartdAttrs {
         let mut out = Vec::new();
         for n in names {
             let per_slot = format!("{slot_id}_{n}");
+            let names = [per_slot.as_str(), n.as_str()];
             let text = config
-                .get_first(&[&per_slot, &n])
+                .get_first(&names)
                 .map_err(|e| err(&n, e.to_string()))?;
             if let Some(t) = text {
-                let e = parse_expr(&t)
-                    .map_err(|e| err(&n, format!("is not a ClassAd expression: {e}")))?;
+                let name = config.first_defined(&names).unwrap_or(&n);
+                let e = config
+                    .parse_knob_expr(name, &t)
+                    .map_err(|e| err(name, e.message))?;
                 out.push((n, e));
             }
         }

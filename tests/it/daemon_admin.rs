@@ -123,6 +123,16 @@ impl Node {
         )
     }
 
+    /// Runs the daemon on this node in the foreground to its end (for a
+    /// start that must fail): its exit status and output.
+    pub(crate) fn start_to_end(&self) -> Output {
+        Command::new(env!("CARGO_BIN_EXE_roost"))
+            .args(["startd", "-f", "--config"])
+            .arg(&self.config)
+            .output()
+            .expect("roost runs")
+    }
+
     pub(crate) fn roost(&self, args: &[&str]) -> Output {
         self.roost_as(args, None)
     }

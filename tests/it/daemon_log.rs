@@ -6,7 +6,6 @@
 //! tests.)
 
 use std::path::Path;
-use std::process::Command;
 
 use super::daemon::{stop, wait_for};
 use super::daemon_admin::{Node, records, text};
@@ -105,11 +104,7 @@ fn a_reconfig_gives_the_log_its_new_limit_and_refuses_one_that_does_not_read() {
 #[test]
 fn a_log_limit_the_daemon_cannot_read_stops_it_at_start_with_the_knob_named() {
     let node = Node::setup("logbadlimit", "MAX_STARTD_LOG = ten megabytes\n");
-    let out = Command::new(env!("CARGO_BIN_EXE_roost"))
-        .args(["startd", "-f", "--config"])
-        .arg(&node.config)
-        .output()
-        .expect("roost runs");
+    let out = node.start_to_end();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success(), "{err}");
     assert!(err.contains("MAX_STARTD_LOG"), "{err}");

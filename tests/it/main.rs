@@ -12,6 +12,7 @@ mod daemon;
 mod daemon_admin;
 mod daemon_backfill;
 mod daemon_cgroup;
+mod daemon_config;
 mod daemon_log;
 mod daemon_restart;
 mod daemon_spares;

@@ -11,7 +11,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
-use tracing::{info, warn};
+use tracing::{debug, info, warn};
 
 use super::node::{Control, DrainRequest, NodeActor};
 use crate::admin::{MAX_LOG_BATCH, MAX_REQUEST, Request, Response};
@@ -102,19 +102,25 @@ pub fn control_of(req: Request) -> Option<Control> {
     })
 }
 
-async fn read_request(stream: &mut UnixStream) -> Result<Request, String> {
+/// The client's request; `Ok(None)` when it closed without sending a byte
+/// (a liveness probe: another `roost startd` checking whether this one
+/// answers on the socket).
+async fn read_request(stream: &mut UnixStream) -> Result<Option<Request>, String> {
     let mut line = String::new();
     let limit = u64::try_from(MAX_REQUEST).unwrap_or(u64::MAX);
     let mut reader = BufReader::new(stream).take(limit);
     match tokio::time::timeout(READ_TIMEOUT, reader.read_line(&mut line)).await {
         Err(_) => return Err("no request within 10 seconds".into()),
         Ok(Err(e)) => return Err(format!("cannot read the request: {e}")),
+        Ok(Ok(0)) => return Ok(None),
         Ok(Ok(_)) => {}
     }
     if !line.ends_with('\n') && line.len() >= MAX_REQUEST {
         return Err(format!("request longer than {MAX_REQUEST} bytes"));
     }
-    serde_json::from_str(line.trim()).map_err(|e| format!("malformed request: {e}"))
+    serde_json::from_str(line.trim())
+        .map(Some)
+        .map_err(|e| format!("malformed request: {e}"))
 }
 
 /// Up to `limit` events from `from` on (one actor's if given).
@@ -142,7 +148,14 @@ fn read_log(log: &SledReader, from: u64, actor: Option<&str>, limit: usize) -> R
 async fn connection(mut stream: UnixStream, node: Addr<NodeActor>, log: SledReader, me: u32) {
     // The request is read whoever calls, so a refused caller reads the
     // refusal rather than a broken pipe.
-    let request = read_request(&mut stream).await;
+    let request = match read_request(&mut stream).await {
+        Ok(None) => {
+            debug!(message = "Admin connection closed without a request.");
+            return;
+        }
+        Ok(Some(r)) => Ok(r),
+        Err(e) => Err(e),
+    };
     let response = match (stream.peer_cred(), request) {
         (Ok(c), _) if c.uid() != me && c.uid() != 0 => {
             warn!(

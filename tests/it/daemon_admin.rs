@@ -5,6 +5,7 @@
 //! reconfig of running slots, suspend/continue, and a partitionable slot
 //! filling up.
 
+use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
@@ -378,6 +379,23 @@ fn admin_commands_drive_a_running_daemon() {
     std::fs::write(&node.config, &good).expect("restore config");
     let o = node.roost(&["reconfig"]);
     assert!(o.status.success(), "{}", text(&o));
+
+    // A client that leaves without a word (another daemon checking whether
+    // this one answers) is no refusal; a request that is not JSON is
+    // refused with its error, and logged.
+    drop(std::os::unix::net::UnixStream::connect(&socket).expect("connect"));
+    let mut client = std::os::unix::net::UnixStream::connect(&socket).expect("connect");
+    client.write_all(b"{not json\n").expect("send");
+    let mut answer = String::new();
+    client.read_to_string(&mut answer).expect("answer");
+    assert!(answer.contains("malformed request"), "{answer}");
+    wait_for("the refusal in the log", || {
+        node.start_log().contains("Admin request refused.")
+    });
+    assert!(node.roost(&["status"]).status.success());
+    let log = node.start_log();
+    assert_eq!(log.matches("Admin request refused.").count(), 1, "{log}");
+    assert!(!log.contains("EOF while parsing"), "{log}");
 
     // off -fast with a job running: it is killed and the daemon exits.
     node.job("last", 9, "300");

@@ -610,6 +610,30 @@ mod tests {
     }
 
     #[test]
+    fn a_knob_is_located_by_file_and_line_template_or_default() {
+        let c = config(
+            "# site\nA = 5\nuse POLICY:ALWAYS_RUN_JOBS\nB = x\n",
+            "STARTD",
+        );
+        assert_eq!(
+            c.location("a").as_deref(),
+            Some("/etc/condor/condor_config, line 2")
+        );
+        let start = c.location("START").expect("the template sets START");
+        assert!(
+            start.starts_with("/etc/condor/condor_config, line 3, use POLICY:"),
+            "{start}"
+        );
+        assert_eq!(c.location("UPDATE_INTERVAL").as_deref(), Some("<Default>"));
+        assert_eq!(c.location("NOT_A_KNOB_ANYWHERE"), None);
+        assert_eq!(
+            c.int("B").expect_err("x is no integer").to_string(),
+            "B is not an integer: x (at /etc/condor/condor_config, line 4)"
+        );
+        assert_eq!(c.first_defined(&["SLOT1_B", "B"]), Some("B"));
+    }
+
+    #[test]
     fn subsystem_scope_and_origins() {
         let c = config("X = plain\nSTARTD.X = startd\n", "STARTD");
         assert_eq!(c.get("X").expect("ok").as_deref(), Some("startd"));

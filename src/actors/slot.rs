@@ -166,7 +166,9 @@ impl SlotActor {
         let durable = self.shared.append_later(&self.slot.id, batch);
         ctx.wait(durable.into_actor(self).map(move |done, act, ctx| {
             if let Err(e) = done {
-                // Nothing unrecorded is acted on; the input is dropped and
+                // Nothing unrecorded is acted on. The log's writer has
+                // stopped the daemon (`Prepared::start_over`); under a
+                // store that may recover (tests), the input is dropped and
                 // the next evaluation tries again.
                 error!(message = "Cannot record slot events; not acting on them.",
                     slot = %act.slot.name, error = %e);

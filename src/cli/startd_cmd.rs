@@ -361,8 +361,20 @@ impl Prepared {
         clock: Arc<dyn Clock>,
         reload: crate::actors::node::Reload,
     ) -> (std::rc::Rc<Shared>, Addr<NodeActor>, GroupCommitter<S>) {
-        let (committer, appender) =
-            GroupCommitter::start_with(wrap(self.store), Some(self.checkpoints));
+        // A log that fails a write stops the daemon: what failed is not
+        // acted on, and a store that failed once may fail every write after
+        // it (sled does until it is opened again). Its supervisor restarts
+        // it; the restart replays the log and goes on from what it holds.
+        let system = System::current();
+        let on_failure: crate::events::OnFailure = Box::new(move |e: &str| {
+            error!(message = "The event log cannot be written; the daemon stops.", error = %e);
+            system.stop_with_code(LOG_FAILED);
+        });
+        let (committer, appender) = GroupCommitter::start_watched(
+            wrap(self.store),
+            Some(self.checkpoints),
+            Some(on_failure),
+        );
         let shared = std::rc::Rc::new(Shared::new(
             std::rc::Rc::new(config),
             appender,
@@ -381,6 +393,9 @@ impl Prepared {
         (shared, node, committer)
     }
 }
+
+/// The actor system's exit code when the event log failed a write.
+const LOG_FAILED: i32 = 75;
 
 /// The signals the daemon handles (see [`signals`]).
 fn handled_signals() -> SigSet {
@@ -492,7 +507,7 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
         }
         (shared, committer)
     });
-    sys.run().context("actor system")?;
+    let code = sys.run_with_code().context("actor system")?;
     // The log's writer ends once every appender is gone.
     let restart = shared.restart.get();
     shared.close_spares();
@@ -500,6 +515,13 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     drop(committer.finish());
     let _ = std::fs::remove_file(&socket);
     let _ = std::fs::remove_file(&pointer);
+    if code == LOG_FAILED {
+        error!(message = "Stopped: the event log could not be written.");
+        return Err(anyhow!(
+            "stopped: the event log could not be written (StartLog says why); \
+             restarted, the daemon replays it and goes on"
+        ));
+    }
     if restart {
         info!(message = "Restarting.");
         use std::os::unix::process::CommandExt;

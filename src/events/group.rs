@@ -63,6 +63,9 @@ enum Msg {
 /// Recorded batches not yet handed to the store, in order.
 type Held = Arc<Mutex<Vec<Batch>>>;
 
+/// What the writer calls when a group cannot be written.
+pub type OnFailure = Box<dyn Fn(&str) + Send>;
+
 /// A handle to the single writer; clone it for every appender.
 #[derive(Clone)]
 pub struct Appender {
@@ -87,12 +90,25 @@ impl<S: EventStore + Send + 'static> GroupCommitter<S> {
         store: S,
         checkpoints: Option<Checkpointer>,
     ) -> (GroupCommitter<S>, Appender) {
+        Self::start_watched(store, checkpoints, None)
+    }
+
+    /// As [`GroupCommitter::start_with`], and calls `on_failure` with the
+    /// error, on the writer's thread, each time a group cannot be written
+    /// (its appenders get the error too): for a daemon that must stop when
+    /// its log fails, since a store that failed a write may fail every
+    /// write after it (sled does, until it is opened again).
+    pub fn start_watched(
+        store: S,
+        checkpoints: Option<Checkpointer>,
+        on_failure: Option<OnFailure>,
+    ) -> (GroupCommitter<S>, Appender) {
         let (tx, rx) = mpsc::channel::<Msg>();
         let held: Held = Arc::default();
         let for_writer = Arc::clone(&held);
         let handle = std::thread::Builder::new()
             .name("event-log-writer".into())
-            .spawn(move || writer(store, &rx, &for_writer, checkpoints))
+            .spawn(move || writer(store, &rx, &for_writer, checkpoints, on_failure.as_deref()))
             .ok();
         (GroupCommitter { handle }, Appender { tx, held })
     }
@@ -277,6 +293,7 @@ fn writer<S: EventStore>(
     rx: &Receiver<Msg>,
     held: &Held,
     mut checkpoints: Option<Checkpointer>,
+    on_failure: Option<&(dyn Fn(&str) + Send)>,
 ) -> S {
     // When the records held now must be written at the latest.
     let mut due: Option<Instant> = None;
@@ -320,13 +337,25 @@ fn writer<S: EventStore>(
         if batches.is_empty() {
             continue;
         }
-        write_group(&mut store, batches, replies, checkpoints.as_mut());
+        write_group(
+            &mut store,
+            batches,
+            replies,
+            checkpoints.as_mut(),
+            on_failure,
+        );
     }
     let mut batches = Vec::new();
     let mut replies = Vec::new();
     take_held(held, &mut batches, &mut replies);
     if !batches.is_empty() {
-        write_group(&mut store, batches, replies, checkpoints.as_mut());
+        write_group(
+            &mut store,
+            batches,
+            replies,
+            checkpoints.as_mut(),
+            on_failure,
+        );
     }
     store
 }
@@ -352,12 +381,13 @@ fn take_held(held: &Held, batches: &mut Vec<Batch>, replies: &mut Vec<Option<Rep
 }
 
 /// Appends a group durably, answers whoever waits, writes a checkpoint
-/// when one is due.
+/// when one is due; tells `on_failure` when the group cannot be written.
 fn write_group<S: EventStore>(
     store: &mut S,
     mut batches: Vec<Batch>,
     replies: Vec<Option<Reply>>,
     checkpoints: Option<&mut Checkpointer>,
+    on_failure: Option<&(dyn Fn(&str) + Send)>,
 ) {
     let mut all: Batch = Vec::with_capacity(batches.iter().map(Vec::len).sum());
     let mut starts = Vec::with_capacity(batches.len());
@@ -372,6 +402,9 @@ fn write_group<S: EventStore>(
     {
         // No one waits for a recorded batch: the log says it is lost.
         tracing::error!(message = "Cannot record events.", events = all.len(), error = %e);
+    }
+    if let (Err(e), Some(tell)) = (&result, on_failure) {
+        tell(e);
     }
     for (reply, start) in replies.into_iter().zip(starts) {
         if let Some(reply) = reply {

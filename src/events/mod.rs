@@ -19,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::policy::slot::SlotEvent;
 
-pub use group::{Appender, GroupCommitter};
+pub use group::{Appender, GroupCommitter, OnFailure};
 pub use replay::{CheckpointEvery, Checkpointer, LostClaim, Replay};
 pub use retention::Retention;
 pub use runtime::{DaemonEvent, HookEvent, StarterEvent};

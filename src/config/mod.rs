@@ -366,22 +366,22 @@ impl Config {
     /// empty (HTCondor's fallback chains, e.g. `SLOT1_JOB_HOOK_KEYWORD`
     /// then `STARTD_JOB_HOOK_KEYWORD`).
     pub fn get_first(&self, names: &[&str]) -> Result<Option<String>, ExpandError> {
+        Ok(self.get_first_named(names)?.map(|(_, v)| v))
+    }
+
+    /// As [`Config::get_first`], with the name the value was taken from
+    /// (for an error that names the knob the admin actually set).
+    pub fn get_first_named<'n>(
+        &self,
+        names: &[&'n str],
+    ) -> Result<Option<(&'n str, String)>, ExpandError> {
         for name in names {
             match self.get(name)? {
-                Some(v) if !v.trim().is_empty() => return Ok(Some(v)),
+                Some(v) if !v.trim().is_empty() => return Ok(Some((name, v))),
                 _ => {}
             }
         }
         Ok(None)
-    }
-
-    /// The first of `names` that is defined with a value that is not
-    /// empty: the knob [`Config::get_first`] takes its value from.
-    pub fn first_defined<'n>(&self, names: &[&'n str]) -> Option<&'n str> {
-        names
-            .iter()
-            .copied()
-            .find(|n| self.raw(n).is_some_and(|v| !v.trim().is_empty()))
     }
 
     /// A per-slot knob as the startd looks it up: `<SLOT>_<NAME>` (the
@@ -630,7 +630,10 @@ mod tests {
             c.int("B").expect_err("x is no integer").to_string(),
             "B is not an integer: x (at /etc/condor/condor_config, line 4)"
         );
-        assert_eq!(c.first_defined(&["SLOT1_B", "B"]), Some("B"));
+        assert_eq!(
+            c.get_first_named(&["SLOT1_B", "B"]).expect("expands"),
+            Some(("B", "x".to_string()))
+        );
     }
 
     #[test]

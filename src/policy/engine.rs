@@ -181,12 +181,11 @@ impl Policy {
             ("RequestMemory", "MODIFY_REQUEST_EXPR_REQUESTMEMORY"),
             ("RequestDisk", "MODIFY_REQUEST_EXPR_REQUESTDISK"),
         ] {
-            let names = [&format!("SLOT_TYPE_{type_id}_{knob}"), knob];
-            let text = config
-                .get_first(&names)
+            let per_type = format!("SLOT_TYPE_{type_id}_{knob}");
+            let found = config
+                .get_first_named(&[&per_type, knob])
                 .map_err(|e| err(knob, e.to_string()))?;
-            if let Some(t) = text {
-                let name = config.first_defined(&names).unwrap_or(knob);
+            if let Some((name, t)) = found {
                 let e = config
                     .parse_knob_expr(name, &t)
                     .map_err(|e| err(name, e.message))?;

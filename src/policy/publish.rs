@@ -40,12 +40,10 @@ impl StartdAttrs {
         let mut out = Vec::new();
         for n in names {
             let per_slot = format!("{slot_id}_{n}");
-            let names = [per_slot.as_str(), n.as_str()];
-            let text = config
-                .get_first(&names)
+            let found = config
+                .get_first_named(&[&per_slot, &n])
                 .map_err(|e| err(&n, e.to_string()))?;
-            if let Some(t) = text {
-                let name = config.first_defined(&names).unwrap_or(&n);
+            if let Some((name, t)) = found {
                 let e = config
                     .parse_knob_expr(name, &t)
                     .map_err(|e| err(name, e.message))?;

@@ -1,7 +1,10 @@
-//! The daemon's supervisor: creates the slot actors, carves and deletes
-//! dynamic slots, refreshes the machine's attributes, applies drains and
-//! shutdowns, reconfigures on SIGHUP, and stops the system when a shutdown
-//! has no job left.
+//! The daemon's supervisor, a driver of the node core
+//! (`policy::node`): it creates the slot actors, hands the core every
+//! command, slot change, dynamic slot born or gone and news of fetched
+//! work, appends the core's events, publishes what slots read of the node
+//! (`Shared::node`), and carries out the core's effects (tell slots, start
+//! dynamic slots, reconfigure, stop). It also refreshes the machine's
+//! attributes and runs the benchmarks.
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -11,31 +14,29 @@ use actix::prelude::*;
 use tracing::{error, info, warn};
 
 use super::machine::machine_ad;
-use super::shared::Shared;
-use super::slot::{NewPolicy, PublicAd, SlotActor, SlotInput, idle};
+use super::shared::{NodeFacts, Shared};
+use super::slot::{NewPolicy, PublicAd, SlotActor, SlotInput};
 use crate::admin::Response;
 use crate::classad::{ClassAd, Value, parse_ad};
 use crate::config::Config;
 use crate::events::{DaemonEvent, Event, LostClaim};
-use crate::policy::engine::{Drain, DrainHow, Input, OnCompletion, Policy, drain_check};
+use crate::policy::engine::{DrainHow, Input, Policy};
 use crate::policy::layout::SlotSpec;
+pub use crate::policy::node::DrainRequest;
+use crate::policy::node::{
+    self, NodeEffect, NodeEvent, NodeInput, NodeState, ShutdownCause, SlotView,
+};
 use crate::policy::publish::StartdAttrs;
-use crate::policy::slot::{Activity, Claim, Resources, Slot, SlotKind, State};
+use crate::policy::slot::{Claim, Resources, Slot, SlotKind};
 
-/// A slot's state, as the supervisor tracks it.
+/// A slot's state after one of its steps, for the supervisor.
 #[derive(Message, Clone, Debug)]
 #[rtype(result = "()")]
 pub struct SlotStatus {
     /// Slot id.
     pub id: String,
-    /// State.
-    pub state: State,
-    /// Activity.
-    pub activity: Activity,
-    /// Holds a claim, a starter, or the backfill client.
-    pub busy: bool,
-    /// Deleted (a dynamic slot that went).
-    pub deleted: bool,
+    /// What the node sees of it.
+    pub view: SlotView,
 }
 
 /// A partitionable slot carved a dynamic slot.
@@ -62,21 +63,6 @@ pub struct SlotGone {
     pub id: String,
     /// What it gives back.
     pub resources: Resources,
-}
-
-/// A drain as `condor_drain` asks for it.
-#[derive(Clone, Debug)]
-pub struct DrainRequest {
-    /// How running jobs go.
-    pub how: DrainHow,
-    /// `DrainReason`; default "by command".
-    pub reason: Option<String>,
-    /// START while draining; default: nothing starts.
-    pub start: Option<String>,
-    /// Must be true in every slot, else the drain is refused.
-    pub check: Option<String>,
-    /// What happens once every slot is drained.
-    pub on_completion: OnCompletion,
 }
 
 /// A signal or an admin command.
@@ -114,6 +100,9 @@ struct BenchmarksMeasured {
 /// How long each benchmark loop runs.
 const BENCHMARK_TIME: Duration = Duration::from_millis(250);
 
+/// Exit code of the actor system when the daemon is to start again.
+pub const RESTART: i32 = 3;
+
 /// Re-reads the configuration the daemon was started with.
 pub type Reload = Box<dyn Fn() -> Result<Config, String>>;
 
@@ -121,12 +110,15 @@ pub type Reload = Box<dyn Fn() -> Result<Config, String>>;
 pub struct NodeActor {
     shared: Rc<Shared>,
     initial: Vec<(Slot, SlotSpec, Policy, StartdAttrs)>,
-    slots: BTreeMap<String, (Addr<SlotActor>, SlotStatus)>,
-    stopped: bool,
+    slots: BTreeMap<String, Addr<SlotActor>>,
+    /// The node core's state.
+    state: NodeState,
     reload: Reload,
     lost: Vec<LostClaim>,
     /// Each slot's type (`SLOT_TYPE_<N>`), to rebuild its policy.
     types: BTreeMap<String, u32>,
+    /// Each partitionable slot's layout, for the dynamic slots it carves.
+    specs: BTreeMap<String, SlotSpec>,
     /// Slots waiting for the benchmarks now running.
     benchmarking: Vec<Addr<SlotActor>>,
     /// The last benchmarks: `Mips`, `KFlops`, `LastBenchmark`.
@@ -145,10 +137,11 @@ impl NodeActor {
             shared,
             initial: slots,
             slots: BTreeMap::new(),
-            stopped: false,
+            state: NodeState::default(),
             reload,
             lost: Vec::new(),
             types: BTreeMap::new(),
+            specs: BTreeMap::new(),
             benchmarking: Vec::new(),
             benchmarks: None,
         }
@@ -181,20 +174,67 @@ impl NodeActor {
         }
     }
 
-    /// Cancels the drain in force, if any.
-    fn end_drain(&self, why: &str) {
-        if self.shared.drain.borrow_mut().take().is_none() {
-            return;
+    /// Publishes what slots read of the node.
+    fn publish(&self) {
+        *self.shared.node.borrow_mut() = NodeFacts {
+            drain: self.state.drain.clone(),
+            drain_times: self.state.drain_times(),
+            total_slots: self.state.total_slots(),
+        };
+    }
+
+    /// Decide, append, apply, act: one input to the node core. Returns
+    /// the answer to a command, when the input was one.
+    fn step(&mut self, input: NodeInput, ctx: &mut Context<Self>) -> Option<Response> {
+        let now = self.shared.clock.now();
+        let d = node::decide(&self.state, &input, now);
+        if !d.events.is_empty() {
+            let batch = d.events.iter().cloned().map(Event::Node).collect();
+            if let Err(e) = self.shared.append("daemon", batch) {
+                // Nothing unrecorded is acted on; the log's writer stops
+                // the daemon.
+                error!(message = "Cannot record node events; not acting on them.", error = %e);
+                return Some(Response::refused(format!("cannot record it: {e}")));
+            }
+            for e in &d.events {
+                log_event(e);
+                node::apply(&mut self.state, e);
+            }
+            self.publish();
         }
-        let (start, _) = self.shared.drain_times.get();
-        self.shared
-            .drain_times
-            .set((start, self.shared.clock.now()));
-        info!(message = "Draining ended.", why);
-        self.record(DaemonEvent::Command {
-            command: why.to_string(),
-        });
-        self.evaluate_all();
+        let mut reply = None;
+        for effect in d.effects {
+            match effect {
+                NodeEffect::Reply(Ok(m)) => reply = Some(Response::done(m)),
+                NodeEffect::Reply(Err(m)) => reply = Some(Response::refused(m)),
+                NodeEffect::Tell { slot, input } => {
+                    if let Some(a) = self.slots.get(&slot) {
+                        a.do_send(SlotInput(input));
+                    }
+                }
+                NodeEffect::WorkFound { slot, by, keyword } => {
+                    if let Some(a) = self.slots.get(&slot) {
+                        a.do_send(WorkFound { by, keyword });
+                    }
+                }
+                NodeEffect::StartSlot {
+                    id,
+                    parent,
+                    resources,
+                    claim,
+                } => self.start_dynamic(&id, &parent, resources, claim, ctx),
+                NodeEffect::Reconfig => {
+                    self.reconfig();
+                }
+                NodeEffect::Exit { restart } => {
+                    self.record(DaemonEvent::Stopped {
+                        why: "shutdown: no job left".into(),
+                    });
+                    System::current().stop_with_code(if restart { RESTART } else { 0 });
+                }
+            }
+        }
+        reply
     }
 
     /// Re-reads the configuration and gives every slot its new policy; an
@@ -203,10 +243,7 @@ impl NodeActor {
     fn reconfig(&self) -> Response {
         let checked = (self.reload)().and_then(|config| {
             let mut policies = Vec::new();
-            for (id, (addr, status)) in &self.slots {
-                if status.deleted {
-                    continue;
-                }
+            for (id, addr) in &self.slots {
                 let type_id = self.types.get(id).copied().unwrap_or(0);
                 let policy = Policy::from_config(&config, id, type_id)
                     .map_err(|e| format!("policy of {id}: {e}"))?;
@@ -249,12 +286,7 @@ impl NodeActor {
 
     /// Every live slot's public ad.
     fn public_ads(&self) -> impl std::future::Future<Output = Vec<String>> + 'static {
-        let addrs: Vec<Addr<SlotActor>> = self
-            .slots
-            .values()
-            .filter(|(_, s)| !s.deleted)
-            .map(|(a, _)| a.clone())
-            .collect();
+        let addrs: Vec<Addr<SlotActor>> = self.slots.values().cloned().collect();
         async move {
             let mut ads = Vec::new();
             for a in addrs {
@@ -267,128 +299,83 @@ impl NodeActor {
         }
     }
 
-    /// Starts the drain `req`, unless one is in force or its check fails
-    /// in `ads`.
-    fn start_drain(&self, req: DrainRequest, ads: &[String]) -> Response {
-        if let Some(d) = self.shared.drain.borrow().as_ref() {
-            return Response::refused(if d.shutdown {
-                "the daemon is shutting down".to_string()
-            } else {
-                format!(
-                    "a drain is already in progress (request id {}); cancel it first",
-                    d.request_id
-                )
-            });
-        }
-        let now = self.shared.clock.now();
-        if let Some(check) = &req.check {
-            let parsed: Vec<ClassAd> = ads.iter().filter_map(|a| parse_ad(a).ok()).collect();
-            if let Err(e) = drain_check(check, &parsed, now) {
-                return Response::refused(e);
-            }
-        }
-        let mut d = match Drain::new(req.how, req.start.as_deref()) {
-            Ok(d) => d,
-            Err(e) => return Response::refused(e.to_string()),
+    /// Starts the actor of a dynamic slot the core has created.
+    fn start_dynamic(
+        &mut self,
+        id: &str,
+        parent: &str,
+        resources: Resources,
+        claim: Claim,
+        ctx: &mut Context<Self>,
+    ) {
+        let Some(mut spec) = self.specs.get(parent).cloned() else {
+            error!(message = "A dynamic slot's parent is unknown.", slot = %id, parent = %parent);
+            return;
         };
-        let id = self.shared.drain_requests.get() + 1;
-        self.shared.drain_requests.set(id);
-        d.request_id = id;
-        d.started = now;
-        d.on_completion = req.on_completion;
-        if let Some(r) = req.reason.filter(|r| !r.is_empty()) {
-            d.reason = r;
-        }
-        let (_, stop) = self.shared.drain_times.get();
-        self.shared.drain_times.set((now, stop));
-        info!(message = "Draining.", how = ?req.how, request = id, reason = %d.reason);
-        self.record(DaemonEvent::Command {
-            command: format!(
-                "drain {:?} request {id} reason {:?} on completion {:?}",
-                req.how, d.reason, req.on_completion
-            ),
-        });
-        *self.shared.drain.borrow_mut() = Some(d);
-        self.evaluate_all();
-        Response::done(format!("draining ({:?}), request id {id}", req.how))
+        let config = self.shared.config();
+        let policy = match Policy::from_config(&config, id, spec.type_id) {
+            Ok(p) => p,
+            Err(e) => {
+                error!(message = "Cannot make the dynamic slot's policy.", slot = %id, error = %e);
+                return;
+            }
+        };
+        let attrs = StartdAttrs::from_config(&config, id).unwrap_or(StartdAttrs(Vec::new()));
+        spec.partitionable = false;
+        self.types.insert(id.to_string(), spec.type_id);
+        let now = self.shared.clock.now();
+        let kind = SlotKind::Dynamic {
+            parent: parent.to_string(),
+        };
+        let slot = Slot::with(id, &self.shared.host, now, kind, resources);
+        info!(message = "Dynamic slot created.", slot = %slot.name, parent = %parent);
+        let addr = SlotActor::new(
+            &self.shared,
+            ctx.address(),
+            slot,
+            spec,
+            policy,
+            attrs,
+            Input::Claimed(claim),
+        )
+        .start();
+        self.slots.insert(id.to_string(), addr);
     }
+}
 
-    fn evaluate_all(&self) {
-        for (addr, st) in self.slots.values() {
-            if !st.deleted {
-                addr.do_send(SlotInput(Input::Evaluate));
-            }
+/// The daemon log's line for a node event.
+fn log_event(e: &NodeEvent) {
+    match e {
+        NodeEvent::DrainStarted {
+            request_id,
+            how,
+            reason,
+            ..
+        } => info!(message = "Draining.", how = ?how, request = request_id, reason = %reason),
+        NodeEvent::DrainCompleted { then, .. } => {
+            info!(message = "Drain complete.", then = ?then);
         }
-    }
-
-    fn check_done(&mut self) {
-        let live: Vec<&SlotStatus> = self
-            .slots
-            .values()
-            .map(|(_, s)| s)
-            .filter(|s| !s.deleted)
-            .collect();
-        let mut retiring = Vec::new();
-        if let Some(d) = self.shared.drain.borrow_mut().as_mut() {
-            let all = live.iter().all(|s| s.state == State::Drained);
-            if all && !d.all_drained {
-                for s in &live {
-                    if s.activity == Activity::Retiring {
-                        retiring.push(s.id.clone());
-                    }
-                }
+        NodeEvent::DrainEnded { why, .. } => info!(message = "Draining ended.", why = ?why),
+        NodeEvent::ShutdownBegan {
+            how,
+            cause,
+            restart,
+            ..
+        } => match cause {
+            ShutdownCause::Command => info!(message = "Shutting down.", how = ?how),
+            ShutdownCause::DrainCompleted => {
+                info!(
+                    message = "Drain complete.",
+                    then = if *restart { "restarting" } else { "exiting" }
+                );
             }
-            d.all_drained = all;
-        }
-        for id in retiring {
-            if let Some((a, _)) = self.slots.get(&id) {
-                a.do_send(SlotInput(Input::Evaluate));
-            }
-        }
-        let completed = live
-            .iter()
-            .all(|s| s.state == State::Drained && s.activity == Activity::Idle);
-        let action = self
-            .shared
-            .drain
-            .borrow()
-            .as_ref()
-            .filter(|d| !d.shutdown && completed)
-            .map(|d| d.on_completion);
-        match action {
-            None | Some(OnCompletion::Nothing) => {}
-            Some(OnCompletion::Resume) => {
-                self.end_drain("drain complete: resuming");
-            }
-            Some(OnCompletion::Reconfig) => {
-                self.reconfig();
-                self.end_drain("drain complete: reconfigured, resuming");
-            }
-            Some(how @ (OnCompletion::Exit | OnCompletion::Restart)) => {
-                let restart = how == OnCompletion::Restart;
-                self.shared.restart.set(restart);
-                let what = if restart { "restarting" } else { "exiting" };
-                info!(message = "Drain complete.", then = what);
-                self.record(DaemonEvent::Command {
-                    command: format!("drain complete: {what}"),
-                });
-                *self.shared.drain.borrow_mut() = Some(Drain::shutdown(DrainHow::Fast));
-            }
-        }
-        let shutdown = self
-            .shared
-            .drain
-            .borrow()
-            .as_ref()
-            .is_some_and(|d| d.shutdown);
-        if shutdown && !self.stopped && live.iter().all(|s| idle(s.state, s.busy)) {
-            self.stopped = true;
-            info!(message = "Shutdown complete.");
-            self.record(DaemonEvent::Stopped {
-                why: "shutdown: no job left".into(),
-            });
-            System::current().stop();
-        }
+        },
+        NodeEvent::ShutdownCompleted { .. } => info!(message = "Shutdown complete."),
+        NodeEvent::DrainProgress { .. }
+        | NodeEvent::VacateAsked { .. }
+        | NodeEvent::SlotCreated { .. }
+        | NodeEvent::SlotDeleted { .. }
+        | NodeEvent::Snapshot { .. } => {}
     }
 }
 
@@ -399,7 +386,12 @@ impl Actor for NodeActor {
         self.refresh_machine();
         let me = ctx.address();
         let initial = std::mem::take(&mut self.initial);
-        self.shared.total_slots.set(initial.len());
+        self.state = NodeState::new(
+            initial
+                .iter()
+                .map(|(s, ..)| (s.id.clone(), SlotView::of(s))),
+        );
+        self.publish();
         let names: Vec<String> = initial.iter().map(|(s, ..)| s.name.clone()).collect();
         self.record(DaemonEvent::Started {
             version: env!("CARGO_PKG_VERSION").into(),
@@ -410,13 +402,7 @@ impl Actor for NodeActor {
         for (slot, spec, policy, attrs) in initial {
             let id = slot.id.clone();
             self.types.insert(id.clone(), spec.type_id);
-            let status = SlotStatus {
-                id: id.clone(),
-                state: slot.state,
-                activity: slot.activity,
-                busy: false,
-                deleted: false,
-            };
+            self.specs.insert(id.clone(), spec.clone());
             let (mine, others) = std::mem::take(&mut self.lost)
                 .into_iter()
                 .partition(|l| l.teller == id);
@@ -432,7 +418,7 @@ impl Actor for NodeActor {
             )
             .with_lost(mine)
             .start();
-            self.slots.insert(id, (addr, status));
+            self.slots.insert(id, addr);
         }
         let every = self
             .shared
@@ -501,30 +487,23 @@ pub struct WorkFound {
 impl Handler<WorkFound> for NodeActor {
     type Result = ();
 
-    fn handle(&mut self, w: WorkFound, _: &mut Context<Self>) {
-        for (id, (addr, status)) in &self.slots {
-            let waiting = matches!(
-                status.state,
-                State::Owner | State::Unclaimed | State::Backfill
-            );
-            if *id != w.by && !status.deleted && waiting {
-                addr.do_send(WorkFound {
-                    by: w.by.clone(),
-                    keyword: w.keyword.clone(),
-                });
-            }
-        }
+    fn handle(&mut self, w: WorkFound, ctx: &mut Context<Self>) {
+        self.step(
+            NodeInput::WorkFound {
+                by: w.by,
+                keyword: w.keyword,
+            },
+            ctx,
+        );
     }
 }
 
 impl Handler<SlotStatus> for NodeActor {
     type Result = ();
 
-    fn handle(&mut self, st: SlotStatus, _: &mut Context<Self>) {
-        if let Some(e) = self.slots.get_mut(&st.id) {
-            e.1 = st;
-        }
-        self.check_done();
+    fn handle(&mut self, st: SlotStatus, ctx: &mut Context<Self>) {
+        self.state.observe(&st.id, st.view);
+        self.step(NodeInput::SlotsChanged, ctx);
     }
 }
 
@@ -532,150 +511,52 @@ impl Handler<SlotBorn> for NodeActor {
     type Result = ();
 
     fn handle(&mut self, b: SlotBorn, ctx: &mut Context<Self>) {
-        let id = format!("{}_{}", b.parent, b.sub);
-        let config = self.shared.config();
-        let policy = match Policy::from_config(&config, &id, b.spec.type_id) {
-            Ok(p) => p,
-            Err(e) => {
-                error!(message = "Cannot make the dynamic slot's policy.", slot = %id, error = %e);
-                return;
-            }
-        };
-        let attrs = StartdAttrs::from_config(&config, &id).unwrap_or(StartdAttrs(Vec::new()));
-        let mut spec = b.spec.clone();
-        spec.partitionable = false;
-        self.types.insert(id.clone(), spec.type_id);
-        let now = self.shared.clock.now();
-        let slot = Slot::with(
-            &id,
-            &self.shared.host,
-            now,
-            SlotKind::Dynamic {
-                parent: b.parent.clone(),
+        self.specs.entry(b.parent.clone()).or_insert(b.spec);
+        self.step(
+            NodeInput::SlotBorn {
+                parent: b.parent,
+                sub: b.sub,
+                resources: b.resources,
+                claim: b.claim,
             },
-            b.resources,
+            ctx,
         );
-        info!(message = "Dynamic slot created.", slot = %slot.name, parent = %b.parent);
-        let status = SlotStatus {
-            id: id.clone(),
-            state: slot.state,
-            activity: slot.activity,
-            busy: true,
-            deleted: false,
-        };
-        let addr = SlotActor::new(
-            &self.shared,
-            ctx.address(),
-            slot,
-            spec,
-            policy,
-            attrs,
-            Input::Claimed(b.claim),
-        )
-        .start();
-        self.slots.insert(id, (addr, status));
-        self.shared
-            .total_slots
-            .set(self.slots.values().filter(|(_, s)| !s.deleted).count());
     }
 }
 
 impl Handler<SlotGone> for NodeActor {
     type Result = ();
 
-    fn handle(&mut self, g: SlotGone, _: &mut Context<Self>) {
+    fn handle(&mut self, g: SlotGone, ctx: &mut Context<Self>) {
         self.slots.remove(&g.id);
         self.types.remove(&g.id);
-        if let Some((parent, sub)) = g.id.rsplit_once('_')
-            && let Ok(sub) = sub.parse::<u32>()
-            && let Some((addr, _)) = self.slots.get(parent)
-        {
-            addr.do_send(SlotInput(Input::ChildDeleted {
-                sub,
+        self.step(
+            NodeInput::SlotGone {
+                id: g.id,
                 resources: g.resources,
-            }));
-        }
-        self.shared.total_slots.set(self.slots.len());
-        self.check_done();
+            },
+            ctx,
+        );
     }
 }
 
 impl Handler<Control> for NodeActor {
     type Result = ResponseActFuture<Self, Response>;
 
-    fn handle(&mut self, c: Control, _: &mut Context<Self>) -> Self::Result {
+    fn handle(&mut self, c: Control, ctx: &mut Context<Self>) -> Self::Result {
         let done = |r: Response| Box::pin(actix::fut::ready(r)) as Self::Result;
+        let answer = |r: Option<Response>| r.unwrap_or_else(|| Response::done(""));
         match c {
-            Control::Drain(req) => {
-                Box::pin(self.public_ads().into_actor(self).map(move |ads, act, _| {
-                    let r = act.start_drain(req, &ads);
-                    act.check_done();
-                    r
-                }))
-            }
-            Control::CancelDrain(id) => {
-                let current = self
-                    .shared
-                    .drain
-                    .borrow()
-                    .as_ref()
-                    .map(|d| (d.shutdown, d.request_id));
-                match (current, id) {
-                    (None, _) => done(Response::refused("the machine is not draining")),
-                    (Some((true, _)), _) => done(Response::refused(
-                        "the daemon is shutting down; that cannot be cancelled",
-                    )),
-                    (Some((false, n)), Some(want)) if want.trim() != n.to_string() => {
-                        done(Response::refused(format!(
-                            "no drain with request id {want}; the drain in progress is {n}"
-                        )))
-                    }
-                    (Some(_), _) => {
-                        self.end_drain("drain cancelled");
-                        done(Response::done("drain cancelled"))
-                    }
-                }
-            }
-            Control::Off(how) => {
-                info!(message = "Shutting down.", how = ?how);
-                self.record(DaemonEvent::Command {
-                    command: format!("off {how:?}"),
-                });
-                *self.shared.drain.borrow_mut() = Some(Drain::shutdown(how));
-                self.evaluate_all();
-                self.check_done();
-                done(Response::done(format!("shutting down ({how:?})")))
-            }
-            Control::Vacate(which, fast) => {
-                let input = if fast {
-                    Input::VacateFast
-                } else {
-                    Input::Vacate
-                };
-                let mut n = 0;
-                for (addr, st) in self.slots.values() {
-                    let hit = which
-                        .as_deref()
-                        .is_none_or(|w| w == st.id || w.split('@').next() == Some(st.id.as_str()));
-                    if hit && !st.deleted {
-                        addr.do_send(SlotInput(input.clone()));
-                        n += 1;
-                    }
-                }
-                if n == 0 && which.is_some() {
-                    return done(Response::refused(format!(
-                        "no slot named {}",
-                        which.unwrap_or_default()
-                    )));
-                }
-                self.record(DaemonEvent::Command {
-                    command: format!(
-                        "vacate{} {}",
-                        if fast { " -fast" } else { "" },
-                        which.as_deref().unwrap_or("all")
-                    ),
-                });
-                done(Response::done(format!("vacating {n} slot(s)")))
+            Control::Drain(request) => Box::pin(self.public_ads().into_actor(self).map(
+                move |ads, act, ctx| {
+                    let ads: Vec<ClassAd> = ads.iter().filter_map(|a| parse_ad(a).ok()).collect();
+                    answer(act.step(NodeInput::Drain { request, ads }, ctx))
+                },
+            )),
+            Control::CancelDrain(id) => done(answer(self.step(NodeInput::CancelDrain(id), ctx))),
+            Control::Off(how) => done(answer(self.step(NodeInput::Off(how), ctx))),
+            Control::Vacate(slot, fast) => {
+                done(answer(self.step(NodeInput::Vacate { slot, fast }, ctx)))
             }
             Control::Reconfig => done(self.reconfig()),
             Control::Status => {

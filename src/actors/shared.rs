@@ -43,6 +43,18 @@ pub struct HookSettings {
     pub stdout_limit: usize,
 }
 
+/// What a slot reads of the node (`policy::node::NodeState`), published
+/// by the node actor.
+#[derive(Clone, Debug, Default)]
+pub struct NodeFacts {
+    /// The drain or shutdown in force.
+    pub drain: Option<Drain>,
+    /// When the last drain started and stopped (0: never).
+    pub drain_times: (i64, i64),
+    /// How many slots are alive (`TotalSlots`).
+    pub total_slots: usize,
+}
+
 /// What [`Shared::on_new_config`] calls with each new configuration.
 pub type ConfigListener = Box<dyn Fn(&Config)>;
 
@@ -66,16 +78,9 @@ pub struct Shared {
     pub detected: (u32, i64),
     /// The dynamic machine attributes (load, idle times).
     pub machine_ad: RefCell<ClassAd>,
-    /// The drain or shutdown in force.
-    pub drain: RefCell<Option<Drain>>,
-    /// When the last drain started and stopped (0: never).
-    pub drain_times: Cell<(i64, i64)>,
-    /// The last drain request's id.
-    pub drain_requests: Cell<u64>,
-    /// Set when the daemon should start again once it has stopped.
-    pub restart: Cell<bool>,
-    /// How many slots exist.
-    pub total_slots: Cell<usize>,
+    /// What slots read of the node: written by the node actor alone,
+    /// after each of its decisions is applied.
+    pub node: RefCell<NodeFacts>,
     /// The starter's program and arguments (see [`starter_program`]).
     pub starter: (PathBuf, Vec<String>),
     /// The directory of the daemon's own cgroup v2, under which starters
@@ -131,11 +136,7 @@ impl Shared {
             machine,
             detected,
             machine_ad: RefCell::new(ClassAd::new()),
-            drain: RefCell::new(None),
-            drain_times: Cell::new((0, 0)),
-            drain_requests: Cell::new(0),
-            restart: Cell::new(false),
-            total_slots: Cell::new(0),
+            node: RefCell::new(NodeFacts::default()),
             starter: starter_program(&starter_exe),
             cgroup_home: crate::starter::cgroup::JobCgroup::own_home().ok(),
             started,

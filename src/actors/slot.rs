@@ -18,12 +18,11 @@ use crate::classad::{ClassAd, FixedEnv, Value, parse_ad};
 use crate::events::{Event, LostClaim};
 use crate::hooks::HookRun;
 use crate::hooks::output::{Fetched, fetched};
-use crate::policy::engine::{
-    Ctx, Decision, Effect, Input, Policy, decide, evaluation_interval, next_fetch_at, slot_ad,
-};
+use crate::policy::engine::{Ctx, Decision, Effect, Input, Policy, decide, slot_ad};
 use crate::policy::layout::SlotSpec;
+use crate::policy::node::{SlotView, wakeup};
 use crate::policy::publish::{Publish, StartdAttrs, public_ad};
-use crate::policy::slot::{Slot, SlotEvent, State, apply};
+use crate::policy::slot::{Slot, SlotEvent, apply};
 use crate::starter::protocol::Command;
 
 /// An input for the slot's state machine.
@@ -110,24 +109,28 @@ impl SlotActor {
     /// Calls `f` with the slot's decision context at `now`.
     fn with_ctx<R>(&self, now: i64, f: impl FnOnce(&Ctx<'_>) -> R) -> R {
         let machine = self.shared.machine_ad.borrow();
-        let drain = self.shared.drain.borrow();
+        let node = self.shared.node.borrow();
         f(&Ctx {
             policy: &self.policy,
             spec: &self.spec,
             machine: &machine,
             now,
-            drain: drain.as_ref(),
+            drain: node.drain.as_ref(),
         })
     }
 
     fn public(&self, now: i64) -> ClassAd {
+        let (total_slots, drain_times) = {
+            let node = self.shared.node.borrow();
+            (node.total_slots, node.drain_times)
+        };
         let p = Publish {
             machine: &self.shared.machine,
             detected: self.shared.detected,
             host: &self.shared.host,
-            total_slots: self.shared.total_slots.get(),
+            total_slots,
             attrs: &self.attrs,
-            drain_times: self.shared.drain_times.get(),
+            drain_times,
         };
         let mut ad = self.with_ctx(now, |ctx| public_ad(&self.slot, ctx, &p));
         if let Some(c) = &self.slot.claim {
@@ -223,27 +226,21 @@ impl SlotActor {
         for eff in effects {
             self.act(eff, now, ctx);
         }
-        self.node.do_send(SlotStatus {
-            id: self.slot.id.clone(),
-            state: self.slot.state,
-            activity: self.slot.activity,
-            busy: self.slot.claim.is_some() || self.slot.starter || self.slot.backfill,
-            deleted: self.slot.deleted,
-        });
         if self.slot.deleted {
             ctx.stop();
             return;
         }
+        self.node.do_send(SlotStatus {
+            id: self.slot.id.clone(),
+            view: SlotView::of(&self.slot),
+        });
         self.reschedule(ctx, now);
     }
 
     fn reschedule(&mut self, ctx: &mut Context<Self>, now: i64) {
-        let want = now + evaluation_interval(&self.slot, &self.policy, now);
-        let keep = self
-            .eval_at
-            .as_ref()
-            .is_some_and(|(t, _)| *t > now && *t <= want);
-        if !keep {
+        let set = self.eval_at.as_ref().map(|(t, _)| *t);
+        let wake = self.with_ctx(now, |c| wakeup(&self.slot, c, set));
+        if let Some(want) = wake.evaluate_at {
             if let Some((_, h)) = self.eval_at.take() {
                 ctx.cancel_future(h);
             }
@@ -257,11 +254,7 @@ impl SlotActor {
         if let Some(h) = self.fetch_timer.take() {
             ctx.cancel_future(h);
         }
-        let next = self.with_ctx(now, |c| next_fetch_at(&self.slot, c));
-        if let Some(f) = next
-            && f < want
-        {
-            let due = f.max(now + 1);
+        if let Some(due) = wake.fetch_at {
             // After a fetch that brought work, the next comes as soon as
             // the whole-second delay allows (HTCondor compares
             // `time(NULL)`s, so a delay of 1 can end a few ms later): a
@@ -663,12 +656,6 @@ impl Handler<WorkFound> for SlotActor {
         self.work_seen = Some(w.by.clone());
         self.step(&Input::WorkFound(w.by), ctx);
     }
-}
-
-/// Whether the slot holds nothing that must finish before the daemon exits
-/// (a job, a claim, or the backfill client working for it).
-pub fn idle(state: State, busy: bool) -> bool {
-    !busy && !matches!(state, State::Preempting | State::Backfill)
 }
 
 #[cfg(test)]

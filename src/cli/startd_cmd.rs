@@ -509,7 +509,7 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     });
     let code = sys.run_with_code().context("actor system")?;
     // The log's writer ends once every appender is gone.
-    let restart = shared.restart.get();
+    let restart = code == crate::actors::node::RESTART;
     shared.close_spares();
     drop(shared);
     drop(committer.finish());

@@ -17,6 +17,7 @@ pub mod upcast;
 
 use serde::{Deserialize, Serialize};
 
+use crate::policy::node::NodeEvent;
 use crate::policy::slot::SlotEvent;
 
 pub use group::{Appender, GroupCommitter, OnFailure};
@@ -48,6 +49,9 @@ pub enum Event {
     Starter(StarterEvent),
     /// The daemon.
     Daemon(DaemonEvent),
+    /// The node as a whole (`policy::node`): drains, shutdowns, vacate
+    /// commands, dynamic slots born and gone.
+    Node(NodeEvent),
 }
 
 /// One logged event.

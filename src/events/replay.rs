@@ -13,6 +13,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::policy::node::{NodeEvent, NodeSnapshot};
+
 use super::{DaemonEvent, Envelope, Event, EventStore, HookEvent, StarterEvent, StoreError};
 use crate::policy::slot::{Activity, EndCause, Slot, SlotEvent, SlotKind, State, apply};
 
@@ -64,6 +66,8 @@ pub struct Replay {
     pub problems: Vec<String>,
     /// When the replayed run started (its `Daemon.Started`), and its host.
     pub run: Option<(i64, String)>,
+    /// The node's drain or shutdown, and its drain history.
+    pub node: NodeSnapshot,
 }
 
 /// How often the event-log writer writes a checkpoint (0: not on that
@@ -230,6 +234,7 @@ impl Replay {
                 // (it reconciled before it said so).
                 self.starters.clear();
                 self.hooks.clear();
+                self.node = NodeSnapshot::default();
                 self.run = Some((time, host.clone()));
             }
             Event::Daemon(DaemonEvent::Checkpoint {
@@ -242,6 +247,7 @@ impl Replay {
                 self.hooks.clone_from(hooks);
             }
             Event::Daemon(_) => {}
+            Event::Node(e) => self.node.apply(e),
         }
     }
 
@@ -258,6 +264,16 @@ impl Replay {
                 hooks: self.hooks.clone(),
             }),
         )];
+        if self.node != NodeSnapshot::default() {
+            out.push((
+                time,
+                "daemon".to_string(),
+                Event::Node(NodeEvent::Snapshot {
+                    at: time,
+                    node: self.node.clone(),
+                }),
+            ));
+        }
         for (id, slot) in self.slots.iter().filter(|(_, s)| !s.deleted) {
             out.push((
                 time,

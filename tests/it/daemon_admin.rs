@@ -412,26 +412,30 @@ fn admin_commands_drive_a_running_daemon() {
     assert!(exits[2].starts_with("argv: evict\n"), "{}", exits[2]);
 
     let ev = events(&node.dir.join("spool/roost-events"));
-    let commands: Vec<String> = ev
-        .iter()
-        .filter_map(|e| e.pointer("/event/Daemon/Command/command"))
-        .filter_map(|v| v.as_str().map(String::from))
-        .collect();
-    assert!(
-        commands.iter().any(|c| c.starts_with("vacate slot")),
-        "{commands:?}"
-    );
-    assert!(
-        commands
+    // Every command is a typed node event in the log.
+    let logged: Vec<&serde_json::Value> =
+        ev.iter().filter_map(|e| e.pointer("/event/Node")).collect();
+    let has = |path: &str, want: &str| {
+        logged
             .iter()
-            .any(|c| c.contains("reason \"kernel update\"")),
-        "{commands:?}"
-    );
+            .any(|e| e.pointer(path).is_some_and(|v| v == want))
+    };
     assert!(
-        commands.contains(&"drain cancelled".to_string()),
-        "{commands:?}"
+        logged
+            .iter()
+            .any(|e| e.pointer("/VacateAsked/slots/0").is_some()),
+        "{logged:?}"
     );
-    assert!(commands.contains(&"off Fast".to_string()), "{commands:?}");
+    assert!(has("/DrainStarted/reason", "kernel update"), "{logged:?}");
+    assert!(has("/DrainEnded/why", "cancelled"), "{logged:?}");
+    assert!(has("/ShutdownBegan/how", "Fast"), "{logged:?}");
+    assert!(has("/ShutdownBegan/cause", "command"), "{logged:?}");
+    assert!(
+        logged
+            .iter()
+            .any(|e| e.pointer("/ShutdownCompleted/restart").is_some()),
+        "{logged:?}"
+    );
     assert_eq!(
         count(&ev, "/event/Daemon/Reconfigured/ok", |v| v == false),
         1

@@ -15,6 +15,8 @@ use roost::events::{
     DaemonEvent, Envelope, Event, HookEvent, SCHEMA, StarterEvent, decode, encode,
 };
 use roost::hooks::Exit;
+use roost::policy::drain::{DrainHow, OnCompletion};
+use roost::policy::node::{DrainEnd, DrainRecord, NodeEvent, NodeSnapshot, ShutdownCause};
 use roost::policy::slot::{Activity, Claim, EndCause, Resources, Slot, SlotEvent, SlotKind, State};
 
 fn samples() -> Vec<(&'static str, Event)> {
@@ -355,6 +357,99 @@ fn samples() -> Vec<(&'static str, Event)> {
             Event::Slot(SlotEvent::ClaimEnding {
                 at,
                 cause: EndCause::StarterLost,
+            }),
+        ),
+        (
+            "node-drain-started",
+            Event::Node(NodeEvent::DrainStarted {
+                at,
+                request_id: 2,
+                how: DrainHow::Graceful,
+                reason: "kernel update".into(),
+                start: Some("TARGET.Short =?= true".into()),
+                on_completion: OnCompletion::Resume,
+            }),
+        ),
+        (
+            "node-drain-progress",
+            Event::Node(NodeEvent::DrainProgress {
+                at,
+                request_id: 2,
+                all_drained: true,
+            }),
+        ),
+        (
+            "node-drain-completed",
+            Event::Node(NodeEvent::DrainCompleted {
+                at,
+                request_id: 2,
+                then: OnCompletion::Restart,
+            }),
+        ),
+        (
+            "node-drain-ended",
+            Event::Node(NodeEvent::DrainEnded {
+                at,
+                request_id: 2,
+                why: DrainEnd::Cancelled,
+            }),
+        ),
+        (
+            "node-shutdown-began",
+            Event::Node(NodeEvent::ShutdownBegan {
+                at,
+                how: DrainHow::Peaceful,
+                restart: true,
+                cause: ShutdownCause::DrainCompleted,
+            }),
+        ),
+        (
+            "node-shutdown-completed",
+            Event::Node(NodeEvent::ShutdownCompleted { at, restart: false }),
+        ),
+        (
+            "node-vacate-asked",
+            Event::Node(NodeEvent::VacateAsked {
+                at,
+                slots: vec!["slot1".into(), "slot2".into()],
+                fast: true,
+            }),
+        ),
+        (
+            "node-slot-created",
+            Event::Node(NodeEvent::SlotCreated {
+                at,
+                slot: "slot1_2".into(),
+                parent: "slot1".into(),
+            }),
+        ),
+        (
+            "node-slot-deleted",
+            Event::Node(NodeEvent::SlotDeleted {
+                at,
+                slot: "slot1_2".into(),
+            }),
+        ),
+        (
+            "node-snapshot",
+            Event::Node(NodeEvent::Snapshot {
+                at,
+                node: NodeSnapshot {
+                    drain: Some(DrainRecord {
+                        how: DrainHow::Quick,
+                        shutdown: false,
+                        reason: "by command".into(),
+                        start: None,
+                        request_id: 3,
+                        started: at - 60,
+                        on_completion: OnCompletion::Exit,
+                        all_drained: true,
+                        completed: false,
+                        restart: false,
+                    }),
+                    last_request: 3,
+                    drain_times: (at - 60, at - 600),
+                },
             }),
         ),
     ]

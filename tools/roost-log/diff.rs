@@ -30,11 +30,12 @@ impl std::fmt::Display for Change {
     }
 }
 
-/// The differences from `a` to `b` (slots, starters, hooks; not the
-/// position in the log itself).
+/// The differences from `a` to `b` (the node's drain or shutdown, slots,
+/// starters, hooks; not the position in the log itself).
 pub fn changes(a: &Replay, b: &Replay) -> Vec<Change> {
     let view = |r: &Replay| {
         serde_json::json!({
+            "node": r.node,
             "slots": r.slots,
             "starters": r.starters,
             "hooks": r.hooks,

@@ -4,6 +4,7 @@
 use std::collections::BTreeMap;
 
 use roost::events::{DaemonEvent, Envelope, Event, HookEvent, StarterEvent};
+use roost::policy::node::NodeEvent;
 use roost::policy::slot::SlotEvent;
 
 use super::FilterArgs;
@@ -112,7 +113,10 @@ impl Filter {
                 None => (None, Vec::new()),
             },
             Event::Daemon(DaemonEvent::Reconciled { slot, .. }) => (Some(slot.clone()), Vec::new()),
-            Event::Daemon(_) => (None, Vec::new()),
+            Event::Node(
+                NodeEvent::SlotCreated { slot, .. } | NodeEvent::SlotDeleted { slot, .. },
+            ) => (Some(slot.clone()), Vec::new()),
+            Event::Daemon(_) | Event::Node(_) => (None, Vec::new()),
         }
     }
 }

@@ -561,6 +561,52 @@ fn only(replay: &mut Replay, actor: Option<&str>) -> Result<(), String> {
     Ok(())
 }
 
+/// The node's line of `state`: the drain or shutdown in force, or the
+/// last drain's times; nothing for a node never drained.
+fn node_text(n: &roost::policy::node::NodeSnapshot) -> String {
+    let Some(d) = &n.drain else {
+        return match n.drain_times {
+            (0, 0) => String::new(),
+            (start, stop) => format!(
+                "{:<10} not draining (last drain {} to {})\n",
+                "node",
+                show_time(start),
+                show_time(stop)
+            ),
+        };
+    };
+    if d.shutdown {
+        return format!(
+            "{:<10} shutting down ({:?}) since {}{}\n",
+            "node",
+            d.how,
+            show_time(d.started),
+            if d.restart { ", then restarting" } else { "" }
+        );
+    }
+    let progress = if d.completed {
+        ", every slot drained and idle"
+    } else if d.all_drained {
+        ", every slot drained"
+    } else {
+        ""
+    };
+    let start = d
+        .start
+        .as_deref()
+        .map(|e| format!(", start {e}"))
+        .unwrap_or_default();
+    format!(
+        "{:<10} draining ({:?}) since {}, request {}, reason {:?}, on completion {:?}{start}{progress}\n",
+        "node",
+        d.how,
+        show_time(d.started),
+        d.request_id,
+        d.reason,
+        d.on_completion
+    )
+}
+
 /// What a reader outside the daemon can check: every record decodes and
 /// the numbers are contiguous.
 fn verify_stream(source: &Source) -> Vec<String> {
@@ -606,7 +652,7 @@ fn repair(dir: &std::path::Path, json: bool) -> Result<ExitCode, String> {
 }
 
 fn state_text(r: &Replay) -> String {
-    let mut s = String::new();
+    let mut s = node_text(&r.node);
     for (id, slot) in &r.slots {
         if slot.deleted {
             continue;

@@ -57,7 +57,8 @@ pub struct SlotActor {
     starter: Option<Addr<StarterActor>>,
     pids: Option<StarterPids>,
     eval_at: Option<(i64, SpawnHandle)>,
-    fetch_timer: Option<SpawnHandle>,
+    /// The FETCH_WORK timer: the second it is due in, and its handle.
+    fetch_timer: Option<(i64, SpawnHandle)>,
     /// Whether the last FETCH_WORK printed a job (its next fetch then
     /// comes at the start of the second it is due).
     fetched_work: bool,
@@ -238,8 +239,9 @@ impl SlotActor {
     }
 
     fn reschedule(&mut self, ctx: &mut Context<Self>, now: i64) {
-        let set = self.eval_at.as_ref().map(|(t, _)| *t);
-        let wake = self.with_ctx(now, |c| wakeup(&self.slot, c, set));
+        let eval_set = self.eval_at.as_ref().map(|(t, _)| *t);
+        let fetch_set = self.fetch_timer.as_ref().map(|(t, _)| *t);
+        let wake = self.with_ctx(now, |c| wakeup(&self.slot, c, eval_set, fetch_set));
         if let Some(want) = wake.evaluate_at {
             if let Some((_, h)) = self.eval_at.take() {
                 ctx.cancel_future(h);
@@ -251,7 +253,7 @@ impl SlotActor {
             });
             self.eval_at = Some((want, h));
         }
-        if let Some(h) = self.fetch_timer.take() {
+        if let Some((_, h)) = self.fetch_timer.take() {
             ctx.cancel_future(h);
         }
         if let Some(due) = wake.fetch_at {
@@ -269,14 +271,15 @@ impl SlotActor {
                 fetch_phase(&self.slot, &self.spec)
             };
             let wait = until(self.shared.clock.now_nanos(), due, phase);
-            self.fetch_timer = Some(ctx.run_later(wait, |act, ctx| {
+            let h = ctx.run_later(wait, |act, ctx| {
                 act.fetch_timer = None;
                 let input = act
                     .work_seen
                     .clone()
                     .map_or(Input::FetchTimer, Input::WorkFound);
                 act.step(&input, ctx);
-            }));
+            });
+            self.fetch_timer = Some((due, h));
         }
     }
 

@@ -9,7 +9,7 @@ use std::process::ExitCode;
 use anyhow::{Context, Result, anyhow};
 use clap::Subcommand;
 
-use crate::events::{EventStore, SledStore, slot_batch};
+use crate::events::{EventStore, SledStore, recorded_batch};
 use crate::policy::sim::{Scenario, simulate_with};
 
 /// `roost policy` subcommands.
@@ -61,7 +61,7 @@ pub fn run(cmd: PolicyCmd) -> Result<ExitCode> {
                     let Some(store) = store.as_mut() else {
                         return Ok(());
                     };
-                    let batch = slot_batch(actor, events);
+                    let batch = recorded_batch(actor, events);
                     let next = store.next_seq();
                     store
                         .append(next, &batch)

@@ -18,6 +18,7 @@ pub mod upcast;
 use serde::{Deserialize, Serialize};
 
 use crate::policy::node::NodeEvent;
+use crate::policy::sim::Recorded;
 use crate::policy::slot::SlotEvent;
 
 pub use group::{Appender, GroupCommitter, OnFailure};
@@ -93,12 +94,19 @@ pub enum StoreError {
     Io(String),
 }
 
-/// A batch for [`EventStore::append`] from one slot's decision.
-pub fn slot_batch(actor: &str, events: &[SlotEvent]) -> Vec<(i64, String, Event)> {
-    events
-        .iter()
-        .map(|e| (e.at(), actor.to_string(), Event::Slot(e.clone())))
-        .collect()
+/// What a simulation recorded (`policy::sim::Recorded`), as a batch the
+/// log takes: each event with its own time, under `actor`.
+pub fn recorded_batch(actor: &str, recorded: Recorded<'_>) -> Vec<(i64, String, Event)> {
+    match recorded {
+        Recorded::Slot(events) => events
+            .iter()
+            .map(|e| (e.at(), actor.to_string(), Event::Slot(e.clone())))
+            .collect(),
+        Recorded::Node(events) => events
+            .iter()
+            .map(|e| (e.at(), actor.to_string(), Event::Node(e.clone())))
+            .collect(),
+    }
 }
 
 /// "record 4 is missing" / "records 4 to 9 are missing".

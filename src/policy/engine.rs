@@ -1810,7 +1810,9 @@ pub fn evaluation_interval(slot: &Slot, policy: &Policy, now: i64) -> i64 {
     deadline.map_or(every, |d| every.min(d - now)).max(1)
 }
 
-/// When FETCH_WORK may next run, if the slot fetches at all.
+/// When FETCH_WORK may next run, if the slot fetches at all: when the
+/// delay since the last fetch (`FetchWorkDelay`; 1 s when it is 0 or
+/// less) ends. `None` before the first fetch and while one runs.
 pub fn next_fetch_at(slot: &Slot, ctx: &Ctx<'_>) -> Option<i64> {
     if ctx.policy.keyword.as_deref().is_none_or(str::is_empty) || slot.fetching {
         return None;
@@ -1858,22 +1860,6 @@ pub fn hibernate_state(slot: &Slot, ctx: &Ctx<'_>) -> Option<(u32, String)> {
         .iter()
         .find(|(_, names)| names.contains(&upper.as_str()))
         .map(|(level, _)| (*level, upper))
-}
-
-/// Whether the machine should hibernate, and to which state: only when
-/// every slot asks for a state other than NONE; the deepest one wins.
-pub fn machine_hibernate_state(states: &[Option<(u32, String)>]) -> Option<String> {
-    let mut best: Option<&(u32, String)> = None;
-    for s in states {
-        let s = s.as_ref()?;
-        if s.0 == 0 {
-            return None;
-        }
-        if best.is_none_or(|b| s.0 > b.0) {
-            best = Some(s);
-        }
-    }
-    best.map(|b| b.1.clone())
 }
 
 #[cfg(test)]

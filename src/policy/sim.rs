@@ -14,14 +14,15 @@ use serde_json::{Value as Json, json};
 use crate::classad::old::parse_ad_auto;
 use crate::classad::unparse::ad_to_string;
 use crate::classad::{ClassAd, Limits, Value};
-use crate::config::{Scope, load_text};
+use crate::config::{Config, Scope, load_text};
 
-use super::engine::{
-    Ctx, Drain, DrainHow, Effect, Input, Policy, decide, evaluation_interval, hibernate_state,
-    machine_hibernate_state, next_fetch_at,
+use super::engine::{Ctx, Drain, DrainHow, Effect, Input, Policy, decide, hibernate_state};
+use super::layout::{Machine, MachineInputs, SlotSpec, layout, machine};
+use super::node::{
+    self, DrainRequest, NodeEffect, NodeEvent, NodeInput, NodeSnapshot, NodeState, SlotView,
+    hibernation,
 };
-use super::layout::{MachineInputs, SlotSpec, layout, machine};
-use super::slot::{Slot, SlotEvent, SlotKind, State, apply};
+use super::slot::{Activity, Slot, SlotEvent, SlotKind, State, apply};
 
 /// A scenario that cannot be run: says where and why.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -286,6 +287,718 @@ enum Due {
     Alive(usize),
 }
 
+/// What a simulation records, as the daemon appends it to its log: one
+/// slot's events, or the node's.
+#[derive(Clone, Copy, Debug)]
+pub enum Recorded<'a> {
+    /// A slot's events (the actor is the slot's id).
+    Slot(&'a [SlotEvent]),
+    /// The node's events (the actor is `daemon`).
+    Node(&'a [NodeEvent]),
+}
+
+/// How a simulation ended.
+#[derive(Clone, Debug)]
+pub struct Finished {
+    /// Every slot's final state, deleted dynamic slots included.
+    pub slots: Vec<Slot>,
+    /// The node's.
+    pub node: NodeSnapshot,
+}
+
+struct SimSlot {
+    slot: Slot,
+    spec: SlotSpec,
+    policy: Policy,
+    /// The evaluation timer set, as the daemon's slot actor keeps it.
+    next_eval: i64,
+    /// The fetch timer set (a newer one replaces it).
+    next_fetch: Option<i64>,
+    gone: bool,
+    /// When the claimant next sends a keep-alive, while it has a claim
+    /// here.
+    next_alive: Option<i64>,
+    /// The claimant stopped sending keep-alives (`schedd gone`).
+    claimant_gone: bool,
+    /// A job offered by FETCH_WORK, kept in case REPLY_FETCH says reject.
+    pending: Option<(String, Option<String>)>,
+}
+
+impl SimSlot {
+    /// Whether a scenario's `slot = "…"` names this slot (`slot1` or
+    /// `slot1@sim`).
+    fn is(&self, name: &str) -> bool {
+        name == self.slot.id || name == self.slot.name
+    }
+}
+
+/// One step to take at the current instant.
+enum Step {
+    Slot(usize, Input),
+    Node(NodeInput),
+}
+
+/// Loads the scenario's configuration from its text.
+type Loader<'s> = Box<dyn Fn(&str) -> Result<Config, String> + 's>;
+
+/// The simulation: the node core and each slot's core, driven on virtual
+/// time by the scenario and by a simulated world (FETCH_WORK's queue,
+/// jobs that run `SimRunTime` seconds, claimants, the backfill client).
+struct Sim<'s, E, R> {
+    sc: &'s Scenario,
+    emit: E,
+    record: R,
+    load: Loader<'s>,
+    text: String,
+    config: Config,
+    host: String,
+    alive_interval: i64,
+    machine: Machine,
+    slots: Vec<SimSlot>,
+    node: NodeState,
+    attrs: Vec<(String, Value, i64)>,
+    machine_ad: ClassAd,
+    offers: VecDeque<(String, Option<String>)>,
+    queue: BinaryHeap<Reverse<(i64, u64, Due)>>,
+    seq: u64,
+    steps: VecDeque<Step>,
+    now: i64,
+}
+
+/// Runs a scenario, calling `emit` with each output line in time order.
+pub fn simulate(sc: &Scenario, emit: impl FnMut(Json)) -> Result<(), ScenarioError> {
+    simulate_with(sc, emit, |_, _| Ok::<(), std::convert::Infallible>(())).map(|_| ())
+}
+
+/// Runs a scenario like [`simulate`], also handing every decision's events
+/// (with the deciding slot's id, or `daemon` for the node's) to `record`
+/// before they are applied, as the daemon appends them to its log; a
+/// `record` error stops the run.
+pub fn simulate_with<E: std::fmt::Display>(
+    sc: &Scenario,
+    emit: impl FnMut(Json),
+    record: impl FnMut(&str, Recorded<'_>) -> Result<(), E>,
+) -> Result<Finished, ScenarioError> {
+    let mut sim = Sim::new(sc, emit, record)?;
+    while let Some(Reverse((t, _, due))) = sim.queue.pop() {
+        if t > sc.duration {
+            break;
+        }
+        sim.now = t;
+        sim.machine_ad = machine_ad(&sim.attrs, t);
+        sim.fire(due)?;
+        sim.run_steps()?;
+        check_resources(&sim.slots, &sim.machine)
+            .map_err(|e| ScenarioError(format!("t = {t}: {e}")))?;
+        if sim.node.exit.is_some() {
+            (sim.emit)(json!({"t": t, "effect": "exit_daemon"}));
+            break;
+        }
+    }
+    Ok(Finished {
+        slots: sim.slots.into_iter().map(|s| s.slot).collect(),
+        node: sim.node.record,
+    })
+}
+
+impl<'s, E, R, X> Sim<'s, E, R>
+where
+    E: FnMut(Json),
+    R: FnMut(&str, Recorded<'_>) -> Result<(), X>,
+    X: std::fmt::Display,
+{
+    fn new(sc: &'s Scenario, emit: E, record: R) -> Result<Self, ScenarioError> {
+        let scope = Scope {
+            subsys: Some("STARTD".into()),
+            localname: None,
+        };
+        let specials = vec![
+            ("DETECTED_CPUS".to_string(), sc.inputs.cpus.to_string()),
+            ("DETECTED_CORES".to_string(), sc.inputs.cpus.to_string()),
+            (
+                "DETECTED_MEMORY".to_string(),
+                sc.inputs.memory_mb.to_string(),
+            ),
+        ];
+        let load = Box::new(move |text: &str| {
+            load_text("scenario config", text, scope.clone(), specials.clone())
+                .map_err(|e| format!("configuration: {e}"))
+        });
+        let text = format!("FULL_HOSTNAME = sim\nHOSTNAME = sim\n{}", sc.config);
+        let config = load(&text).map_err(ScenarioError)?;
+        let host = config
+            .get("FULL_HOSTNAME")
+            .ok()
+            .flatten()
+            .filter(|h| !h.is_empty())
+            .unwrap_or_else(|| "sim".into());
+        let alive_interval = config
+            .int("ALIVE_INTERVAL")
+            .ok()
+            .flatten()
+            .unwrap_or(300)
+            .max(1);
+        let m = machine(&config, &sc.inputs).map_err(|e| ScenarioError(format!("machine: {e}")))?;
+        let specs = layout(&config, &m).map_err(|e| ScenarioError(format!("slots: {e}")))?;
+        let mut sim = Sim {
+            sc,
+            emit,
+            record,
+            load,
+            text,
+            config,
+            host,
+            alive_interval,
+            machine: m,
+            slots: Vec::new(),
+            node: NodeState::default(),
+            attrs: sc
+                .attrs
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone(), 0))
+                .collect(),
+            machine_ad: ClassAd::new(),
+            offers: VecDeque::new(),
+            queue: BinaryHeap::new(),
+            seq: 0,
+            steps: VecDeque::new(),
+            now: 0,
+        };
+        for spec in specs {
+            let slot = spec.new_slot(&sim.machine, &sim.host, 0);
+            sim.add_slot(slot, spec)?;
+        }
+        sim.node = NodeState::new(
+            sim.slots
+                .iter()
+                .map(|s| (s.slot.id.clone(), SlotView::of(&s.slot))),
+        );
+        for (i, (t, _)) in sc.events.iter().enumerate() {
+            sim.at(*t, Due::Scenario(i));
+        }
+        for i in 0..sim.slots.len() {
+            sim.at(0, Due::Evaluate(i));
+        }
+        if let Some(every) = sim.hibernate_every() {
+            sim.at(every, Due::Hibernate);
+        }
+        Ok(sim)
+    }
+
+    /// A new slot (its snapshot recorded first, as a slot actor does).
+    fn add_slot(&mut self, slot: Slot, spec: SlotSpec) -> Result<usize, ScenarioError> {
+        let policy = Policy::from_config(&self.config, &slot.id, spec.type_id)
+            .map_err(|e| ScenarioError(format!("policy: {e}")))?;
+        let snapshot = [SlotEvent::Snapshot {
+            at: self.now,
+            slot: Box::new(slot.clone()),
+        }];
+        self.log(&slot.id, Recorded::Slot(&snapshot))?;
+        self.slots.push(SimSlot {
+            next_eval: self.now,
+            slot,
+            spec,
+            policy,
+            next_fetch: None,
+            gone: false,
+            next_alive: None,
+            claimant_gone: false,
+            pending: None,
+        });
+        Ok(self.slots.len() - 1)
+    }
+
+    fn log(&mut self, actor: &str, what: Recorded<'_>) -> Result<(), ScenarioError> {
+        (self.record)(actor, what)
+            .map_err(|e| ScenarioError(format!("t = {}: cannot record events: {e}", self.now)))
+    }
+
+    fn at(&mut self, t: i64, due: Due) {
+        self.seq += 1;
+        self.queue.push(Reverse((t, self.seq, due)));
+    }
+
+    /// HIBERNATE is checked when every slot's policy asks for it, at the
+    /// shortest interval.
+    fn hibernate_every(&self) -> Option<i64> {
+        let every = self
+            .slots
+            .iter()
+            .map(|s| s.policy.hibernate_check_interval)
+            .min()
+            .unwrap_or(0);
+        (every > 0).then_some(every)
+    }
+
+    fn index(&self, id: &str) -> Option<usize> {
+        self.slots.iter().position(|s| s.slot.id == id && !s.gone)
+    }
+
+    /// The steps a due scenario action or timer starts.
+    fn fire(&mut self, due: Due) -> Result<(), ScenarioError> {
+        let t = self.now;
+        match due {
+            Due::Scenario(i) => self.scenario(i)?,
+            Due::Evaluate(i) => {
+                if self.slots[i].next_eval == t && !self.slots[i].gone {
+                    self.steps.push_back(Step::Slot(i, Input::Evaluate));
+                }
+            }
+            Due::Fetch(i) => {
+                if self.slots[i].next_fetch == Some(t) {
+                    self.slots[i].next_fetch = None;
+                    self.steps.push_back(Step::Slot(i, Input::FetchTimer));
+                }
+            }
+            Due::Hibernate => {
+                let states: Vec<_> = self
+                    .slots
+                    .iter()
+                    .filter(|s| !s.gone)
+                    .map(|s| {
+                        let ctx = sim_ctx(s, &self.machine_ad, t, self.node.drain.as_ref());
+                        hibernate_state(&s.slot, &ctx)
+                    })
+                    .collect();
+                if let Some(state) = hibernation(&states) {
+                    (self.emit)(json!({"t": t, "effect": "hibernate", "state": state}));
+                }
+                if let Some(every) = self.hibernate_every() {
+                    self.at(t + every, Due::Hibernate);
+                }
+            }
+            Due::Benchmarked(i) => {
+                // The benchmarks leave their time stamp in the machine ad,
+                // as the daemon's do (Mips and KFlops are machine inputs).
+                self.attrs
+                    .retain(|(n, _, _)| !n.eq_ignore_ascii_case("LastBenchmark"));
+                self.attrs.push(("LastBenchmark".into(), Value::Int(t), t));
+                self.machine_ad = machine_ad(&self.attrs, t);
+                self.steps.push_back(Step::Slot(i, Input::BenchmarksDone));
+            }
+            Due::Alive(i) => {
+                let s = &mut self.slots[i];
+                if s.next_alive == Some(t) {
+                    s.next_alive = None;
+                    if !s.gone && !s.claimant_gone {
+                        self.steps.push_back(Step::Slot(i, Input::Alive));
+                    }
+                }
+            }
+            Due::Exit(i, claim) => {
+                let s = &self.slots[i];
+                if !s.gone && s.slot.starter && s.slot.claim.as_ref().is_some_and(|c| c.id == claim)
+                {
+                    self.steps.push_back(Step::Slot(i, Input::StarterExited));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// The steps a scenario's action starts.
+    fn scenario(&mut self, i: usize) -> Result<(), ScenarioError> {
+        let t = self.now;
+        let named = |s: &SimSlot, slot: &Option<String>| slot.as_deref().is_none_or(|x| s.is(x));
+        match &self.sc.events[i].1 {
+            Action::Set(vals) => {
+                for (k, v) in vals {
+                    self.attrs.retain(|(n, _, _)| !n.eq_ignore_ascii_case(k));
+                    self.attrs.push((k.clone(), v.clone(), t));
+                }
+            }
+            Action::Offer { job, keyword } => {
+                self.offers.push_back((job.clone(), keyword.clone()));
+            }
+            Action::Exit { slot } => {
+                if let Some(i) = self.slots.iter().position(|s| s.is(slot)) {
+                    self.steps.push_back(Step::Slot(i, Input::StarterExited));
+                }
+            }
+            Action::Drain(Some(how)) => self.steps.push_back(Step::Node(NodeInput::Drain {
+                request: DrainRequest::new(*how),
+                ads: Vec::new(),
+            })),
+            Action::Drain(None) => self
+                .steps
+                .push_back(Step::Node(NodeInput::CancelDrain(None))),
+            Action::Off(how) => self.steps.push_back(Step::Node(NodeInput::Off(*how))),
+            Action::Vacate { slot } => self.steps.push_back(Step::Node(NodeInput::Vacate {
+                slot: slot.clone(),
+                fast: false,
+            })),
+            action @ (Action::Claim { job, slot } | Action::Match { job, slot }) => {
+                if let Some(i) = self.slots.iter().position(|s| !s.gone && named(s, slot)) {
+                    let input = if matches!(action, Action::Match { .. }) {
+                        Input::Match(job.clone())
+                    } else {
+                        // A new claimant: it sends keep-alives.
+                        self.slots[i].claimant_gone = false;
+                        Input::RequestClaim(job.clone())
+                    };
+                    self.steps.push_back(Step::Slot(i, input));
+                }
+            }
+            Action::ScheddGone { slot } => {
+                for s in &mut self.slots {
+                    if named(s, slot) {
+                        s.claimant_gone = true;
+                    }
+                }
+            }
+            Action::BackfillExit => {
+                for (i, s) in self.slots.iter().enumerate() {
+                    if !s.gone && s.slot.backfill {
+                        self.steps.push_back(Step::Slot(i, Input::BackfillExited));
+                    }
+                }
+            }
+            Action::Reconfig(extra) => self.reconfig(extra.as_deref()),
+        }
+        Ok(())
+    }
+
+    /// As the daemon: the configuration with `extra` added, and every live
+    /// slot's policy from it, or nothing changes.
+    fn reconfig(&mut self, extra: Option<&str>) {
+        let t = self.now;
+        let new_text = format!("{}\n{}", self.text, extra.unwrap_or(""));
+        let rebuilt = (self.load)(&new_text).and_then(|c| {
+            let policies = self
+                .slots
+                .iter()
+                .map(|s| {
+                    Policy::from_config(&c, &s.slot.id, s.spec.type_id)
+                        .map_err(|e| format!("policy of {}: {e}", s.slot.id))
+                })
+                .collect::<Result<Vec<_>, _>>()?;
+            Ok((c, policies))
+        });
+        match rebuilt {
+            Ok((c, policies)) => {
+                (self.emit)(json!({"t": t, "effect": "reconfig", "ok": true}));
+                self.config = c;
+                self.text = new_text;
+                for (i, p) in policies.into_iter().enumerate() {
+                    self.slots[i].policy = p;
+                    if !self.slots[i].gone {
+                        self.steps.push_back(Step::Slot(i, Input::Evaluate));
+                    }
+                }
+            }
+            Err(e) => {
+                (self.emit)(json!({"t": t, "effect": "reconfig", "ok": false, "error": e}));
+            }
+        }
+    }
+
+    /// Takes every step of this instant; steps cause further steps (a
+    /// fetch answered, a killed starter exiting, the node told of a slot's
+    /// change).
+    fn run_steps(&mut self) -> Result<(), ScenarioError> {
+        let mut guard = 0;
+        while let Some(step) = self.steps.pop_front() {
+            guard += 1;
+            if guard > 10_000 {
+                return Err(ScenarioError(format!(
+                    "t = {}: too many steps at one instant",
+                    self.now
+                )));
+            }
+            match step {
+                Step::Slot(i, input) => self.slot_step(i, &input)?,
+                Step::Node(input) => self.node_step(&input)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// One decision of slot `i`, as its actor takes it: decide, record,
+    /// apply, act, tell the node, set the timers.
+    fn slot_step(&mut self, i: usize, input: &Input) -> Result<(), ScenarioError> {
+        if self.slots[i].gone {
+            return Ok(());
+        }
+        let t = self.now;
+        let d = {
+            let s = &self.slots[i];
+            let ctx = sim_ctx(s, &self.machine_ad, t, self.node.drain.as_ref());
+            decide(&s.slot, &ctx, input)
+        };
+        if !d.events.is_empty() {
+            let id = self.slots[i].slot.id.clone();
+            self.log(&id, Recorded::Slot(&d.events))?;
+        }
+        let mut node_inputs = Vec::new();
+        for e in &d.events {
+            let s = &mut self.slots[i];
+            match e {
+                SlotEvent::ActivityChanged {
+                    state,
+                    activity,
+                    transition,
+                    why,
+                    ..
+                } => {
+                    let tr = if *transition == 0 {
+                        Json::Null
+                    } else {
+                        Json::String(transition.to_string())
+                    };
+                    (self.emit)(json!({
+                        "t": t,
+                        "slot": s.slot.name,
+                        "from": [s.slot.state.to_string(), s.slot.activity.to_string()],
+                        "to": [state.to_string(), activity.to_string()],
+                        "transition": tr,
+                        "why": why,
+                    }));
+                }
+                SlotEvent::DynamicSlotCreated {
+                    sub,
+                    resources,
+                    claim,
+                    ..
+                } => node_inputs.push(NodeInput::SlotBorn {
+                    parent: s.slot.id.clone(),
+                    sub: *sub,
+                    resources: resources.clone(),
+                    claim: claim.clone(),
+                }),
+                SlotEvent::SlotDeleted { .. } => {
+                    (self.emit)(
+                        json!({"t": t, "slot": s.slot.name, "effect": "dynamic_slot_deleted"}),
+                    );
+                    s.gone = true;
+                    node_inputs.push(NodeInput::SlotGone {
+                        id: s.slot.id.clone(),
+                        resources: s.slot.resources.clone(),
+                    });
+                }
+                _ => {}
+            }
+            apply(&mut self.slots[i].slot, e);
+        }
+        for effect in d.effects {
+            self.slot_effect(i, effect);
+        }
+        // The simulated schedd activates every claim it was granted at
+        // once (a new dynamic slot gets its claim from its own `Claimed`
+        // input).
+        let x = &self.slots[i];
+        let waiting = !x.gone
+            && !x.slot.starter
+            && x.slot.state == State::Claimed
+            && x.slot.activity == Activity::Idle
+            && x.slot
+                .claim
+                .as_ref()
+                .is_some_and(|c| !c.fetched && c.ending.is_none() && c.activations == 0);
+        if waiting
+            && !self
+                .steps
+                .iter()
+                .any(|s| matches!(s, Step::Slot(j, Input::Activate) if *j == i))
+        {
+            self.steps.push_back(Step::Slot(i, Input::Activate));
+        }
+        for input in node_inputs {
+            self.node_step(&input)?;
+        }
+        if !self.slots[i].gone {
+            let id = self.slots[i].slot.id.clone();
+            self.node.observe(&id, SlotView::of(&self.slots[i].slot));
+            self.node_step(&NodeInput::SlotsChanged)?;
+            self.reschedule(i);
+        }
+        Ok(())
+    }
+
+    /// One decision of the node core, as the node actor takes it.
+    fn node_step(&mut self, input: &NodeInput) -> Result<(), ScenarioError> {
+        let d = node::decide(&self.node, input, self.now);
+        if !d.events.is_empty() {
+            self.log("daemon", Recorded::Node(&d.events))?;
+        }
+        for e in &d.events {
+            node::apply(&mut self.node, e);
+        }
+        for effect in d.effects {
+            match effect {
+                NodeEffect::Reply(Err(why)) => {
+                    (self.emit)(json!({"t": self.now, "effect": "refused", "why": why}));
+                }
+                NodeEffect::Reply(Ok(_)) | NodeEffect::Exit { .. } => {}
+                NodeEffect::Tell { slot, input } => {
+                    if let Some(i) = self.index(&slot) {
+                        self.steps.push_back(Step::Slot(i, input));
+                    }
+                }
+                NodeEffect::WorkFound { slot, by, keyword } => {
+                    if let Some(i) = self.index(&slot)
+                        && self.slots[i].policy.keyword.as_deref() == Some(keyword.as_str())
+                        && !self.slots[i].slot.fetching
+                    {
+                        self.steps.push_back(Step::Slot(i, Input::WorkFound(by)));
+                    }
+                }
+                NodeEffect::StartSlot {
+                    id,
+                    parent,
+                    resources,
+                    claim,
+                } => {
+                    let Some(p) = self.index(&parent) else {
+                        continue;
+                    };
+                    let mut spec = self.slots[p].spec.clone();
+                    spec.partitionable = false;
+                    let parent_name = self.slots[p].slot.name.clone();
+                    let claimant_gone = self.slots[p].claimant_gone;
+                    let kind = SlotKind::Dynamic { parent };
+                    let slot = Slot::with(&id, &self.host, self.now, kind, resources);
+                    (self.emit)(json!({"t": self.now, "slot": slot.name,
+                        "effect": "dynamic_slot_created", "parent": parent_name}));
+                    let i = self.add_slot(slot, spec)?;
+                    self.slots[i].claimant_gone = claimant_gone;
+                    self.steps.push_back(Step::Slot(i, Input::Claimed(claim)));
+                }
+                NodeEffect::Reconfig => self.reconfig(None),
+            }
+        }
+        Ok(())
+    }
+
+    /// What the simulated world does about one effect of slot `i`.
+    fn slot_effect(&mut self, i: usize, effect: Effect) {
+        let t = self.now;
+        let env = crate::classad::FixedEnv::new(t);
+        let name = self.slots[i].slot.name.clone();
+        let line = |effect: &str| json!({"t": t, "slot": name, "effect": effect});
+        match effect {
+            Effect::FetchWork => {
+                (self.emit)(line("fetch_work"));
+                let kw = self.slots[i].policy.keyword.clone().unwrap_or_default();
+                let pick = self
+                    .offers
+                    .iter()
+                    .position(|(_, k)| k.as_deref().is_none_or(|k| k.eq_ignore_ascii_case(&kw)));
+                match pick.and_then(|p| self.offers.remove(p)) {
+                    Some((job, k)) => {
+                        self.steps
+                            .push_back(Step::Slot(i, Input::FetchedJob(job.clone())));
+                        self.slots[i].pending = Some((job, k));
+                    }
+                    None => self.steps.push_back(Step::Slot(i, Input::FetchedNothing)),
+                }
+            }
+            Effect::ReplyFetch { accept, .. } => {
+                (self.emit)(
+                    json!({"t": t, "slot": name, "effect": "reply_fetch", "accept": accept}),
+                );
+                // The site's REPLY_FETCH puts a rejected job back at the end
+                // of its queue.
+                if let Some(o) = self.slots[i].pending.take()
+                    && !accept
+                {
+                    self.offers.push_back(o);
+                }
+            }
+            Effect::ReplyClaim { accept } => {
+                (self.emit)(
+                    json!({"t": t, "slot": name, "effect": "reply_claim", "accept": accept}),
+                );
+            }
+            Effect::SpawnStarter { job } => {
+                (self.emit)(line("spawn_starter"));
+                // A simulated job with `SimRunTime = N` exits N s later.
+                let run = crate::classad::parse_ad(&job)
+                    .ok()
+                    .map(|ad| ad.eval_attr("SimRunTime", &env));
+                if let (Some(Value::Int(n)), Some(c)) = (run, self.slots[i].slot.claim.as_ref()) {
+                    let claim = c.id;
+                    self.at(t + n.max(0), Due::Exit(i, claim));
+                }
+            }
+            Effect::Suspend => (self.emit)(line("suspend")),
+            Effect::Continue => (self.emit)(line("continue")),
+            Effect::SoftKill => {
+                (self.emit)(line("soft_kill"));
+                // A simulated job leaves at once, unless its ad says
+                // `SimIgnoresSoftKill = true`.
+                let stays = self.slots[i].slot.claim.as_ref().is_some_and(|c| {
+                    crate::classad::parse_ad(&c.job).is_ok_and(|ad| {
+                        matches!(ad.eval_attr("SimIgnoresSoftKill", &env), Value::Bool(true))
+                    })
+                });
+                if !stays {
+                    self.steps.push_back(Step::Slot(i, Input::StarterExited));
+                }
+            }
+            Effect::HardKill | Effect::KillStarter => {
+                (self.emit)(line("hard_kill"));
+                self.steps.push_back(Step::Slot(i, Input::StarterExited));
+            }
+            Effect::EvictClaim { .. } => (self.emit)(line("evict_claim")),
+            // The simulated client starts and stops at once.
+            Effect::StartBackfill => {
+                (self.emit)(line("start_backfill"));
+                self.steps.push_back(Step::Slot(i, Input::BackfillStarted));
+            }
+            Effect::KillBackfill => {
+                (self.emit)(line("kill_backfill"));
+                self.steps.push_back(Step::Slot(i, Input::BackfillExited));
+            }
+            Effect::RunBenchmarks => {
+                (self.emit)(line("benchmark"));
+                // They take `SimBenchmarkTime` seconds (a machine input;
+                // default 1).
+                let took = match self.machine_ad.eval_attr("SimBenchmarkTime", &env) {
+                    Value::Int(n) => n.max(0),
+                    _ => 1,
+                };
+                self.at(t + took, Due::Benchmarked(i));
+            }
+        }
+    }
+
+    /// Slot `i`'s timers after a step, as its actor sets them
+    /// ([`node::wakeup`]), and its claimant's next keep-alive.
+    fn reschedule(&mut self, i: usize) {
+        let t = self.now;
+        let wake = {
+            let s = &self.slots[i];
+            let ctx = sim_ctx(s, &self.machine_ad, t, self.node.drain.as_ref());
+            node::wakeup(&s.slot, &ctx, Some(s.next_eval), s.next_fetch)
+        };
+        if let Some(at) = wake.evaluate_at {
+            self.slots[i].next_eval = at;
+            self.at(at, Due::Evaluate(i));
+        }
+        self.slots[i].next_fetch = wake.fetch_at;
+        if let Some(at) = wake.fetch_at {
+            self.at(at, Due::Fetch(i));
+        }
+        // The claimant of an external claim keeps it alive every
+        // ALIVE_INTERVAL, more often for a short lease (a third of it, at
+        // least 10 s), as a schedd does.
+        let s = &self.slots[i];
+        let lease = [&s.slot.claim, &s.slot.preempting]
+            .into_iter()
+            .flatten()
+            .filter_map(|c| c.lease)
+            .min();
+        if let Some(lease) = lease
+            && s.next_alive.is_none_or(|a| a <= t)
+            && !s.claimant_gone
+        {
+            let at = t + self.alive_interval.min((lease / 3).max(10));
+            self.slots[i].next_alive = Some(at);
+            self.at(at, Due::Alive(i));
+        }
+    }
+}
+
 /// The decision context of one simulated slot.
 fn sim_ctx<'a>(
     s: &'a SimSlot,
@@ -300,584 +1013,6 @@ fn sim_ctx<'a>(
         now,
         drain,
     }
-}
-
-impl SimSlot {
-    /// Whether a scenario's `slot = "…"` names this slot (`slot1` or
-    /// `slot1@sim`).
-    fn is(&self, name: &str) -> bool {
-        name == self.slot.id || name == self.slot.name
-    }
-}
-
-struct SimSlot {
-    slot: Slot,
-    spec: SlotSpec,
-    policy: Policy,
-    next_eval: i64,
-    gone: bool,
-    /// When the claimant next sends a keep-alive, while it has a claim
-    /// here.
-    next_alive: Option<i64>,
-    /// The claimant stopped sending keep-alives (`schedd gone`).
-    claimant_gone: bool,
-}
-
-/// Runs a scenario, calling `emit` with each output line in time order.
-pub fn simulate(sc: &Scenario, emit: impl FnMut(Json)) -> Result<(), ScenarioError> {
-    simulate_with(sc, emit, |_, _| Ok(())).map(|_| ())
-}
-
-/// Runs a scenario like [`simulate`], also handing every decision's events
-/// (with the deciding slot's id) to `record` before they are applied, as
-/// the daemon appends them to its log; a `record` error stops the run.
-/// Returns every slot's final state (deleted dynamic slots included).
-pub fn simulate_with(
-    sc: &Scenario,
-    mut emit: impl FnMut(Json),
-    mut record: impl FnMut(&str, &[SlotEvent]) -> Result<(), String>,
-) -> Result<Vec<Slot>, ScenarioError> {
-    let scope = Scope {
-        subsys: Some("STARTD".into()),
-        localname: None,
-    };
-    let specials = vec![
-        ("DETECTED_CPUS".to_string(), sc.inputs.cpus.to_string()),
-        ("DETECTED_CORES".to_string(), sc.inputs.cpus.to_string()),
-        (
-            "DETECTED_MEMORY".to_string(),
-            sc.inputs.memory_mb.to_string(),
-        ),
-    ];
-    let load = |text: &str| {
-        load_text("scenario config", text, scope.clone(), specials.clone())
-            .map_err(|e| format!("configuration: {e}"))
-    };
-    let mut text = format!("FULL_HOSTNAME = sim\nHOSTNAME = sim\n{}", sc.config);
-    let mut config = load(&text).map_err(ScenarioError)?;
-    let host = config
-        .get("FULL_HOSTNAME")
-        .ok()
-        .flatten()
-        .filter(|h| !h.is_empty())
-        .unwrap_or_else(|| "sim".into());
-    let alive_interval = config
-        .int("ALIVE_INTERVAL")
-        .ok()
-        .flatten()
-        .unwrap_or(300)
-        .max(1);
-    let m = machine(&config, &sc.inputs).map_err(|e| ScenarioError(format!("machine: {e}")))?;
-    let specs = layout(&config, &m).map_err(|e| ScenarioError(format!("slots: {e}")))?;
-    let mut slots = Vec::new();
-    for spec in specs {
-        let id = format!("slot{}", spec.id);
-        let policy = Policy::from_config(&config, &id, spec.type_id)
-            .map_err(|e| ScenarioError(format!("policy: {e}")))?;
-        let slot = spec.new_slot(&m, &host, 0);
-        record(
-            &id,
-            &[SlotEvent::Snapshot {
-                at: 0,
-                slot: Box::new(slot.clone()),
-            }],
-        )
-        .map_err(|e| ScenarioError(format!("cannot record events: {e}")))?;
-        slots.push(SimSlot {
-            slot,
-            spec,
-            policy,
-            next_eval: 0,
-            gone: false,
-            next_alive: None,
-            claimant_gone: false,
-        });
-    }
-
-    let mut attrs: Vec<(String, Value, i64)> = sc
-        .attrs
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone(), 0))
-        .collect();
-    let mut offers: VecDeque<(String, Option<String>)> = VecDeque::new();
-    let mut pending: Vec<Option<(String, Option<String>)>> = vec![None; slots.len()];
-    let mut drain: Option<Drain> = None;
-    let mut queue: BinaryHeap<Reverse<(i64, u64, Due)>> = BinaryHeap::new();
-    let mut seq = 0u64;
-    let mut push = |q: &mut BinaryHeap<Reverse<(i64, u64, Due)>>, t: i64, d: Due| {
-        seq += 1;
-        q.push(Reverse((t, seq, d)));
-    };
-    for (i, (t, _)) in sc.events.iter().enumerate() {
-        push(&mut queue, *t, Due::Scenario(i));
-    }
-    for i in 0..slots.len() {
-        push(&mut queue, 0, Due::Evaluate(i));
-    }
-    // HIBERNATE is checked when every slot's policy asks for it, at the
-    // shortest interval.
-    let hibernate_every = slots
-        .iter()
-        .map(|s| s.policy.hibernate_check_interval)
-        .min()
-        .unwrap_or(0);
-    if hibernate_every > 0 {
-        push(&mut queue, hibernate_every, Due::Hibernate);
-    }
-
-    while let Some(Reverse((t, _, due))) = queue.pop() {
-        if t > sc.duration {
-            break;
-        }
-        let mut machine_ad = machine_ad(&attrs, t);
-        let mut inputs: Vec<(usize, Input)> = Vec::new();
-        match due {
-            Due::Scenario(i) => match &sc.events[i].1 {
-                Action::Set(vals) => {
-                    for (k, v) in vals {
-                        attrs.retain(|(n, _, _)| !n.eq_ignore_ascii_case(k));
-                        attrs.push((k.clone(), v.clone(), t));
-                    }
-                }
-                Action::Offer { job, keyword } => offers.push_back((job.clone(), keyword.clone())),
-                Action::Exit { slot } => {
-                    if let Some(i) = slots.iter().position(|s| s.is(slot)) {
-                        inputs.push((i, Input::StarterExited));
-                    }
-                }
-                Action::Drain(how) => {
-                    drain = match how {
-                        Some(how) => {
-                            Some(Drain::new(*how, None).map_err(|e| ScenarioError(e.to_string()))?)
-                        }
-                        None => None,
-                    };
-                    for (i, s) in slots.iter().enumerate() {
-                        if !s.gone {
-                            inputs.push((i, Input::Evaluate));
-                        }
-                    }
-                }
-                action @ (Action::Claim { job, slot } | Action::Match { job, slot }) => {
-                    let target = slots
-                        .iter()
-                        .position(|s| !s.gone && slot.as_deref().is_none_or(|x| s.is(x)));
-                    if let Some(i) = target {
-                        if matches!(action, Action::Match { .. }) {
-                            inputs.push((i, Input::Match(job.clone())));
-                        } else {
-                            // A new claimant: it sends keep-alives.
-                            slots[i].claimant_gone = false;
-                            inputs.push((i, Input::RequestClaim(job.clone())));
-                        }
-                    }
-                }
-                Action::ScheddGone { slot } => {
-                    for s in &mut slots {
-                        if slot.as_deref().is_none_or(|x| s.is(x)) {
-                            s.claimant_gone = true;
-                        }
-                    }
-                }
-                Action::BackfillExit => {
-                    for (i, s) in slots.iter().enumerate() {
-                        if !s.gone && s.slot.backfill {
-                            inputs.push((i, Input::BackfillExited));
-                        }
-                    }
-                }
-                Action::Off(how) => {
-                    drain = Some(Drain::shutdown(*how));
-                    for (i, s) in slots.iter().enumerate() {
-                        if !s.gone {
-                            inputs.push((i, Input::Evaluate));
-                        }
-                    }
-                }
-                Action::Vacate { slot } => {
-                    for (i, s) in slots.iter().enumerate() {
-                        if slot.as_deref().is_none_or(|x| s.is(x)) {
-                            inputs.push((i, Input::Vacate));
-                        }
-                    }
-                }
-                Action::Reconfig(extra) => {
-                    // As the daemon: the new configuration and every live
-                    // slot's policy from it, or nothing changes.
-                    let new_text = format!("{text}\n{}", extra.as_deref().unwrap_or(""));
-                    let rebuilt = load(&new_text).and_then(|c| {
-                        let policies = slots
-                            .iter()
-                            .map(|s| {
-                                Policy::from_config(&c, &s.slot.id, s.spec.type_id)
-                                    .map_err(|e| format!("policy of {}: {e}", s.slot.id))
-                            })
-                            .collect::<Result<Vec<_>, _>>()?;
-                        Ok((c, policies))
-                    });
-                    match rebuilt {
-                        Ok((c, policies)) => {
-                            emit(json!({"t": t, "effect": "reconfig", "ok": true}));
-                            config = c;
-                            text = new_text;
-                            for (i, (s, p)) in slots.iter_mut().zip(policies).enumerate() {
-                                s.policy = p;
-                                if !s.gone {
-                                    inputs.push((i, Input::Evaluate));
-                                }
-                            }
-                        }
-                        Err(e) => {
-                            emit(json!({"t": t, "effect": "reconfig", "ok": false, "error": e}));
-                        }
-                    }
-                }
-            },
-            Due::Evaluate(i) => {
-                if slots[i].next_eval != t || slots[i].gone {
-                    continue;
-                }
-                inputs.push((i, Input::Evaluate));
-            }
-            Due::Fetch(i) => inputs.push((i, Input::FetchTimer)),
-            Due::Hibernate => {
-                let states: Vec<_> = slots
-                    .iter()
-                    .filter(|s| !s.gone)
-                    .map(|s| {
-                        let ctx = sim_ctx(s, &machine_ad, t, drain.as_ref());
-                        hibernate_state(&s.slot, &ctx)
-                    })
-                    .collect();
-                if let Some(state) = machine_hibernate_state(&states) {
-                    emit(json!({"t": t, "effect": "hibernate", "state": state}));
-                }
-                push(&mut queue, t + hibernate_every, Due::Hibernate);
-            }
-            Due::Benchmarked(i) => {
-                // The benchmarks leave their time stamp in the machine ad,
-                // as the daemon's do (Mips and KFlops are machine inputs).
-                attrs.retain(|(n, _, _)| !n.eq_ignore_ascii_case("LastBenchmark"));
-                attrs.push(("LastBenchmark".into(), Value::Int(t), t));
-                machine_ad = self::machine_ad(&attrs, t);
-                inputs.push((i, Input::BenchmarksDone));
-            }
-            Due::Alive(i) => {
-                let s = &mut slots[i];
-                if s.next_alive != Some(t) {
-                    continue;
-                }
-                s.next_alive = None;
-                if !s.gone && !s.claimant_gone {
-                    inputs.push((i, Input::Alive));
-                }
-            }
-            Due::Exit(i, claim) => {
-                let s = &slots[i].slot;
-                if !slots[i].gone && s.starter && s.claim.as_ref().is_some_and(|c| c.id == claim) {
-                    inputs.push((i, Input::StarterExited));
-                }
-            }
-        }
-        // Inputs can cause further inputs at the same time (a fetch
-        // answered, a killed starter exiting).
-        let mut guard = 0;
-        let mut touched: std::collections::BTreeSet<usize> = std::collections::BTreeSet::new();
-        while let Some((i, input)) = (!inputs.is_empty()).then(|| inputs.remove(0)) {
-            guard += 1;
-            if guard > 10_000 {
-                return Err(ScenarioError(format!(
-                    "t = {t}: too many steps at one instant"
-                )));
-            }
-            if slots[i].gone {
-                continue;
-            }
-            touched.insert(i);
-            let mut born: Vec<(String, SlotEvent)> = Vec::new();
-            let mut exits: Vec<(i64, usize, u64)> = Vec::new();
-            let mut bench: Vec<(i64, usize)> = Vec::new();
-            let s = &mut slots[i];
-            let ctx = sim_ctx(s, &machine_ad, t, drain.as_ref());
-            let d = decide(&s.slot, &ctx, &input);
-            if !d.events.is_empty() {
-                record(&s.slot.id, &d.events)
-                    .map_err(|e| ScenarioError(format!("t = {t}: cannot record events: {e}")))?;
-            }
-            for e in &d.events {
-                if matches!(
-                    e,
-                    SlotEvent::DynamicSlotCreated { .. } | SlotEvent::SlotDeleted { .. }
-                ) {
-                    born.push((s.slot.id.clone(), e.clone()));
-                }
-                if let SlotEvent::ActivityChanged {
-                    state,
-                    activity,
-                    transition,
-                    why,
-                    ..
-                } = e
-                {
-                    let tr = if *transition == 0 {
-                        Json::Null
-                    } else {
-                        Json::String(transition.to_string())
-                    };
-                    emit(json!({
-                        "t": t,
-                        "slot": s.slot.name,
-                        "from": [s.slot.state.to_string(), s.slot.activity.to_string()],
-                        "to": [state.to_string(), activity.to_string()],
-                        "transition": tr,
-                        "why": why,
-                    }));
-                }
-                apply(&mut s.slot, e);
-            }
-            for eff in d.effects {
-                let name = s.slot.name.clone();
-                match eff {
-                    Effect::FetchWork => {
-                        emit(json!({"t": t, "slot": name, "effect": "fetch_work"}));
-                        let kw = s.policy.keyword.clone().unwrap_or_default();
-                        let pick = offers.iter().position(|(_, k)| {
-                            k.as_deref().is_none_or(|k| k.eq_ignore_ascii_case(&kw))
-                        });
-                        match pick.and_then(|p| offers.remove(p)) {
-                            Some((job, k)) => {
-                                inputs.push((i, Input::FetchedJob(job.clone())));
-                                // Kept in case REPLY_FETCH says reject.
-                                pending[i] = Some((job, k));
-                            }
-                            None => inputs.push((i, Input::FetchedNothing)),
-                        }
-                    }
-                    Effect::ReplyFetch { accept, .. } => {
-                        emit(
-                            json!({"t": t, "slot": name, "effect": "reply_fetch", "accept": accept}),
-                        );
-                        let offered = pending[i].take();
-                        if !accept {
-                            // The site's REPLY_FETCH puts a rejected job
-                            // back at the end of its queue.
-                            if let Some(o) = offered {
-                                offers.push_back(o);
-                            }
-                        }
-                    }
-                    Effect::ReplyClaim { accept } => {
-                        emit(
-                            json!({"t": t, "slot": name, "effect": "reply_claim", "accept": accept}),
-                        );
-                    }
-                    Effect::SpawnStarter { job } => {
-                        emit(json!({"t": t, "slot": name, "effect": "spawn_starter"}));
-                        // A simulated job with `SimRunTime = N` exits N s later.
-                        let env = crate::classad::FixedEnv::new(t);
-                        let run = crate::classad::parse_ad(&job)
-                            .ok()
-                            .map(|ad| ad.eval_attr("SimRunTime", &env));
-                        if let (Some(Value::Int(n)), Some(c)) = (run, s.slot.claim.as_ref()) {
-                            exits.push((t + n.max(0), i, c.id));
-                        }
-                    }
-                    Effect::Suspend => emit(json!({"t": t, "slot": name, "effect": "suspend"})),
-                    Effect::Continue => emit(json!({"t": t, "slot": name, "effect": "continue"})),
-                    Effect::SoftKill => {
-                        emit(json!({"t": t, "slot": name, "effect": "soft_kill"}));
-                        // A simulated job leaves at once, unless its ad says
-                        // `SimIgnoresSoftKill = true`.
-                        let env = crate::classad::FixedEnv::new(t);
-                        let stays = s.slot.claim.as_ref().is_some_and(|c| {
-                            crate::classad::parse_ad(&c.job).is_ok_and(|ad| {
-                                matches!(
-                                    ad.eval_attr("SimIgnoresSoftKill", &env),
-                                    Value::Bool(true)
-                                )
-                            })
-                        });
-                        if !stays {
-                            inputs.push((i, Input::StarterExited));
-                        }
-                    }
-                    Effect::HardKill | Effect::KillStarter => {
-                        emit(json!({"t": t, "slot": name, "effect": "hard_kill"}));
-                        inputs.push((i, Input::StarterExited));
-                    }
-                    Effect::EvictClaim { .. } => {
-                        emit(json!({"t": t, "slot": name, "effect": "evict_claim"}))
-                    }
-                    // The simulated client starts and stops at once.
-                    Effect::StartBackfill => {
-                        emit(json!({"t": t, "slot": name, "effect": "start_backfill"}));
-                        inputs.push((i, Input::BackfillStarted));
-                    }
-                    Effect::KillBackfill => {
-                        emit(json!({"t": t, "slot": name, "effect": "kill_backfill"}));
-                        inputs.push((i, Input::BackfillExited));
-                    }
-                    Effect::RunBenchmarks => {
-                        emit(json!({"t": t, "slot": name, "effect": "benchmark"}));
-                        // They take `SimBenchmarkTime` seconds (a machine
-                        // input; default 1).
-                        let took = match machine_ad
-                            .eval_attr("SimBenchmarkTime", &crate::classad::FixedEnv::new(t))
-                        {
-                            Value::Int(n) => n.max(0),
-                            _ => 1,
-                        };
-                        bench.push((t + took, i));
-                    }
-                }
-            }
-            for (at, slot, claim) in exits {
-                push(&mut queue, at, Due::Exit(slot, claim));
-            }
-            for (at, slot) in bench.drain(..) {
-                push(&mut queue, at, Due::Benchmarked(slot));
-            }
-            for (owner, e) in born {
-                match e {
-                    SlotEvent::DynamicSlotCreated {
-                        sub,
-                        resources,
-                        claim,
-                        ..
-                    } => {
-                        let id = format!("{owner}_{sub}");
-                        let policy = Policy::from_config(&config, &id, slots[i].spec.type_id)
-                            .map_err(|e| ScenarioError(format!("policy: {e}")))?;
-                        let mut spec = slots[i].spec.clone();
-                        spec.partitionable = false;
-                        let kind = SlotKind::Dynamic {
-                            parent: owner.clone(),
-                        };
-                        emit(json!({"t": t, "slot": format!("{id}@{host}"),
-                            "effect": "dynamic_slot_created", "parent": slots[i].slot.name}));
-                        let slot = Slot::with(&id, &host, t, kind, resources);
-                        record(
-                            &id,
-                            &[SlotEvent::Snapshot {
-                                at: t,
-                                slot: Box::new(slot.clone()),
-                            }],
-                        )
-                        .map_err(|e| {
-                            ScenarioError(format!("t = {t}: cannot record events: {e}"))
-                        })?;
-                        slots.push(SimSlot {
-                            slot,
-                            spec,
-                            policy,
-                            next_eval: t,
-                            gone: false,
-                            next_alive: None,
-                            claimant_gone: slots[i].claimant_gone,
-                        });
-                        pending.push(None);
-                        inputs.push((slots.len() - 1, Input::Claimed(claim)));
-                    }
-                    SlotEvent::SlotDeleted { .. } => {
-                        slots[i].gone = true;
-                        let resources = slots[i].slot.resources.clone();
-                        emit(
-                            json!({"t": t, "slot": slots[i].slot.name, "effect": "dynamic_slot_deleted"}),
-                        );
-                        if let SlotKind::Dynamic { parent } = &slots[i].slot.kind {
-                            let sub = owner
-                                .rsplit('_')
-                                .next()
-                                .and_then(|n| n.parse().ok())
-                                .unwrap_or(0);
-                            if let Some(p) = slots.iter().position(|x| x.slot.id == *parent) {
-                                inputs.push((p, Input::ChildDeleted { sub, resources }));
-                            }
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            // The simulated schedd activates every claim it was granted at
-            // once. Only the slot that just decided can have a new claim (a
-            // new dynamic slot gets its claim from its own `Claimed` input).
-            let x = &slots[i];
-            let waiting = !x.gone
-                && !x.slot.starter
-                && x.slot.state == State::Claimed
-                && x.slot.activity == super::slot::Activity::Idle
-                && x.slot
-                    .claim
-                    .as_ref()
-                    .is_some_and(|c| !c.fetched && c.ending.is_none() && c.activations == 0);
-            if waiting && !inputs.contains(&(i, Input::Activate)) {
-                inputs.push((i, Input::Activate));
-            }
-            // When the last slot has drained, every drained slot moves to
-            // Drained/Idle at once.
-            if let Some(d) = &mut drain {
-                let all = slots
-                    .iter()
-                    .filter(|x| !x.gone)
-                    .all(|x| x.slot.state == State::Drained);
-                if all && !d.all_drained {
-                    for (j, x) in slots.iter().enumerate() {
-                        if !x.gone && x.slot.activity == super::slot::Activity::Retiring {
-                            inputs.push((j, Input::Evaluate));
-                        }
-                    }
-                }
-                d.all_drained = all;
-            }
-        }
-        check_resources(&slots, &m).map_err(|e| ScenarioError(format!("t = {t}: {e}")))?;
-        if drain.as_ref().is_some_and(|d| d.shutdown)
-            && slots
-                .iter()
-                .all(|s| s.gone || (s.slot.claim.is_none() && !s.slot.starter && !s.slot.backfill))
-        {
-            emit(json!({"t": t, "effect": "exit_daemon"}));
-            return Ok(slots.into_iter().map(|s| s.slot).collect());
-        }
-        // Reschedule the timers of the slots that decided something: the
-        // next evaluation (sooner if the new state polls more often), and
-        // the fetch timer.
-        for i in touched {
-            let s = &mut slots[i];
-            if s.gone {
-                continue;
-            }
-            // The claimant of an external claim keeps it alive every
-            // ALIVE_INTERVAL, more often for a short lease (a third of
-            // it, at least 10 s), as a schedd does.
-            let lease = [&s.slot.claim, &s.slot.preempting]
-                .into_iter()
-                .flatten()
-                .filter_map(|c| c.lease)
-                .min();
-            if let Some(lease) = lease
-                && s.next_alive.is_none_or(|a| a <= t)
-                && !s.claimant_gone
-            {
-                let at = t + alive_interval.min((lease / 3).max(10));
-                s.next_alive = Some(at);
-                push(&mut queue, at, Due::Alive(i));
-            }
-            let want = t + evaluation_interval(&s.slot, &s.policy, t);
-            if s.next_eval <= t || want < s.next_eval {
-                s.next_eval = want;
-                push(&mut queue, s.next_eval, Due::Evaluate(i));
-            }
-            let ctx = sim_ctx(s, &machine_ad, t, drain.as_ref());
-            if let Some(f) = next_fetch_at(&s.slot, &ctx)
-                && f > t
-                && f < s.next_eval
-            {
-                push(&mut queue, f, Due::Fetch(i));
-            }
-        }
-    }
-    Ok(slots.into_iter().map(|s| s.slot).collect())
 }
 
 /// A partitionable slot's free resources and its live dynamic slots' always

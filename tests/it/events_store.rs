@@ -315,10 +315,7 @@ fn replaying_each_example_runs_log_gives_the_state_it_ended_in() {
             &sc,
             |_| {},
             |actor, events| {
-                let batch: Vec<(i64, String, Event)> = events
-                    .iter()
-                    .map(|e| (e.at(), actor.to_string(), Event::Slot(e.clone())))
-                    .collect();
+                let batch = roost::events::recorded_batch(actor, events);
                 let next = store.next_seq();
                 store
                     .append(next, &batch)
@@ -330,8 +327,15 @@ fn replaying_each_example_runs_log_gives_the_state_it_ended_in() {
         // Every slot of the run (dynamic ones included), from the log alone.
         let replayed = Replay::run(store.read_from(1));
         assert!(replayed.problems.is_empty(), "{:?}", replayed.problems);
-        assert_eq!(replayed.slots.len(), finals.len(), "{}", path.display());
-        for live in &finals {
+        assert_eq!(
+            replayed.slots.len(),
+            finals.slots.len(),
+            "{}",
+            path.display()
+        );
+        // The node's drain and shutdown too.
+        assert_eq!(replayed.node, finals.node, "{}", path.display());
+        for live in &finals.slots {
             assert_eq!(
                 replayed.slots.get(&live.id),
                 Some(live),
@@ -606,14 +610,14 @@ fn simulate_through_writer(
         |_| {},
         |actor, events| {
             appender
-                .append(roost::events::slot_batch(actor, events))
+                .append(roost::events::recorded_batch(actor, events))
                 .map(|_| ())
                 .map_err(|e| e.to_string())
         },
     )
     .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
     drop(appender);
-    Ok((finals, committer.finish().expect("writer ends")))
+    Ok((finals.slots, committer.finish().expect("writer ends")))
 }
 
 /// The archive directories under `dir`, oldest first.
@@ -670,7 +674,7 @@ proptest! {
             |actor, events| {
                 let next = store.next_seq();
                 store
-                    .write(next, &roost::events::slot_batch(actor, events))
+                    .write(next, &roost::events::recorded_batch(actor, events))
                     .map(|_| ())
                     .map_err(|e| e.to_string())
             },
@@ -678,7 +682,7 @@ proptest! {
         .map_err(|e| TestCaseError::fail(format!("{e}\n{text}")))?;
         store.flush().expect("flush");
         let live: std::collections::BTreeMap<String, &roost::policy::slot::Slot> =
-            finals.iter().map(|s| (s.id.clone(), s)).collect();
+            finals.slots.iter().map(|s| (s.id.clone(), s)).collect();
         let replayed = Replay::run(store.read_from(1));
         prop_assert!(replayed.problems.is_empty(), "{:?}", replayed.problems);
         let from_log: std::collections::BTreeMap<String, &roost::policy::slot::Slot> =
@@ -719,6 +723,7 @@ proptest! {
                     e.event,
                     Event::Daemon(DaemonEvent::Checkpoint { .. })
                         | Event::Slot(SlotEvent::Snapshot { .. })
+                        | Event::Node(roost::policy::node::NodeEvent::Snapshot { .. })
                 )
             })
             .count() as u64;

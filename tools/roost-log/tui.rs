@@ -484,16 +484,16 @@ mod tests {
             &sc,
             |_| {},
             |actor, events| {
-                for e in events {
+                for (time, actor, event) in roost::events::recorded_batch(actor, events) {
                     out.push(Envelope {
                         seq: out.len() as u64 + 1,
-                        time: e.at(),
-                        actor: actor.to_string(),
+                        time,
+                        actor,
                         schema: SCHEMA,
-                        event: Event::Slot(e.clone()),
+                        event,
                     });
                 }
-                Ok(())
+                Ok::<(), std::convert::Infallible>(())
             },
         )
         .unwrap();

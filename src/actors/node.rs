@@ -206,7 +206,7 @@ impl NodeActor {
         for effect in d.effects {
             match effect {
                 NodeEffect::Reply(Ok(m)) => reply = Some(Response::done(m)),
-                NodeEffect::Reply(Err(m)) => reply = Some(Response::refused(m)),
+                NodeEffect::Reply(Err(m)) => reply = Some(Response::refused(m.to_string())),
                 NodeEffect::Tell { slot, input } => {
                     if let Some(a) = self.slots.get(&slot) {
                         a.do_send(SlotInput(input));

@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 
 use crate::classad::ClassAd;
 
-use super::drain::{Drain, DrainHow, OnCompletion, drain_check};
-use super::engine::{Ctx, Input, evaluation_interval, fetch_delay, next_fetch_at};
+use super::drain::{CheckError, Drain, DrainHow, OnCompletion, drain_check};
+use super::engine::{Ctx, Input, PolicyError, evaluation_interval, fetch_delay, next_fetch_at};
 use super::slot::{Activity, Claim, Resources, Slot, State};
 
 /// A slot as the node sees it.
@@ -362,8 +362,8 @@ pub enum NodeInput {
 /// What the driver must do, after the decision's events are durable.
 #[derive(Clone, Debug, PartialEq)]
 pub enum NodeEffect {
-    /// Answer the command: done (`Ok`) or refused (`Err`), with a message.
-    Reply(Result<String, String>),
+    /// Answer the command: done (`Ok`, with what was done) or refused.
+    Reply(Result<String, Refusal>),
     /// Give a slot an input.
     Tell {
         /// The slot.
@@ -401,6 +401,40 @@ pub enum NodeEffect {
     },
 }
 
+/// Why the node refused a command.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum Refusal {
+    /// A shutdown is in force: no drain starts, and it cannot be cancelled.
+    #[error("the daemon is shutting down")]
+    ShuttingDown,
+    /// `condor_drain -cancel` during a shutdown.
+    #[error("the daemon is shutting down; that cannot be cancelled")]
+    ShutdownNotCancellable,
+    /// A drain is in force already.
+    #[error("a drain is already in progress (request id {0}); cancel it first")]
+    AlreadyDraining(u64),
+    /// `-check` is not true in some slot, or does not parse.
+    #[error(transparent)]
+    Check(#[from] CheckError),
+    /// `-start` does not parse.
+    #[error(transparent)]
+    Start(#[from] PolicyError),
+    /// `condor_drain -cancel` with no drain in force.
+    #[error("the machine is not draining")]
+    NotDraining,
+    /// `condor_drain -cancel -request-id` of another drain.
+    #[error("no drain with request id {asked}; the drain in progress is {current}")]
+    OtherRequest {
+        /// The id asked for.
+        asked: String,
+        /// The drain in force.
+        current: u64,
+    },
+    /// `condor_vacate` of a slot that does not exist.
+    #[error("no slot named {0}")]
+    NoSuchSlot(String),
+}
+
 /// The outcome of [`decide`].
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct NodeDecision {
@@ -428,7 +462,7 @@ impl Work<'_> {
         self.out.effects.push(e);
     }
 
-    fn reply(&mut self, r: Result<String, String>) {
+    fn reply(&mut self, r: Result<String, Refusal>) {
         self.effect(NodeEffect::Reply(r));
     }
 
@@ -537,22 +571,19 @@ impl Work<'_> {
     fn drain(&mut self, req: &DrainRequest, ads: &[ClassAd]) {
         if let Some(d) = &self.s.drain {
             let why = if d.shutdown {
-                "the daemon is shutting down".to_string()
+                Refusal::ShuttingDown
             } else {
-                format!(
-                    "a drain is already in progress (request id {}); cancel it first",
-                    d.request_id
-                )
+                Refusal::AlreadyDraining(d.request_id)
             };
             return self.reply(Err(why));
         }
         if let Some(check) = &req.check
             && let Err(e) = drain_check(check, ads, self.now)
         {
-            return self.reply(Err(e.to_string()));
+            return self.reply(Err(e.into()));
         }
         if let Err(e) = Drain::new(req.how, req.start.as_deref()) {
-            return self.reply(Err(e.to_string()));
+            return self.reply(Err(e.into()));
         }
         let request_id = self.s.record.last_request + 1;
         let reason = req
@@ -579,14 +610,13 @@ impl Work<'_> {
     fn cancel(&mut self, want: Option<&str>) {
         let current = self.s.drain.as_ref().map(|d| (d.shutdown, d.request_id));
         match (current, want) {
-            (None, _) => self.reply(Err("the machine is not draining".into())),
-            (Some((true, _)), _) => self.reply(Err(
-                "the daemon is shutting down; that cannot be cancelled".into(),
-            )),
+            (None, _) => self.reply(Err(Refusal::NotDraining)),
+            (Some((true, _)), _) => self.reply(Err(Refusal::ShutdownNotCancellable)),
             (Some((false, n)), Some(want)) if want.trim() != n.to_string() => {
-                self.reply(Err(format!(
-                    "no drain with request id {want}; the drain in progress is {n}"
-                )));
+                self.reply(Err(Refusal::OtherRequest {
+                    asked: want.to_string(),
+                    current: n,
+                }));
             }
             (Some((false, request_id)), _) => {
                 self.emit(NodeEvent::DrainEnded {
@@ -624,7 +654,7 @@ impl Work<'_> {
         if hit.is_empty()
             && let Some(w) = which
         {
-            return self.reply(Err(format!("no slot named {w}")));
+            return self.reply(Err(Refusal::NoSuchSlot(w.to_string())));
         }
         let input = if fast {
             Input::VacateFast
@@ -1000,9 +1030,7 @@ mod tests {
         assert!(d.events.is_empty());
         assert_eq!(
             d.effects,
-            vec![NodeEffect::Reply(Err(
-                "a drain is already in progress (request id 1); cancel it first".into()
-            ))]
+            vec![NodeEffect::Reply(Err(Refusal::AlreadyDraining(1)))]
         );
         let d = step(&mut s, NodeInput::CancelDrain(Some("7".into())), 3);
         assert!(d.events.is_empty());
@@ -1038,7 +1066,7 @@ mod tests {
         let d = step(&mut s, input, 1);
         assert!(d.events.is_empty());
         assert!(
-            matches!(&d.effects[..], [NodeEffect::Reply(Err(m))] if m.contains("slot1@host")),
+            matches!(&d.effects[..], [NodeEffect::Reply(Err(m))] if m.to_string().contains("slot1@host")),
             "{:?}",
             d.effects
         );
@@ -1090,7 +1118,7 @@ mod tests {
         let d = step(&mut s, drain(DrainHow::Quick, OnCompletion::Nothing), 6);
         assert_eq!(
             d.effects,
-            vec![NodeEffect::Reply(Err("the daemon is shutting down".into()))]
+            vec![NodeEffect::Reply(Err(Refusal::ShuttingDown))]
         );
     }
 
@@ -1164,7 +1192,7 @@ mod tests {
         );
         assert_eq!(
             d.effects,
-            vec![NodeEffect::Reply(Err("no slot named slot9".into()))]
+            vec![NodeEffect::Reply(Err(Refusal::NoSuchSlot("slot9".into())))]
         );
         let d = step(
             &mut s,

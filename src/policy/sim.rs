@@ -826,7 +826,9 @@ where
         for effect in d.effects {
             match effect {
                 NodeEffect::Reply(Err(why)) => {
-                    (self.emit)(json!({"t": self.now, "effect": "refused", "why": why}));
+                    (self.emit)(
+                        json!({"t": self.now, "effect": "refused", "why": why.to_string()}),
+                    );
                 }
                 NodeEffect::Reply(Ok(_)) | NodeEffect::Exit { .. } => {}
                 NodeEffect::Tell { slot, input } => {

@@ -27,4 +27,5 @@ mod policy_publish;
 mod policy_simulate;
 mod starter_owner;
 mod tidy;
+mod two_drivers;
 mod userlog;

@@ -164,6 +164,68 @@ fn list_shows_a_simulated_runs_events() {
 }
 
 /// `roost-log --log DIR ARGS…`, which must succeed; its stdout.
+#[test]
+fn state_and_diff_show_the_nodes_drain() {
+    let dir = std::env::temp_dir().join(format!("roost-log-drain-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let scenario = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/examples/policies/draining.toml"
+    );
+    let sim = Command::new(env!("CARGO_BIN_EXE_roost"))
+        .args(["policy", "simulate", scenario, "--log"])
+        .arg(&dir)
+        .output()
+        .expect("roost runs");
+    assert!(
+        sim.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sim.stderr)
+    );
+    let list = roost_log(&dir, &["list", "--kind", "Node", "--json"]);
+    let kinds: Vec<String> = list
+        .lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|e| {
+            e["event"]["Node"]
+                .as_object()
+                .and_then(|m| m.keys().next().cloned())
+        })
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "DrainStarted",
+            "DrainProgress",
+            "DrainCompleted",
+            "DrainEnded"
+        ],
+        "{list}"
+    );
+    let started = list.lines().next().unwrap_or_default();
+    let at: serde_json::Value = serde_json::from_str(started).expect("JSON");
+    let seq = at["seq"].as_u64().expect("seq");
+    // Right after the drain began, the node is draining, with the
+    // request's id and HTCondor's default reason.
+    let during = roost_log(&dir, &["state", "--at", &seq.to_string()]);
+    let node = during.lines().next().unwrap_or_default();
+    assert!(
+        node.starts_with("node") && node.contains("draining (Graceful)"),
+        "{during}"
+    );
+    assert!(
+        node.contains("request 1, reason \"by command\""),
+        "{during}"
+    );
+    // At the end, the drain was cancelled: the node says when it ran.
+    let after = roost_log(&dir, &["state"]);
+    assert!(after.contains("not draining (last drain"), "{after}");
+    // `diff` names the drain's coming and going.
+    let diff = roost_log(&dir, &["diff", &(seq - 1).to_string(), &seq.to_string()]);
+    assert!(diff.contains("node.drain"), "{diff}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
 pub(crate) fn roost_log(dir: &std::path::Path, args: &[&str]) -> String {
     let (ok, out, err) = roost_log_status(dir, args);
     assert!(ok, "roost-log {args:?}: {err}");

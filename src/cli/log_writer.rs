@@ -36,11 +36,21 @@ pub struct LogWriterCmd {
     /// Write the log of this many claims and exit.
     #[arg(long)]
     claims: Option<u64>,
+    /// Pad each event's text to this many bytes (so sled's I/O buffers
+    /// fill and are sealed and written by its thread pool, not only by the
+    /// flushing thread).
+    #[arg(long, default_value_t = 0)]
+    pad: usize,
 }
 
-/// The text of batch `n`'s event `i` of writer `w`: what the test looks for.
-pub fn payload(w: usize, n: u64, i: usize) -> String {
-    format!("w{w} b{n} e{i}")
+/// The text of batch `n`'s event `i` of writer `w`, padded with `.` to
+/// `pad` bytes: what the test looks for.
+pub fn payload(w: usize, n: u64, i: usize, pad: usize) -> String {
+    let mut s = format!("w{w} b{n} e{i}");
+    if s.len() < pad {
+        s.push_str(&".".repeat(pad - s.len()));
+    }
+    s
 }
 
 /// Runs until killed (or until the log fails).
@@ -51,6 +61,7 @@ pub fn run(cmd: &LogWriterCmd) -> Result<ExitCode> {
     let store = SledStore::open(&cmd.dir).map_err(|e| anyhow!("event log: {e}"))?;
     let (_committer, appender) = GroupCommitter::start(store);
     let out = Arc::new(Mutex::new(std::io::stdout()));
+    let pad = cmd.pad;
     let threads: Vec<_> = (0..cmd.writers.max(1))
         .map(|w| {
             let appender = appender.clone();
@@ -62,7 +73,7 @@ pub fn run(cmd: &LogWriterCmd) -> Result<ExitCode> {
                     let batch = (0..len)
                         .map(|i| {
                             let e = Event::Daemon(DaemonEvent::Command {
-                                command: payload(w, n, i),
+                                command: payload(w, n, i, pad),
                             });
                             (0, format!("w{w}"), e)
                         })

@@ -149,13 +149,29 @@ pub enum AdminError {
         /// Its owner.
         owner: String,
     },
+    /// The daemon closed the connection without answering.
+    #[error("admin socket {path}: the daemon closed the connection without an answer")]
+    NoAnswer {
+        /// The socket.
+        path: PathBuf,
+    },
+    /// A request that cannot be written, or an answer that cannot be read.
+    #[error("admin socket {path}: unreadable {what}: {source}")]
+    Json {
+        /// The socket.
+        path: PathBuf,
+        /// `request` or `answer`.
+        what: &'static str,
+        /// The JSON error.
+        source: serde_json::Error,
+    },
     /// Talking to the daemon failed.
-    #[error("admin socket {path}: {message}")]
+    #[error("admin socket {path}: {source}")]
     Io {
         /// The socket.
         path: PathBuf,
         /// What went wrong.
-        message: String,
+        source: std::io::Error,
     },
 }
 
@@ -191,9 +207,9 @@ fn owner_of(path: &Path) -> String {
 
 /// Sends `request` to the daemon at `path` and returns its answer.
 pub fn call(path: &Path, request: &Request, timeout: Duration) -> Result<Response, AdminError> {
-    let io = |e: std::io::Error| AdminError::Io {
+    let io = |source: std::io::Error| AdminError::Io {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        source,
     };
     let stream = UnixStream::connect(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::PermissionDenied => AdminError::Permission {
@@ -207,9 +223,10 @@ pub fn call(path: &Path, request: &Request, timeout: Duration) -> Result<Respons
     })?;
     stream.set_read_timeout(Some(timeout)).map_err(io)?;
     stream.set_write_timeout(Some(timeout)).map_err(io)?;
-    let mut line = serde_json::to_string(request).map_err(|e| AdminError::Io {
+    let mut line = serde_json::to_string(request).map_err(|source| AdminError::Json {
         path: path.to_path_buf(),
-        message: e.to_string(),
+        what: "request",
+        source,
     })?;
     line.push('\n');
     // A daemon that refuses may answer before reading everything: its
@@ -219,14 +236,14 @@ pub fn call(path: &Path, request: &Request, timeout: Duration) -> Result<Respons
     BufReader::new(&stream).read_line(&mut answer).map_err(io)?;
     if answer.trim().is_empty() {
         written.map_err(io)?;
-        return Err(AdminError::Io {
+        return Err(AdminError::NoAnswer {
             path: path.to_path_buf(),
-            message: "the daemon closed the connection without an answer".into(),
         });
     }
-    serde_json::from_str(&answer).map_err(|e| AdminError::Io {
+    serde_json::from_str(&answer).map_err(|source| AdminError::Json {
         path: path.to_path_buf(),
-        message: format!("unreadable answer: {e}"),
+        what: "answer",
+        source,
     })
 }
 

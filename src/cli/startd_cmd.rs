@@ -366,10 +366,11 @@ impl Prepared {
         // it (sled does until it is opened again). Its supervisor restarts
         // it; the restart replays the log and goes on from what it holds.
         let system = System::current();
-        let on_failure: crate::events::OnFailure = Box::new(move |e: &str| {
-            error!(message = "The event log cannot be written; the daemon stops.", error = %e);
-            system.stop_with_code(LOG_FAILED);
-        });
+        let on_failure: crate::events::OnFailure =
+            Box::new(move |e: &crate::events::StoreError| {
+                error!(message = "The event log cannot be written; the daemon stops.", error = %e);
+                system.stop_with_code(LOG_FAILED);
+            });
         let (committer, appender) = GroupCommitter::start_watched(
             wrap(self.store),
             Some(self.checkpoints),

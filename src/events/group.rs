@@ -24,7 +24,7 @@ type Batch = Vec<(i64, String, Event)>;
 
 /// The writer's answer to an append: the sequence number of its first
 /// event, or why it could not be written.
-type Answer = Result<u64, String>;
+type Answer = Result<u64, std::sync::Arc<StoreError>>;
 
 /// Where the writer sends an append's answer.
 enum Reply {
@@ -64,7 +64,7 @@ enum Msg {
 type Held = Arc<Mutex<Vec<Batch>>>;
 
 /// What the writer calls when a group cannot be written.
-pub type OnFailure = Box<dyn Fn(&str) + Send>;
+pub type OnFailure = Box<dyn Fn(&StoreError) + Send>;
 
 /// A handle to the single writer; clone it for every appender.
 #[derive(Clone)]
@@ -131,7 +131,7 @@ impl Appender {
         reply_rx
             .recv()
             .map_err(|_| stopped_before_answering())?
-            .map_err(StoreError::Io)
+            .map_err(StoreError::Group)
     }
 
     /// Hands `batch` to the writer at once, to be appended durably as
@@ -155,7 +155,7 @@ impl Appender {
             reply_rx
                 .await
                 .map_err(|_| stopped_before_answering())?
-                .map_err(StoreError::Io)
+                .map_err(StoreError::Group)
         }
     }
 
@@ -177,11 +177,15 @@ impl Appender {
 }
 
 fn stopped() -> StoreError {
-    StoreError::Io("the event log writer has stopped".into())
+    StoreError::WriterStopped {
+        before_answer: false,
+    }
 }
 
 fn stopped_before_answering() -> StoreError {
-    StoreError::Io("the event log writer stopped before answering".into())
+    StoreError::WriterStopped {
+        before_answer: true,
+    }
 }
 
 /// Cuts the log to the checkpointer's retention, archiving what goes when
@@ -236,10 +240,14 @@ fn keep_claims<S: EventStore>(
     cp: &Checkpointer,
     file: &std::path::Path,
     cut: u64,
-) -> Result<(), String> {
+) -> Result<(), StoreError> {
+    let at = |path: &std::path::Path| {
+        let path = path.to_path_buf();
+        move |source| StoreError::File { path, source }
+    };
     let mut audit = super::audit::Audit::default();
     for env in store.read_from(1) {
-        let env = env.map_err(|e| e.to_string())?;
+        let env = env?;
         if env.seq >= cut {
             break;
         }
@@ -253,7 +261,7 @@ fn keep_claims<S: EventStore>(
     let old = match std::fs::read_to_string(file) {
         Ok(t) => t,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(e.to_string()),
+        Err(e) => return Err(at(file)(e)),
     };
     for line in old.lines().filter(|l| !l.trim().is_empty()) {
         match serde_json::from_str::<super::audit::ClaimRecord>(line) {
@@ -266,7 +274,8 @@ fn keep_claims<S: EventStore>(
     }
     for c in audit.finish() {
         if c.accepted_at >= oldest {
-            text.push_str(&serde_json::to_string(&c).map_err(|e| e.to_string())?);
+            let line = serde_json::to_string(&c).map_err(|e| at(file)(std::io::Error::other(e)))?;
+            text.push_str(&line);
             text.push('\n');
         }
     }
@@ -278,12 +287,12 @@ fn keep_claims<S: EventStore>(
         f.write_all(text.as_bytes())?;
         f.sync_all()
     };
-    write().map_err(|e| format!("{}: {e}", tmp.display()))?;
-    std::fs::rename(&tmp, file).map_err(|e| format!("{}: {e}", file.display()))?;
+    write().map_err(at(&tmp))?;
+    std::fs::rename(&tmp, file).map_err(at(file))?;
     if let Some(dir) = file.parent() {
         std::fs::File::open(dir)
             .and_then(|d| d.sync_all())
-            .map_err(|e| format!("{}: {e}", dir.display()))?;
+            .map_err(at(dir))?;
     }
     Ok(())
 }
@@ -293,7 +302,7 @@ fn writer<S: EventStore>(
     rx: &Receiver<Msg>,
     held: &Held,
     mut checkpoints: Option<Checkpointer>,
-    on_failure: Option<&(dyn Fn(&str) + Send)>,
+    on_failure: Option<&(dyn Fn(&StoreError) + Send)>,
 ) -> S {
     // When the records held now must be written at the latest.
     let mut due: Option<Instant> = None;
@@ -387,7 +396,7 @@ fn write_group<S: EventStore>(
     mut batches: Vec<Batch>,
     replies: Vec<Option<Reply>>,
     checkpoints: Option<&mut Checkpointer>,
-    on_failure: Option<&(dyn Fn(&str) + Send)>,
+    on_failure: Option<&(dyn Fn(&StoreError) + Send)>,
 ) {
     let mut all: Batch = Vec::with_capacity(batches.iter().map(Vec::len).sum());
     let mut starts = Vec::with_capacity(batches.len());
@@ -396,7 +405,7 @@ fn write_group<S: EventStore>(
         starts.push(base + all.len() as u64);
         all.append(batch);
     }
-    let result = store.append(base, &all).map_err(|e| e.to_string());
+    let result = store.append(base, &all).map_err(std::sync::Arc::new);
     if let Err(e) = &result
         && replies.iter().any(Option::is_none)
     {

@@ -89,9 +89,74 @@ pub enum StoreError {
         /// Why.
         message: String,
     },
-    /// The storage failed.
+    /// sled failed.
     #[error("event store: {0}")]
-    Io(String),
+    Sled(#[from] sled::Error),
+    /// The log (or an archive of it) at `path` cannot be opened.
+    #[error("event store {}: {source}{}", path.display(), if *locked { " (another process holds the event log)" } else { "" })]
+    Open {
+        /// Its directory.
+        path: std::path::PathBuf,
+        /// Whether another process held it for as long as opening waited.
+        locked: bool,
+        /// sled's error.
+        #[source]
+        source: sled::Error,
+    },
+    /// A file beside the log (the kept claims) cannot be read or written.
+    #[error("event store: {path}: {source}", path = path.display())]
+    File {
+        /// The file.
+        path: std::path::PathBuf,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// An event cannot be encoded.
+    #[error("event store: cannot encode event {seq}: {source}")]
+    Encode {
+        /// Its sequence number.
+        seq: u64,
+        /// The encoder's error.
+        #[source]
+        source: rmp_serde::encode::Error,
+    },
+    /// A flush failed and the batch could not be taken back out either.
+    #[error("{flush}; and the batch could not be taken back: {source}")]
+    NotTakenBack {
+        /// Why the flush failed.
+        flush: Box<StoreError>,
+        /// Why taking the batch back failed.
+        #[source]
+        source: Box<StoreError>,
+    },
+    /// The event-log writer wrote a group of appends, this one among
+    /// them, and failed: every appender of the group gets its error.
+    #[error("{0}")]
+    Group(#[source] std::sync::Arc<StoreError>),
+    /// The event-log writer has stopped (`before_answer`: after taking
+    /// this append, before answering it).
+    #[error("the event log writer {}", if *before_answer { "stopped before answering" } else { "has stopped" })]
+    WriterStopped {
+        /// It took the append, then stopped.
+        before_answer: bool,
+    },
+    /// A key of the log's trees is not what Roost writes there.
+    #[error("event store: a key of tree {tree} is not a sequence number")]
+    BadKey {
+        /// `log` or `by_actor`.
+        tree: &'static str,
+    },
+    /// sled aborted a transaction Roost never aborts.
+    #[error("event store: a transaction was aborted")]
+    Aborted,
+    /// Reading the log through the daemon that holds it failed.
+    #[error("{0}")]
+    Reader(#[source] Box<dyn std::error::Error + Send + Sync>),
+    /// The daemon that holds the log, read through its admin socket,
+    /// answered with an error (its text is all that crosses the socket).
+    #[error("the daemon holding the event log says: {0}")]
+    Remote(String),
 }
 
 /// What a simulation recorded (`policy::sim::Recorded`), as a batch the
@@ -152,8 +217,7 @@ fn encode_into(
         schema,
         event,
     };
-    rmp_serde::encode::write_named(buf, &env)
-        .map_err(|err| StoreError::Io(format!("cannot encode event {seq}: {err}")))
+    rmp_serde::encode::write_named(buf, &env).map_err(|source| StoreError::Encode { seq, source })
 }
 
 /// A durable, ordered log of envelopes.
@@ -174,9 +238,10 @@ pub trait EventStore: EventRead {
         if let Err(e) = self.flush() {
             return Err(match self.truncate(expected) {
                 Ok(()) => e,
-                Err(t) => {
-                    StoreError::Io(format!("{e}; and the batch could not be taken back: {t}"))
-                }
+                Err(t) => StoreError::NotTakenBack {
+                    flush: Box::new(e),
+                    source: Box::new(t),
+                },
             });
         }
         Ok(next)

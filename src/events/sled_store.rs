@@ -43,8 +43,16 @@ pub struct SledReader {
     by_actor: sled::Tree,
 }
 
-fn io(e: impl std::fmt::Display) -> StoreError {
-    StoreError::Io(e.to_string())
+fn io(e: sled::Error) -> StoreError {
+    StoreError::Sled(e)
+}
+
+/// A transaction's failure: sled's, kept.
+fn tx(e: TransactionError<()>) -> StoreError {
+    match e {
+        TransactionError::Storage(e) => StoreError::Sled(e),
+        TransactionError::Abort(()) => StoreError::Aborted,
+    }
 }
 
 fn actor_key(actor: &str, seq: u64) -> Vec<u8> {
@@ -184,16 +192,12 @@ impl SledStore {
                     tries += 1;
                     std::thread::sleep(std::time::Duration::from_millis(100));
                 }
-                Err(e) => {
-                    return Err(StoreError::Io(format!(
-                        "{}: {e}{}",
-                        dir.display(),
-                        if tries > 0 {
-                            " (another process holds the event log)"
-                        } else {
-                            ""
-                        }
-                    )));
+                Err(source) => {
+                    return Err(StoreError::Open {
+                        path: dir.to_path_buf(),
+                        locked: tries > 0,
+                        source,
+                    });
                 }
             }
         };
@@ -566,7 +570,11 @@ impl SledStore {
                 .path(dir)
                 .cache_capacity(CACHE_BYTES)
                 .open()
-                .map_err(|e| io(format!("archive {}: {e}", dir.display())))?;
+                .map_err(|source| StoreError::Open {
+                    path: dir.to_path_buf(),
+                    locked: false,
+                    source,
+                })?;
             let log = db.open_tree("log").map_err(io)?;
             let by_actor = db.open_tree("by_actor").map_err(io)?;
             for r in &gone {
@@ -576,8 +584,11 @@ impl SledStore {
                     by_actor.insert(ik.as_slice(), iv.as_slice()).map_err(io)?;
                 }
             }
-            db.flush()
-                .map_err(|e| io(format!("archive {}: {e}", dir.display())))?;
+            db.flush().map_err(|source| StoreError::Open {
+                path: dir.to_path_buf(),
+                locked: false,
+                source,
+            })?;
         }
         (&self.trees.log, &self.trees.by_actor)
             .transaction(|(log, by_actor)| {
@@ -595,10 +606,8 @@ impl SledStore {
                 }
                 Ok::<(), ConflictableTransactionError<()>>(())
             })
-            .map_err(|e: TransactionError<()>| io(format!("prune failed: {e:?}")))?;
-        self.db
-            .flush()
-            .map_err(|e| io(format!("flush failed: {e}")))?;
+            .map_err(tx)?;
+        self.db.flush().map_err(io)?;
         Ok(events)
     }
 }
@@ -641,7 +650,7 @@ impl SledReader {
             Err(e) => return one(io(e)),
         };
         let Some(key) = seq_of(&k) else {
-            return one(io("an index key has no sequence number"));
+            return one(StoreError::BadKey { tree: "by_actor" });
         };
         let bytes = match self.log.get(key.to_be_bytes()) {
             Ok(Some(bytes)) => bytes,
@@ -724,7 +733,7 @@ impl EventStore for SledStore {
                     }
                     Ok::<(), ConflictableTransactionError<()>>(())
                 })
-                .map_err(|e: TransactionError<()>| io(format!("append failed: {e:?}")))?;
+                .map_err(tx)?;
         } else {
             // One record: plain inserts, the record before its index
             // entries. A sled transaction seals sled's I/O buffer twice,
@@ -745,7 +754,7 @@ impl EventStore for SledStore {
             if let Err(e) = written {
                 // Take back what of the batch got in: all or nothing.
                 let _ = self.truncate(self.next);
-                return Err(io(format!("append failed: {e}")));
+                return Err(io(e));
             }
         }
         self.next += batch.len() as u64;
@@ -801,10 +810,7 @@ impl EventStore for SledStore {
     }
 
     fn flush(&mut self) -> Result<(), StoreError> {
-        self.db
-            .flush()
-            .map(|_| ())
-            .map_err(|e| io(format!("flush failed: {e}")))
+        self.db.flush().map(|_| ()).map_err(io)
     }
 
     fn record_sizes(&self) -> Vec<(u64, u64)> {
@@ -837,7 +843,7 @@ impl Iterator for Records<'_> {
                 Err(e) => return Some(Err(io(e))),
             };
             let Some(key) = seq_of(&k) else {
-                return Some(Err(io("a log key is not a sequence number")));
+                return Some(Err(StoreError::BadKey { tree: "log" }));
             };
             let parts = match split(key, &v) {
                 Ok(parts) => parts,

@@ -66,7 +66,11 @@ impl EventStore for Faulty {
     }
     fn write(&mut self, expected: u64, batch: &[(i64, String, Event)]) -> Result<u64, StoreError> {
         if take(&self.faults.writes) {
-            return Err(StoreError::Io("No space left on device (injected)".into()));
+            return Err(StoreError::Sled(sled::Error::Io(
+                std::io::Error::from_raw_os_error(
+                    28, // ENOSPC: No space left on device
+                ),
+            )));
         }
         self.inner.write(expected, batch)
     }
@@ -78,9 +82,11 @@ impl EventStore for Faulty {
         }
         self.faults.flushed.fetch_add(1, Ordering::SeqCst);
         if take(&self.faults.flushes) {
-            return Err(StoreError::Io(
-                "flush failed: Input/output error (injected)".into(),
-            ));
+            return Err(StoreError::Sled(sled::Error::Io(
+                std::io::Error::from_raw_os_error(
+                    5, // EIO: Input/output error
+                ),
+            )));
         }
         self.inner.flush()
     }

@@ -123,11 +123,11 @@ impl Iterator for Pages {
             }
             Ok(r) => {
                 self.done = true;
-                Some(Err(StoreError::Io(r.message)))
+                Some(Err(StoreError::Remote(r.message)))
             }
             Err(e) => {
                 self.done = true;
-                Some(Err(StoreError::Io(e.to_string())))
+                Some(Err(StoreError::Reader(Box::new(e))))
             }
         }
     }

@@ -22,31 +22,49 @@ const READ_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Binds the admin socket at `path`, owner-only. A socket left by a daemon
 /// that died is replaced; one a live daemon answers on is an error.
-pub fn bind(path: &Path) -> Result<std::os::unix::net::UnixListener, String> {
-    let shown = path.display();
+pub fn bind(path: &Path) -> Result<std::os::unix::net::UnixListener, BindError> {
+    let at = |what: &'static str, path: &Path| {
+        let path = path.to_path_buf();
+        move |source| BindError::Io { what, path, source }
+    };
     if path.exists() {
         if std::os::unix::net::UnixStream::connect(path).is_ok() {
-            return Err(format!(
-                "another roost startd is already serving {shown}; stop it first"
-            ));
+            return Err(BindError::Served(path.to_path_buf()));
         }
-        std::fs::remove_file(path).map_err(|e| format!("cannot replace {shown}: {e}"))?;
+        std::fs::remove_file(path).map_err(at("cannot replace", path))?;
     }
     if let Some(dir) = path.parent() {
-        std::fs::create_dir_all(dir)
-            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        std::fs::create_dir_all(dir).map_err(at("cannot create", dir))?;
     }
     use nix::sys::stat::{Mode, umask};
     let old = umask(Mode::from_bits_truncate(0o177));
     let bound = std::os::unix::net::UnixListener::bind(path);
     umask(old);
-    let listener = bound.map_err(|e| format!("cannot listen on {shown}: {e}"))?;
+    let listener = bound.map_err(at("cannot listen on", path))?;
     std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
-        .map_err(|e| format!("cannot restrict {shown}: {e}"))?;
+        .map_err(at("cannot restrict", path))?;
     listener
         .set_nonblocking(true)
-        .map_err(|e| format!("{shown}: {e}"))?;
+        .map_err(at("cannot make non-blocking", path))?;
     Ok(listener)
+}
+
+/// Why the admin socket cannot be made.
+#[derive(Debug, thiserror::Error)]
+pub enum BindError {
+    /// Another daemon answers on it.
+    #[error("another roost startd is already serving {}; stop it first", .0.display())]
+    Served(std::path::PathBuf),
+    /// A file operation failed.
+    #[error("{what} {}: {source}", path.display())]
+    Io {
+        /// What was being done.
+        what: &'static str,
+        /// On what.
+        path: std::path::PathBuf,
+        /// The error.
+        source: std::io::Error,
+    },
 }
 
 /// Serves the socket until the actor system stops.

@@ -21,7 +21,7 @@ pub struct HookDone {
     /// The hook type.
     pub hook: &'static str,
     /// Its output, or why it did not run.
-    pub output: Result<HookOutput, String>,
+    pub output: Result<HookOutput, hooks::HookError>,
 }
 
 /// Says what a hook's output means, for the log.
@@ -64,19 +64,20 @@ impl HookActor {
         .start();
     }
 
-    fn refuse(&mut self, reason: String, ctx: &mut Context<Self>) {
+    fn refuse(&mut self, error: hooks::HookError, ctx: &mut Context<Self>) {
+        let reason = error.to_string();
         warn!(message = "Hook not run.", hook = self.hook, slot = %self.slot, reason = %reason);
         let ev = HookEvent::Refused {
             hook: self.hook.to_string(),
             slot: self.slot.clone(),
             path: self.run.path.display().to_string(),
-            reason: reason.clone(),
+            reason,
         };
         let _ = self.shared.record(&self.id, vec![Event::Hook(ev)]);
         if let Some(r) = self.reply.take() {
             r.do_send(HookDone {
                 hook: self.hook,
-                output: Err(reason),
+                output: Err(error),
             });
         }
         ctx.stop();
@@ -88,11 +89,11 @@ impl Actor for HookActor {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         if let Err(e) = hooks::validate(&self.run.path) {
-            return self.refuse(e.to_string(), ctx);
+            return self.refuse(e, ctx);
         }
         let running = match hooks::spawn(&self.run) {
             Ok(r) => r,
-            Err(e) => return self.refuse(e.to_string(), ctx),
+            Err(e) => return self.refuse(e, ctx),
         };
         let pid = running.pid();
         debug!(message = "Hook started.", hook = self.hook, slot = %self.slot, pid);

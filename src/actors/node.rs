@@ -104,7 +104,7 @@ const BENCHMARK_TIME: Duration = Duration::from_millis(250);
 pub const RESTART: i32 = 3;
 
 /// Re-reads the configuration the daemon was started with.
-pub type Reload = Box<dyn Fn() -> Result<Config, String>>;
+pub type Reload = Box<dyn Fn() -> anyhow::Result<Config>>;
 
 /// The supervisor.
 pub struct NodeActor {
@@ -190,7 +190,14 @@ impl NodeActor {
         let d = node::decide(&self.state, &input, now);
         if !d.events.is_empty() {
             let batch = d.events.iter().cloned().map(Event::Node).collect();
-            if let Err(e) = self.shared.append("daemon", batch) {
+            // A dynamic slot's birth or deletion is already durable in the
+            // slots' own events: no wait on the actors' thread for it.
+            let written = if d.events.iter().all(NodeEvent::mirrors_slots) {
+                self.shared.record("daemon", batch)
+            } else {
+                self.shared.append("daemon", batch).map(|_| ())
+            };
+            if let Err(e) = written {
                 // Nothing unrecorded is acted on; the log's writer stops
                 // the daemon.
                 error!(message = "Cannot record node events; not acting on them.", error = %e);
@@ -241,14 +248,14 @@ impl NodeActor {
     /// invalid configuration, or one some slot's policy cannot be made
     /// from, is refused and the old one kept.
     fn reconfig(&self) -> Response {
+        use anyhow::Context as _;
         let checked = (self.reload)().and_then(|config| {
             let mut policies = Vec::new();
             for (id, addr) in &self.slots {
                 let type_id = self.types.get(id).copied().unwrap_or(0);
                 let policy = Policy::from_config(&config, id, type_id)
-                    .map_err(|e| format!("policy of {id}: {e}"))?;
-                let attrs =
-                    StartdAttrs::from_config(&config, id).map_err(|e| format!("{id}: {e}"))?;
+                    .with_context(|| format!("policy of {id}"))?;
+                let attrs = StartdAttrs::from_config(&config, id).context(id.clone())?;
                 policies.push((addr.clone(), policy, attrs));
             }
             Ok((config, policies))
@@ -272,6 +279,7 @@ impl NodeActor {
                 Response::done(message)
             }
             Err(e) => {
+                let e = format!("{e:#}");
                 error!(message = "Reconfiguration refused; keeping the old configuration.", error = %e);
                 self.record(DaemonEvent::Reconfigured {
                     ok: false,

@@ -417,11 +417,11 @@ fn handled_signals() -> SigSet {
 /// the daemon log's knobs read, and the slot layout it describes can be
 /// made on this machine (the layout changes only at a restart, which would
 /// otherwise fail).
-fn check_config(config: &Config, log_dir: &Path, inputs: &MachineInputs) -> Result<(), String> {
-    daemon_knobs::check(config).map_err(|e| e.to_string())?;
-    LogSettings::from_config(config, log_dir)?;
-    let m = machine(config, inputs).map_err(|e| format!("machine resources: {e}"))?;
-    layout(config, &m).map_err(|e| format!("slot layout: {e}"))?;
+fn check_config(config: &Config, log_dir: &Path, inputs: &MachineInputs) -> Result<()> {
+    daemon_knobs::check(config)?;
+    LogSettings::from_config(config, log_dir).map_err(|e| anyhow!(e))?;
+    let m = machine(config, inputs).context("machine resources")?;
+    layout(config, &m).context("slot layout")?;
     Ok(())
 }
 
@@ -482,8 +482,7 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
         let reload_log_dir = log_dir.clone();
         let reload_inputs = prepared.inputs.clone();
         let reload = Box::new(move || {
-            let config =
-                load_startd_config(reload_root.as_deref()).map_err(|e| format!("{e:#}"))?;
+            let config = load_startd_config(reload_root.as_deref())?;
             check_config(&config, &reload_log_dir, &reload_inputs)?;
             Ok(config)
         });

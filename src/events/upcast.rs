@@ -14,7 +14,13 @@ use rmpv::Value;
 use super::{Envelope, SCHEMA, StoreError};
 
 /// Rewrites an envelope of one schema version into the next, in place.
-pub type Upcaster = fn(&mut Value) -> Result<(), String>;
+pub type Upcaster = fn(&mut Value) -> Result<(), Unfit>;
+
+/// What an upcaster found in a record that does not fit the version it
+/// rewrites (the record is then reported as corrupt, naming this).
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct Unfit(pub &'static str);
 
 /// `UPCASTERS[i]` takes schema `i + 1` to `i + 2`. Schema 1 is the only
 /// version written so far, so there is none yet.
@@ -142,9 +148,9 @@ mod tests {
     }
 
     /// 1 → 2: the field `cmd` is renamed `command`.
-    fn rename(env: &mut Value) -> Result<(), String> {
-        let event = field(env, "event").ok_or("no event")?;
-        let daemon = field(event, "Daemon").ok_or("not a daemon event")?;
+    fn rename(env: &mut Value) -> Result<(), Unfit> {
+        let event = field(env, "event").ok_or(Unfit("no event"))?;
+        let daemon = field(event, "Daemon").ok_or(Unfit("not a daemon event"))?;
         let Some(Value::Map(fields)) = field(daemon, "Command") else {
             return Ok(());
         };
@@ -157,21 +163,21 @@ mod tests {
     }
 
     /// 2 → 3: commands are written in upper case.
-    fn upper(env: &mut Value) -> Result<(), String> {
-        let event = field(env, "event").ok_or("no event")?;
-        let daemon = field(event, "Daemon").ok_or("not a daemon event")?;
+    fn upper(env: &mut Value) -> Result<(), Unfit> {
+        let event = field(env, "event").ok_or(Unfit("no event"))?;
+        let daemon = field(event, "Daemon").ok_or(Unfit("not a daemon event"))?;
         if let Some(command) = field(daemon, "Command").and_then(|c| field(c, "command")) {
             let text = command
                 .as_str()
-                .ok_or("command is not a string")?
+                .ok_or(Unfit("command is not a string"))?
                 .to_uppercase();
             *command = Value::from(text);
         }
         Ok(())
     }
 
-    fn failing(_: &mut Value) -> Result<(), String> {
-        Err("cannot".into())
+    fn failing(_: &mut Value) -> Result<(), Unfit> {
+        Err(Unfit("cannot"))
     }
 
     /// `Daemon.Command off` as schema 2 writes it.

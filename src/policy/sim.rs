@@ -117,13 +117,15 @@ pub struct Scenario {
     events: Vec<(i64, Action)>,
 }
 
-fn toml_to_value(v: &toml::Value) -> Result<Value, String> {
-    Ok(match v {
+/// A scenario's machine attribute or `set` value as a ClassAd value;
+/// `None` for a TOML value that has none (an array, a table, a date).
+fn toml_to_value(v: &toml::Value) -> Option<Value> {
+    Some(match v {
         toml::Value::Integer(i) => Value::Int(*i),
         toml::Value::Float(f) => Value::Real(*f),
         toml::Value::Boolean(b) => Value::Bool(*b),
         toml::Value::String(s) => Value::from(s.as_str()),
-        other => return Err(format!("unsupported value {other}")),
+        _ => return None,
     })
 }
 
@@ -165,7 +167,8 @@ impl Scenario {
                 "swap" => inputs.swap_kb = int()?,
                 "gpus" => inputs.gpus = u32::try_from(int()?).map_err(|_| bad("out of range"))?,
                 _ => {
-                    let value = toml_to_value(v).map_err(|e| bad(&e))?;
+                    let value =
+                        toml_to_value(v).ok_or_else(|| bad(&format!("unsupported value {v}")))?;
                     attrs.retain(|(n, _)| !n.eq_ignore_ascii_case(k));
                     attrs.push((k.clone(), value));
                 }
@@ -202,7 +205,8 @@ impl Scenario {
                 for (k, x) in set {
                     v.push((
                         k.clone(),
-                        toml_to_value(x).map_err(|m| bad(format!("{k}: {m}")))?,
+                        toml_to_value(x)
+                            .ok_or_else(|| bad(format!("{k}: unsupported value {x}")))?,
                     ));
                 }
                 Action::Set(v)
@@ -339,7 +343,7 @@ enum Step {
 }
 
 /// Loads the scenario's configuration from its text.
-type Loader<'s> = Box<dyn Fn(&str) -> Result<Config, String> + 's>;
+type Loader<'s> = Box<dyn Fn(&str) -> Result<Config, ScenarioError> + 's>;
 
 /// The simulation: the node core and each slot's core, driven on virtual
 /// time by the scenario and by a simulated world (FETCH_WORK's queue,
@@ -389,7 +393,7 @@ pub fn simulate_with<E: std::fmt::Display>(
         sim.fire(due)?;
         sim.run_steps()?;
         check_resources(&sim.slots, &sim.machine)
-            .map_err(|e| ScenarioError(format!("t = {t}: {e}")))?;
+            .map_err(|ScenarioError(e)| ScenarioError(format!("t = {t}: {e}")))?;
         if sim.node.exit.is_some() {
             (sim.emit)(json!({"t": t, "effect": "exit_daemon"}));
             break;
@@ -422,10 +426,10 @@ where
         ];
         let load = Box::new(move |text: &str| {
             load_text("scenario config", text, scope.clone(), specials.clone())
-                .map_err(|e| format!("configuration: {e}"))
+                .map_err(|e| ScenarioError(format!("configuration: {e}")))
         });
         let text = format!("FULL_HOSTNAME = sim\nHOSTNAME = sim\n{}", sc.config);
-        let config = load(&text).map_err(ScenarioError)?;
+        let config = load(&text)?;
         let host = config
             .get("FULL_HOSTNAME")
             .ok()
@@ -669,7 +673,7 @@ where
                 .iter()
                 .map(|s| {
                     Policy::from_config(&c, &s.slot.id, s.spec.type_id)
-                        .map_err(|e| format!("policy of {}: {e}", s.slot.id))
+                        .map_err(|e| ScenarioError(format!("policy of {}: {e}", s.slot.id)))
                 })
                 .collect::<Result<Vec<_>, _>>()?;
             Ok((c, policies))
@@ -686,7 +690,7 @@ where
                     }
                 }
             }
-            Err(e) => {
+            Err(ScenarioError(e)) => {
                 (self.emit)(json!({"t": t, "effect": "reconfig", "ok": false, "error": e}));
             }
         }
@@ -1019,7 +1023,7 @@ fn sim_ctx<'a>(
 
 /// A partitionable slot's free resources and its live dynamic slots' always
 /// add up to what it was given.
-fn check_resources(slots: &[SimSlot], m: &super::layout::Machine) -> Result<(), String> {
+fn check_resources(slots: &[SimSlot], m: &super::layout::Machine) -> Result<(), ScenarioError> {
     for p in slots
         .iter()
         .filter(|s| s.slot.kind == SlotKind::Partitionable)
@@ -1036,13 +1040,13 @@ fn check_resources(slots: &[SimSlot], m: &super::layout::Machine) -> Result<(), 
         }
         let spec = &p.spec;
         if (cpus - spec.cpus).abs() > 1e-9 || memory != spec.memory_mb {
-            return Err(format!(
+            return Err(ScenarioError(format!(
                 "resources of {} and its dynamic slots do not add up: {cpus} CPUs, {memory} MiB of {} and {} (disk {})",
                 p.slot.id,
                 spec.cpus,
                 spec.memory_mb,
                 spec.disk_kb(m)
-            ));
+            )));
         }
     }
     Ok(())

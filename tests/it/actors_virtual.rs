@@ -59,7 +59,7 @@ pub(crate) fn prepare(
         spool: dirs[2].clone(),
     };
     let prepared = Prepared::open(&config, dirs, now).expect("the daemon prepares");
-    let reload = Box::new(move || load_startd_config(Some(&root)).map_err(|e| format!("{e:#}")));
+    let reload = Box::new(move || load_startd_config(Some(&root)));
     (config, prepared, reload)
 }
 

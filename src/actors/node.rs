@@ -51,8 +51,6 @@ pub struct SlotBorn {
     pub resources: Resources,
     /// The claim it was carved for.
     pub claim: Claim,
-    /// The parent's layout.
-    pub spec: SlotSpec,
 }
 
 /// A dynamic slot was deleted.
@@ -115,9 +113,8 @@ pub struct NodeActor {
     state: NodeState,
     reload: Reload,
     lost: Vec<LostClaim>,
-    /// Each slot's type (`SLOT_TYPE_<N>`), to rebuild its policy.
-    types: BTreeMap<String, u32>,
-    /// Each partitionable slot's layout, for the dynamic slots it carves.
+    /// Each live slot's layout: its type (`SLOT_TYPE_<N>`), to rebuild its
+    /// policy, and a partitionable slot's, for the dynamic slots it carves.
     specs: BTreeMap<String, SlotSpec>,
     /// Slots waiting for the benchmarks now running.
     benchmarking: Vec<Addr<SlotActor>>,
@@ -140,7 +137,6 @@ impl NodeActor {
             state: NodeState::default(),
             reload,
             lost: Vec::new(),
-            types: BTreeMap::new(),
             specs: BTreeMap::new(),
             benchmarking: Vec::new(),
             benchmarks: None,
@@ -252,7 +248,7 @@ impl NodeActor {
         let checked = (self.reload)().and_then(|config| {
             let mut policies = Vec::new();
             for (id, addr) in &self.slots {
-                let type_id = self.types.get(id).copied().unwrap_or(0);
+                let type_id = self.specs.get(id).map_or(0, |s| s.type_id);
                 let policy = Policy::from_config(&config, id, type_id)
                     .with_context(|| format!("policy of {id}"))?;
                 let attrs = StartdAttrs::from_config(&config, id).context(id.clone())?;
@@ -330,7 +326,7 @@ impl NodeActor {
         };
         let attrs = StartdAttrs::from_config(&config, id).unwrap_or(StartdAttrs(Vec::new()));
         spec.partitionable = false;
-        self.types.insert(id.to_string(), spec.type_id);
+        self.specs.insert(id.to_string(), spec.clone());
         let now = self.shared.clock.now();
         let kind = SlotKind::Dynamic {
             parent: parent.to_string(),
@@ -409,7 +405,6 @@ impl Actor for NodeActor {
         });
         for (slot, spec, policy, attrs) in initial {
             let id = slot.id.clone();
-            self.types.insert(id.clone(), spec.type_id);
             self.specs.insert(id.clone(), spec.clone());
             let (mine, others) = std::mem::take(&mut self.lost)
                 .into_iter()
@@ -519,7 +514,6 @@ impl Handler<SlotBorn> for NodeActor {
     type Result = ();
 
     fn handle(&mut self, b: SlotBorn, ctx: &mut Context<Self>) {
-        self.specs.entry(b.parent.clone()).or_insert(b.spec);
         self.step(
             NodeInput::SlotBorn {
                 parent: b.parent,
@@ -537,7 +531,7 @@ impl Handler<SlotGone> for NodeActor {
 
     fn handle(&mut self, g: SlotGone, ctx: &mut Context<Self>) {
         self.slots.remove(&g.id);
-        self.types.remove(&g.id);
+        self.specs.remove(&g.id);
         self.step(
             NodeInput::SlotGone {
                 id: g.id,

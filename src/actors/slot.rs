@@ -209,7 +209,6 @@ impl SlotActor {
                     sub: *sub,
                     resources: resources.clone(),
                     claim: claim.clone(),
-                    spec: self.spec.clone(),
                 }),
                 SlotEvent::SlotDeleted { .. } => {
                     self.node.do_send(SlotGone {

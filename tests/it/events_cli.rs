@@ -3,16 +3,17 @@
 
 use std::process::Command;
 
-#[test]
-fn list_shows_a_simulated_runs_events() {
-    let dir = std::env::temp_dir().join(format!("roost-log-cli-{}", std::process::id()));
+/// The log `roost policy simulate examples/policies/<example>.toml --log`
+/// writes, in a new temporary directory named after `name`.
+fn simulated_log(name: &str, example: &str) -> std::path::PathBuf {
+    let dir = std::env::temp_dir().join(format!("roost-log-{name}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
-    let scenario = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/examples/policies/rank-preemption.toml"
+    let scenario = format!(
+        "{}/examples/policies/{example}.toml",
+        env!("CARGO_MANIFEST_DIR")
     );
     let sim = Command::new(env!("CARGO_BIN_EXE_roost"))
-        .args(["policy", "simulate", scenario, "--log"])
+        .args(["policy", "simulate", &scenario, "--log"])
         .arg(&dir)
         .output()
         .expect("roost runs");
@@ -21,6 +22,12 @@ fn list_shows_a_simulated_runs_events() {
         "{}",
         String::from_utf8_lossy(&sim.stderr)
     );
+    dir
+}
+
+#[test]
+fn list_shows_a_simulated_runs_events() {
+    let dir = simulated_log("cli", "rank-preemption");
 
     let list = Command::new(env!("CARGO_BIN_EXE_roost-log"))
         .arg("--log")
@@ -166,22 +173,7 @@ fn list_shows_a_simulated_runs_events() {
 /// `roost-log --log DIR ARGS…`, which must succeed; its stdout.
 #[test]
 fn state_and_diff_show_the_nodes_drain() {
-    let dir = std::env::temp_dir().join(format!("roost-log-drain-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    let scenario = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/examples/policies/draining.toml"
-    );
-    let sim = Command::new(env!("CARGO_BIN_EXE_roost"))
-        .args(["policy", "simulate", scenario, "--log"])
-        .arg(&dir)
-        .output()
-        .expect("roost runs");
-    assert!(
-        sim.status.success(),
-        "{}",
-        String::from_utf8_lossy(&sim.stderr)
-    );
+    let dir = simulated_log("drain", "draining");
     let list = roost_log(&dir, &["list", "--kind", "Node", "--json"]);
     let kinds: Vec<String> = list
         .lines()

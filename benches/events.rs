@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use roost::events::{Event, EventRead, EventStore, SledStore};
-use roost::policy::slot::{Activity, SlotEvent, State};
+use roost::policy::slot::{Activity, SlotEvent, State, Transition};
 
 /// The allocator the `roost` binary uses.
 #[global_allocator]
@@ -21,7 +21,7 @@ fn event(i: i64) -> (i64, String, Event) {
             at: i,
             state: State::Claimed,
             activity: Activity::Busy,
-            transition: 11,
+            transition: Transition::IdleToBusy,
             why: "starter spawned".into(),
         }),
     )

@@ -8,7 +8,7 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use roost::classad::parse_ad;
 use roost::config::{Scope, load_text};
-use roost::policy::engine::{Ctx, Input, Policy, decide};
+use roost::policy::engine::{AdCache, Ctx, Input, Policy, decide};
 use roost::policy::layout::{MachineInputs, layout, machine};
 use roost::policy::sim::{Scenario, simulate};
 use roost::policy::slot::{Resources, Slot, SlotKind, apply};
@@ -44,6 +44,7 @@ fn bench_round(c: &mut Criterion) {
     .expect("ad");
     let mut slots = Vec::new();
     let mut policies = Vec::new();
+    let caches: Vec<AdCache> = (0..256).map(|_| AdCache::default()).collect();
     for i in 1..=256u32 {
         let id = format!("slot1_{i}");
         let policy = Policy::from_config(&cfg, &id, spec.type_id).expect("policy");
@@ -72,6 +73,7 @@ fn bench_round(c: &mut Criterion) {
             machine: &machine_ad,
             now: 10,
             drain: None,
+            cache: &caches[(i - 1) as usize],
         };
         for e in decide(&slot, &ctx, &Input::Claimed(claim)).events {
             apply(&mut slot, &e);
@@ -83,13 +85,14 @@ fn bench_round(c: &mut Criterion) {
     c.bench_function("policy round: 256 busy dynamic slots, Desktop", |b| {
         b.iter(|| {
             let mut n = 0;
-            for (slot, policy) in slots.iter().zip(&policies) {
+            for ((slot, policy), cache) in slots.iter().zip(&policies).zip(&caches) {
                 let ctx = Ctx {
                     policy,
                     spec: &spec,
                     machine: &machine_ad,
                     now: 1000,
                     drain: None,
+                    cache,
                 };
                 n += decide(black_box(slot), &ctx, &Input::Evaluate).events.len();
             }

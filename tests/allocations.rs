@@ -116,7 +116,7 @@ fn reading_the_log_back_holds_about_its_cache() {
                         at: i,
                         state: State::Claimed,
                         activity: Activity::Busy,
-                        transition: 10,
+                        transition: roost::policy::slot::Transition::ClaimedToPreempting,
                         why: format!("{why} {i} {k}"),
                     });
                     (i, format!("slot{}", k + 1), event)

@@ -122,7 +122,7 @@ impl BackfillActor {
         let hooks = StarterHooks::default();
         let req = starter_request(
             &self.shared,
-            &config,
+            &self.shared.settings(),
             ACTOR,
             &job,
             hooks,
@@ -191,13 +191,7 @@ impl Handler<Release> for BackfillActor {
         if let Some(s) = &self.starter {
             info!(message = "Stopping the backfill client: no slot is in Backfill.");
             s.do_send(StarterCmd::Send(Command::SoftKill));
-            let timeout = self
-                .shared
-                .config()
-                .int("KILLING_TIMEOUT")
-                .ok()
-                .flatten()
-                .unwrap_or(30);
+            let timeout = self.shared.settings().killing_timeout;
             let wait = u64::try_from(timeout.max(1)).unwrap_or(30);
             let starter = s.clone();
             ctx.run_later(Duration::from_secs(wait), move |act, _| {

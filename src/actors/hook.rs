@@ -2,14 +2,13 @@
 //! records `Started`, waits (with the timeout), records `Finished` with
 //! what the output meant, answers whoever asked, and stops.
 
-use std::path::PathBuf;
 use std::rc::Rc;
 
 use actix::prelude::*;
 use tracing::{debug, warn};
 
 use super::shared::Shared;
-use crate::config::{Config, daemon_knobs};
+use crate::config::daemon_knobs::DaemonSettings;
 use crate::events::{Event, HookEvent};
 use crate::hooks::{self, HookOutput, HookRun};
 use crate::starter::protocol::default_hook_timeout;
@@ -144,20 +143,9 @@ pub fn ignored(out: &HookOutput) -> String {
     format!("{} (output ignored)", out.exit)
 }
 
-/// `<KEYWORD>_HOOK_<TYPE>`: the hook's configured path, if set.
-pub fn hook_path(config: &Config, keyword: &str, hook: &str) -> Option<PathBuf> {
-    config
-        .get(&format!("{keyword}_HOOK_{hook}"))
-        .ok()
-        .flatten()
-        .filter(|p| !p.trim().is_empty())
-        .map(|p| PathBuf::from(p.trim()))
-}
-
-/// `<KEYWORD>_HOOK_<TYPE>_TIMEOUT` in seconds, else the default.
-pub fn hook_timeout(config: &Config, keyword: &str, hook: &str) -> u64 {
-    daemon_knobs::count(config, &format!("{keyword}_HOOK_{hook}_TIMEOUT"))
-        .ok()
-        .flatten()
+/// `<KEYWORD>_HOOK_<TYPE>_TIMEOUT` in seconds, else the hook's default.
+pub fn hook_timeout(settings: &DaemonSettings, keyword: &str, hook: &str) -> u64 {
+    settings
+        .hook_timeout(keyword, hook)
         .unwrap_or_else(|| default_hook_timeout(hook))
 }

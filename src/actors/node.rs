@@ -19,6 +19,7 @@ use super::slot::{NewPolicy, PublicAd, SlotActor, SlotInput};
 use crate::admin::Response;
 use crate::classad::{ClassAd, Value, parse_ad};
 use crate::config::Config;
+use crate::config::daemon_knobs::DaemonSettings;
 use crate::events::{DaemonEvent, Event, LostClaim};
 use crate::policy::engine::{DrainHow, Input, Policy};
 use crate::policy::layout::SlotSpec;
@@ -246,6 +247,7 @@ impl NodeActor {
     fn reconfig(&self) -> Response {
         use anyhow::Context as _;
         let checked = (self.reload)().and_then(|config| {
+            let settings = DaemonSettings::read(&config)?;
             let mut policies = Vec::new();
             for (id, addr) in &self.slots {
                 let type_id = self.specs.get(id).map_or(0, |s| s.type_id);
@@ -254,11 +256,11 @@ impl NodeActor {
                 let attrs = StartdAttrs::from_config(&config, id).context(id.clone())?;
                 policies.push((addr.clone(), policy, attrs));
             }
-            Ok((config, policies))
+            Ok((config, settings, policies))
         });
         match checked {
-            Ok((config, policies)) => {
-                self.shared.set_config(config);
+            Ok((config, settings, policies)) => {
+                self.shared.set_config(config, settings);
                 let n = policies.len();
                 for (addr, policy, attrs) in policies {
                     addr.do_send(NewPolicy(policy, attrs));
@@ -324,7 +326,10 @@ impl NodeActor {
                 return;
             }
         };
-        let attrs = StartdAttrs::from_config(&config, id).unwrap_or(StartdAttrs(Vec::new()));
+        let attrs = StartdAttrs::from_config(&config, id).unwrap_or_else(|e| {
+            warn!(message = "The dynamic slot publishes no STARTD_ATTRS.", slot = %id, error = %e);
+            StartdAttrs(Vec::new())
+        });
         spec.partitionable = false;
         self.specs.insert(id.to_string(), spec.clone());
         let now = self.shared.clock.now();
@@ -425,13 +430,10 @@ impl Actor for NodeActor {
         }
         let every = self
             .shared
-            .config()
-            .int("UPDATE_INTERVAL")
-            .ok()
-            .flatten()
-            .and_then(|v| u64::try_from(v).ok())
-            .unwrap_or(300)
-            .clamp(1, 300);
+            .settings()
+            .update_interval
+            .clamp(1, 300)
+            .unsigned_abs();
         ctx.run_interval(Duration::from_secs(every), |act, _| act.refresh_machine());
     }
 }

@@ -11,15 +11,13 @@ use std::sync::Arc;
 
 use super::clock::Clock;
 use crate::classad::ClassAd;
-use crate::config::{Config, daemon_knobs};
+use crate::config::Config;
+use crate::config::daemon_knobs::DaemonSettings;
 use crate::events::{Appender, Event, StoreError};
 use crate::policy::engine::Drain;
 use crate::policy::layout::Machine;
 use crate::spawn::{self, Stdio};
 use crate::starter::protocol::Account;
-
-/// Spare starters kept when `ROOST_SPARE_STARTERS` is not set.
-pub const DEFAULT_SPARE_STARTERS: usize = 1;
 
 /// The directories HTCondor's knobs name.
 #[derive(Clone, Debug)]
@@ -39,8 +37,6 @@ pub struct HookSettings {
     pub user: Option<(u32, u32)>,
     /// The environment hooks inherit.
     pub env: spawn::Environment,
-    /// Stdout cap in bytes.
-    pub stdout_limit: usize,
 }
 
 /// What a slot reads of the node (`policy::node::NodeState`), published
@@ -62,6 +58,8 @@ pub type ConfigListener = Box<dyn Fn(&Config)>;
 pub struct Shared {
     /// The configuration in force (replaced on reconfig: [`Shared::set_config`]).
     config: RefCell<Rc<Config>>,
+    /// The daemon's knobs read from it, swapped with it.
+    settings: RefCell<Rc<DaemonSettings>>,
     /// The event log.
     pub log: Appender,
     /// Now.
@@ -93,13 +91,8 @@ pub struct Shared {
     /// Starters started ahead of need, each waiting for its request (see
     /// [`Shared::take_spare`]).
     spares: RefCell<Vec<spawn::Child>>,
-    /// How many spares the configuration in force wants
-    /// (`ROOST_SPARE_STARTERS`, read with it: [`Shared::set_config`]).
-    spares_wanted: Cell<usize>,
     /// Job owners' accounts looked up so far ([`Shared::account`]).
     accounts: RefCell<Accounts>,
-    /// `PASSWD_CACHE_REFRESH` of the configuration in force (read with it).
-    passwd_refresh: Cell<i64>,
     /// Told of each configuration taken after the first (see
     /// [`Shared::on_new_config`]).
     on_config: RefCell<Option<ConfigListener>>,
@@ -113,6 +106,7 @@ impl Shared {
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         config: Rc<Config>,
+        settings: DaemonSettings,
         log: Appender,
         clock: Arc<dyn Clock>,
         dirs: Dirs,
@@ -124,10 +118,9 @@ impl Shared {
         first_id: u64,
     ) -> Shared {
         let started = clock.now();
-        let spares = spares_wanted(&config);
-        let refresh = passwd_refresh(&config);
         Shared {
             config: RefCell::new(config),
+            settings: RefCell::new(Rc::new(settings)),
             log,
             clock,
             dirs,
@@ -142,9 +135,7 @@ impl Shared {
             started,
             backfill: RefCell::new(None),
             spares: RefCell::new(Vec::new()),
-            spares_wanted: Cell::new(spares),
             accounts: RefCell::new(Accounts::default()),
-            passwd_refresh: Cell::new(refresh),
             on_config: RefCell::new(None),
             counter: Cell::new(first_id),
         }
@@ -199,15 +190,19 @@ impl Shared {
         Rc::clone(&self.config.borrow())
     }
 
-    /// Puts `config` in force (a reconfig), with what the shared state
-    /// reads from it.
-    pub fn set_config(&self, config: Config) {
-        self.spares_wanted.set(spares_wanted(&config));
-        self.passwd_refresh.set(passwd_refresh(&config));
+    /// The daemon's knobs in force.
+    pub fn settings(&self) -> Rc<DaemonSettings> {
+        Rc::clone(&self.settings.borrow())
+    }
+
+    /// Puts `config` in force (a reconfig), with the daemon's knobs read
+    /// from it: the two are swapped together, whole.
+    pub fn set_config(&self, config: Config, settings: DaemonSettings) {
         if let Some(tell) = self.on_config.borrow().as_ref() {
             tell(&config);
         }
         *self.config.borrow_mut() = Rc::new(config);
+        *self.settings.borrow_mut() = Rc::new(settings);
     }
 
     /// `tell` is called with every configuration [`Shared::set_config`]
@@ -241,12 +236,12 @@ impl Shared {
         spares.pop()
     }
 
-    /// Starts spare starters until `ROOST_SPARE_STARTERS` (default
-    /// [`DEFAULT_SPARE_STARTERS`], 0 for none) are waiting; fewer wanted
+    /// Starts spare starters until `ROOST_SPARE_STARTERS` (default 1, 0
+    /// for none) are waiting; fewer wanted
     /// (after a reconfig), the extra ones are told to go. Called once a
     /// starter has started its job, off the path from fetch to exec.
     pub fn refill_spares(&self) {
-        let want = self.spares_wanted.get();
+        let want = self.settings.borrow().spare_starters;
         let mut spares = self.spares.borrow_mut();
         prune(&mut spares);
         // Dropping a spare closes its stdin: it exits, and is reaped.
@@ -273,7 +268,7 @@ impl Shared {
         if !nix::unistd::Uid::effective().is_root() {
             return None;
         }
-        let refresh = self.passwd_refresh.get();
+        let refresh = self.settings.borrow().passwd_cache_refresh;
         self.accounts
             .borrow_mut()
             .get(name, self.clock.now(), refresh, |n| {
@@ -329,27 +324,6 @@ impl Accounts {
             }
         }
     }
-}
-
-/// `PASSWD_CACHE_REFRESH` of `config`: seconds a job owner's account is
-/// kept (72000, HTCondor's default, when unset).
-fn passwd_refresh(config: &Config) -> i64 {
-    daemon_knobs::count(config, "PASSWD_CACHE_REFRESH")
-        .ok()
-        .flatten()
-        .and_then(|n| i64::try_from(n).ok())
-        .unwrap_or(72_000)
-}
-
-/// `ROOST_SPARE_STARTERS` of `config`: [`DEFAULT_SPARE_STARTERS`] when
-/// unset (a value out of its range is refused with the configuration:
-/// [`daemon_knobs::check`]).
-fn spares_wanted(config: &Config) -> usize {
-    daemon_knobs::spare_starters(config)
-        .ok()
-        .flatten()
-        .and_then(|n| usize::try_from(n).ok())
-        .unwrap_or(DEFAULT_SPARE_STARTERS)
 }
 
 /// Reaps and drops the spare starters that have gone (killed, out of

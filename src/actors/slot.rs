@@ -9,7 +9,7 @@ use actix::prelude::*;
 use tracing::{error, info, warn};
 
 use super::backfill::{BackfillActor, Release, Want};
-use super::hook::{HookActor, HookDone, hook_path, hook_timeout, ignored};
+use super::hook::{HookActor, HookDone, hook_timeout, ignored};
 use super::node::{NodeActor, SlotBorn, SlotGone, SlotStatus, WorkFound};
 use super::shared::Shared;
 use super::starter::{StarterActor, StarterCmd, StarterOwner, starter_hooks, starter_request};
@@ -18,7 +18,7 @@ use crate::classad::{ClassAd, FixedEnv, Value, parse_ad};
 use crate::events::{Event, LostClaim};
 use crate::hooks::HookRun;
 use crate::hooks::output::{Fetched, fetched};
-use crate::policy::engine::{Ctx, Decision, Effect, Input, Policy, decide, slot_ad};
+use crate::policy::engine::{AdCache, Ctx, Decision, Effect, Input, Policy, decide, slot_ad};
 use crate::policy::layout::SlotSpec;
 use crate::policy::node::{SlotView, wakeup};
 use crate::policy::publish::{Publish, StartdAttrs, public_ad};
@@ -53,6 +53,8 @@ pub struct SlotActor {
     slot: Slot,
     spec: SlotSpec,
     policy: Policy,
+    /// The slot ad and parsed jobs its decisions reuse (follows `policy`).
+    cache: AdCache,
     attrs: StartdAttrs,
     starter: Option<Addr<StarterActor>>,
     pids: Option<StarterPids>,
@@ -88,6 +90,7 @@ impl SlotActor {
             slot,
             spec,
             policy,
+            cache: AdCache::default(),
             attrs,
             starter: None,
             pids: None,
@@ -117,6 +120,7 @@ impl SlotActor {
             machine: &machine,
             now,
             drain: node.drain.as_ref(),
+            cache: &self.cache,
         })
     }
 
@@ -283,7 +287,13 @@ impl SlotActor {
     }
 
     fn hook_path(&self, hook: &str) -> Option<std::path::PathBuf> {
-        hook_path(&self.shared.config(), self.policy.keyword.as_deref()?, hook)
+        let keyword = self.policy.keyword.as_deref()?;
+        Some(
+            self.shared
+                .settings()
+                .hook_path(keyword, hook)?
+                .to_path_buf(),
+        )
     }
 
     fn hook_run(
@@ -294,7 +304,8 @@ impl SlotActor {
         stdin: String,
     ) -> HookRun {
         let kw = self.policy.keyword.as_deref().unwrap_or_default();
-        let timeout = hook_timeout(&self.shared.config(), kw, hook);
+        let settings = self.shared.settings();
+        let timeout = hook_timeout(&settings, kw, hook);
         HookRun {
             path,
             args,
@@ -303,7 +314,7 @@ impl SlotActor {
             env: self.shared.hooks.env.clone(),
             user: self.shared.hooks.user,
             timeout: Some(Duration::from_secs(timeout.max(1))),
-            stdout_limit: self.shared.hooks.stdout_limit,
+            stdout_limit: settings.pipe_buffer_max,
         }
     }
 
@@ -408,7 +419,7 @@ impl SlotActor {
             }
             Effect::SpawnStarter { job } => {
                 let ad = parse_ad(&job).unwrap_or_default();
-                let config = self.shared.config();
+                let settings = self.shared.settings();
                 let env = FixedEnv::new(now);
                 let label = format!(
                     "{}.{} {}",
@@ -427,10 +438,10 @@ impl SlotActor {
                 );
                 let req = starter_request(
                     &self.shared,
-                    &config,
+                    &settings,
                     &self.slot.id,
                     &ad,
-                    starter_hooks(&config, &ad),
+                    starter_hooks(&settings, &ad),
                     &self.public(now),
                     self.slot
                         .claim
@@ -619,7 +630,11 @@ impl Handler<HookDone> for SlotActor {
         let input = match done.output {
             Err(_) => Input::FetchFailed,
             Ok(out) if out.timed_out => Input::FetchFailed,
-            Ok(out) => match fetched(&out.stdout, out.truncated, self.shared.hooks.stdout_limit) {
+            Ok(out) => match fetched(
+                &out.stdout,
+                out.truncated,
+                self.shared.settings().pipe_buffer_max,
+            ) {
                 Fetched::NoWork => Input::FetchedNothing,
                 Fetched::Job(ad) => Input::FetchedJob(crate::classad::unparse::ad_to_string(&ad)),
                 Fetched::Malformed(m) => {

@@ -11,13 +11,13 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tracing::{info, warn};
 
-use super::hook::{hook_path, hook_timeout};
+use super::hook::hook_timeout;
 use super::shared::Shared;
 use super::slot::{SlotInput, StarterPids};
 use crate::classad::argenv::split_v2;
 use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, FixedEnv, Value};
-use crate::config::{Config, daemon_knobs};
+use crate::config::daemon_knobs::DaemonSettings;
 use crate::events::{Event, StarterEvent};
 use crate::hooks::{self, Exit};
 use crate::policy::engine::Input;
@@ -438,32 +438,24 @@ async fn log_lines(err: impl tokio::io::AsyncRead + Unpin, slot: &str) {
 /// leave if the daemon goes away.
 pub fn starter_request(
     shared: &Shared,
-    config: &Config,
+    settings: &DaemonSettings,
     slot: &str,
     job: &ClassAd,
     hooks: StarterHooks,
     machine: &ClassAd,
     vacate_grace: u64,
 ) -> Request {
-    let int = |k: &str, d: u64| daemon_knobs::count(config, k).ok().flatten().unwrap_or(d);
     Request {
         slot: slot.to_string(),
         job: ad_to_old(job, OldOrder::Bytes),
         machine: ad_to_old(machine, OldOrder::Bytes),
         execute: shared.dirs.execute.clone(),
         hooks,
-        update_intervals: (
-            int("STARTER_INITIAL_UPDATE_INTERVAL", 8),
-            int("STARTER_UPDATE_INTERVAL", 300),
-        ),
+        update_intervals: settings.starter_update_intervals,
         hook_env: shared.hooks.env.clone(),
-        stdout_limit: shared.hooks.stdout_limit,
+        stdout_limit: settings.pipe_buffer_max,
         vacate_grace,
-        cgroup_base: match config.get("BASE_CGROUP") {
-            Ok(Some(b)) => Some(b).filter(|b| !b.trim().is_empty()),
-            Ok(None) => Some("htcondor".to_string()),
-            Err(_) => None,
-        },
+        cgroup_base: settings.base_cgroup.clone(),
         cgroup_home: shared.cgroup_home.clone(),
         lost: None,
         owner: match job.eval_attr("Owner", &FixedEnv::new(0)) {
@@ -474,37 +466,29 @@ pub fn starter_request(
     }
 }
 
-fn defines_hooks(config: &Config, keyword: &str) -> bool {
+fn defines_hooks(settings: &DaemonSettings, keyword: &str) -> bool {
     ["PREPARE_JOB", "UPDATE_JOB_INFO", "JOB_EXIT"]
         .iter()
-        .any(|h| hook_path(config, keyword, h).is_some())
+        .any(|h| settings.hook_path(keyword, h).is_some())
 }
 
 /// The starter hooks for a job: `STARTER_JOB_HOOK_KEYWORD`, else the job's
 /// `HookKeyword` when that keyword defines hooks, else
-/// `STARTER_DEFAULT_JOB_HOOK_KEYWORD`. Paths that fail HTCondor's checks
-/// are left out (and logged).
-pub fn starter_hooks(config: &Config, job: &ClassAd) -> StarterHooks {
-    let get = |k: &str| {
-        config
-            .get(k)
-            .ok()
-            .flatten()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-    };
+/// `STARTER_DEFAULT_JOB_HOOK_KEYWORD`. Paths that fail HTCondor's checks,
+/// and arguments that do not split, are left out (and logged).
+pub fn starter_hooks(settings: &DaemonSettings, job: &ClassAd) -> StarterHooks {
     let from_job = match job.eval_attr("HookKeyword", &FixedEnv::new(0)) {
-        Value::Str(s) => Some(s.to_string_lossy()).filter(|k| defines_hooks(config, k)),
+        Value::Str(s) => Some(s.to_string_lossy()).filter(|k| defines_hooks(settings, k)),
         _ => None,
     };
-    let keyword = get("STARTER_JOB_HOOK_KEYWORD")
+    let keyword = (settings.starter_job_hook_keyword.clone())
         .or(from_job)
-        .or_else(|| get("STARTER_DEFAULT_JOB_HOOK_KEYWORD"));
+        .or_else(|| settings.starter_default_job_hook_keyword.clone());
     let Some(kw) = keyword else {
         return StarterHooks::default();
     };
     let checked = |hook: &str| {
-        let p = hook_path(config, &kw, hook)?;
+        let p = settings.hook_path(&kw, hook)?.to_path_buf();
         match hooks::validate(&p) {
             Ok(()) => Some(p),
             Err(e) => {
@@ -513,12 +497,18 @@ pub fn starter_hooks(config: &Config, job: &ClassAd) -> StarterHooks {
             }
         }
     };
-    let timeout = |hook: &str| hook_timeout(config, &kw, hook);
+    let args = match settings.hook_args(&kw, "PREPARE_JOB").map(split_v2) {
+        Some(Ok(a)) => a,
+        Some(Err(e)) => {
+            warn!(message = "Starter hook arguments refused.", hook = "PREPARE_JOB", error = %e);
+            Vec::new()
+        }
+        None => Vec::new(),
+    };
+    let timeout = |hook: &str| hook_timeout(settings, &kw, hook);
     StarterHooks {
         prepare_job: checked("PREPARE_JOB"),
-        prepare_job_args: get(&format!("{kw}_HOOK_PREPARE_JOB_ARGS"))
-            .and_then(|a| split_v2(&a).ok())
-            .unwrap_or_default(),
+        prepare_job_args: args,
         update_job_info: checked("UPDATE_JOB_INFO"),
         job_exit: checked("JOB_EXIT"),
         timeouts: [

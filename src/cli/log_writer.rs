@@ -7,7 +7,7 @@
 //!
 //! With `--claims N` it instead writes the log of N claims as the daemon
 //! would (fetch, accept, REPLY_FETCH, starter, PREPARE_JOB, job, JOB_EXIT,
-//! end: 20 events each, on 8 slots) in non-durable batches flushed at the
+//! end: 21 events each, on 8 slots) in non-durable batches flushed at the
 //! end, prints how long that took, and exits: the input of the log
 //! benchmarks (`tools/bench_log.sh`).
 
@@ -23,7 +23,7 @@ use crate::events::{
     DaemonEvent, Event, EventStore, GroupCommitter, HookEvent, SledStore, StarterEvent,
 };
 use crate::hooks::Exit;
-use crate::policy::slot::{Activity, Claim, EndCause, Slot, SlotEvent, State};
+use crate::policy::slot::{Activity, Claim, EndCause, Slot, SlotEvent, State, Transition as T};
 
 /// Arguments of `roost log-writer`.
 #[derive(Args, Debug)]
@@ -116,7 +116,7 @@ fn lifecycle(n: u64, slot: &str, t: i64) -> Vec<(i64, String, Event)> {
     let hook = format!("hook-{n}");
     let starter = format!("starter-{n}");
     let s = |e: SlotEvent| (t, slot.to_string(), Event::Slot(e));
-    let changed = |state, activity, transition: u8, why: &str| {
+    let changed = |state, activity, transition: T, why: &str| {
         s(SlotEvent::ActivityChanged {
             at: t,
             state,
@@ -127,7 +127,7 @@ fn lifecycle(n: u64, slot: &str, t: i64) -> Vec<(i64, String, Event)> {
     };
     let st = |e: StarterEvent| (t, starter.clone(), Event::Starter(e));
     let pid = u32::try_from(n % 30_000).unwrap_or(0) + 1000;
-    vec![
+    [
         s(SlotEvent::FetchStarted {
             at: t,
             prompted_by: None,
@@ -137,7 +137,12 @@ fn lifecycle(n: u64, slot: &str, t: i64) -> Vec<(i64, String, Event)> {
             at: t,
             claim: Claim::new(n, job, 0.0, true, t),
         }),
-        changed(State::Claimed, Activity::Idle, 5, "fetched job accepted"),
+        changed(
+            State::Claimed,
+            Activity::Idle,
+            T::UnclaimedToClaimed,
+            "fetched job accepted",
+        ),
         (
             t,
             hook.clone(),
@@ -166,48 +171,86 @@ fn lifecycle(n: u64, slot: &str, t: i64) -> Vec<(i64, String, Event)> {
             at: t,
             pledged_vacate: 600,
         }),
-        changed(State::Claimed, Activity::Busy, 11, "starter spawned"),
-        st(StarterEvent::Spawned {
+        changed(
+            State::Claimed,
+            Activity::Busy,
+            T::IdleToBusy,
+            "starter spawned",
+        ),
+    ]
+    .into_iter()
+    .chain(starter_run(n, slot, pid).into_iter().map(st))
+    .chain([
+        s(SlotEvent::StarterExited { at: t + 60 }),
+        changed(
+            State::Claimed,
+            Activity::Idle,
+            T::BusyToIdle,
+            "starter exited",
+        ),
+        s(SlotEvent::ClaimEnding {
+            at: t + 60,
+            cause: EndCause::NoMoreWork,
+        }),
+        changed(
+            State::Preempting,
+            Activity::Vacating,
+            T::ClaimedToPreempting,
+            "no more work",
+        ),
+        s(SlotEvent::ClaimEnded {
+            at: t + 60,
+            cause: EndCause::NoMoreWork,
+        }),
+        changed(
+            State::Owner,
+            Activity::Idle,
+            T::VacatingToOwner,
+            "claim ended",
+        ),
+        changed(
+            State::Unclaimed,
+            Activity::Idle,
+            T::OwnerToUnclaimed,
+            "IS_OWNER",
+        ),
+    ])
+    .collect()
+}
+
+/// A starter's events for claim `n`'s job: PREPARE_JOB, the job's minute
+/// and JOB_EXIT.
+fn starter_run(n: u64, slot: &str, pid: u32) -> Vec<StarterEvent> {
+    vec![
+        StarterEvent::Spawned {
             slot: slot.into(),
             claim: n,
             pid,
             job: format!("{n}.0 alice"),
-        }),
-        st(StarterEvent::Hook {
+        },
+        StarterEvent::Hook {
             hook: "PREPARE_JOB".into(),
             args: Vec::new(),
             exit: Some(Exit::Code(0)),
             timed_out: false,
             outcome: "ok".into(),
-        }),
-        st(StarterEvent::JobStarted { pid: pid + 1 }),
-        st(StarterEvent::JobExited {
+        },
+        StarterEvent::JobStarted { pid: pid + 1 },
+        StarterEvent::JobExited {
             exit: Exit::Code(0),
             how: "exit".into(),
             duration: 60.0,
-        }),
-        st(StarterEvent::Hook {
+        },
+        StarterEvent::Hook {
             hook: "JOB_EXIT".into(),
             args: vec!["exit".into()],
             exit: Some(Exit::Code(0)),
             timed_out: false,
             outcome: "ok".into(),
-        }),
-        st(StarterEvent::Exited {
+        },
+        StarterEvent::Exited {
             exit: Exit::Code(0),
-        }),
-        s(SlotEvent::StarterExited { at: t + 60 }),
-        changed(State::Claimed, Activity::Idle, 12, "starter exited"),
-        s(SlotEvent::ClaimEnding {
-            at: t + 60,
-            cause: EndCause::NoMoreWork,
-        }),
-        changed(State::Preempting, Activity::Vacating, 10, "no more work"),
-        s(SlotEvent::ClaimEnded {
-            at: t + 60,
-            cause: EndCause::NoMoreWork,
-        }),
-        changed(State::Unclaimed, Activity::Idle, 2, "claim ended"),
+        },
     ]
 }
 

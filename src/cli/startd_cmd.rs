@@ -22,7 +22,8 @@ use crate::actors::machine::detect;
 use crate::actors::node::{Control, NodeActor};
 use crate::actors::shared::{Dirs, HookSettings, Shared};
 use crate::admin::socket_path;
-use crate::config::{Config, daemon_knobs};
+use crate::config::Config;
+use crate::config::daemon_knobs::DaemonSettings;
 use crate::events::{
     CheckpointEvery, Checkpointer, DaemonEvent, Event, EventStore, GroupCommitter, Replay,
     Retention, SledStore,
@@ -162,14 +163,13 @@ fn log_panics() {
 /// How often the event-log writer checkpoints:
 /// `ROOST_EVENT_LOG_CHECKPOINT_EVENTS` events (default 100,000) or
 /// `ROOST_EVENT_LOG_CHECKPOINT_INTERVAL` seconds of event time (default a
-/// day); 0 turns either off. (A value that does not read stopped the
-/// daemon at start: [`daemon_knobs::check`].)
-fn checkpoint_every(config: &Config) -> CheckpointEvery {
+/// day); 0 turns either off.
+fn checkpoint_every(settings: &DaemonSettings) -> CheckpointEvery {
     let d = CheckpointEvery::default();
-    let knob = |name: &str| daemon_knobs::count(config, name).ok().flatten();
+    let (events, seconds) = settings.checkpoint;
     CheckpointEvery {
-        events: knob("ROOST_EVENT_LOG_CHECKPOINT_EVENTS").unwrap_or(d.events),
-        seconds: knob("ROOST_EVENT_LOG_CHECKPOINT_INTERVAL")
+        events: events.unwrap_or(d.events),
+        seconds: seconds
             .and_then(|s| i64::try_from(s).ok())
             .unwrap_or(d.seconds),
     }
@@ -180,24 +180,18 @@ fn checkpoint_every(config: &Config) -> CheckpointEvery {
 /// (unset or 0: no limit), cut at checkpoints into
 /// `ROOST_EVENT_LOG_ARCHIVE` (a directory; unset: deleted); the audit trail
 /// of cut claims kept `ROOST_EVENT_LOG_KEEP_CLAIMS_DAYS` in
-/// `events::KEPT_CLAIMS_FILE` beside the log (unset: not kept apart). (A
-/// value that does not read stopped the daemon at start.)
-fn retention(config: &Config, events_dir: &Path) -> Retention {
-    let positive = |name: &str| daemon_knobs::amount(config, name).ok().flatten();
-    let archive = config
-        .get("ROOST_EVENT_LOG_ARCHIVE")
-        .ok()
-        .flatten()
-        .filter(|a| !a.trim().is_empty())
-        .map(|a| PathBuf::from(a.trim()));
-    let keep_claims = positive("ROOST_EVENT_LOG_KEEP_CLAIMS_DAYS");
+/// `events::KEPT_CLAIMS_FILE` beside the log (unset: not kept apart).
+fn retention(settings: &DaemonSettings, events_dir: &Path) -> Retention {
+    let keep = settings.keep;
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     Retention {
-        keep_seconds: positive("ROOST_EVENT_LOG_KEEP_DAYS").map(|d| (d * 86_400.0).ceil() as i64),
-        keep_bytes: positive("ROOST_EVENT_LOG_KEEP_MB").map(|mb| (mb * 1_048_576.0) as u64),
-        archive,
-        keep_claims_seconds: keep_claims.map(|d| (d * 86_400.0).ceil() as i64),
-        claims_file: keep_claims.map(|_| events_dir.join(crate::events::KEPT_CLAIMS_FILE)),
+        keep_seconds: keep.days.map(|d| (d * 86_400.0).ceil() as i64),
+        keep_bytes: keep.mb.map(|mb| (mb * 1_048_576.0) as u64),
+        archive: settings.archive.clone(),
+        keep_claims_seconds: keep.claims_days.map(|d| (d * 86_400.0).ceil() as i64),
+        claims_file: keep
+            .claims_days
+            .map(|_| events_dir.join(crate::events::KEPT_CLAIMS_FILE)),
     }
 }
 
@@ -250,6 +244,7 @@ pub struct Prepared {
     dirs: Dirs,
     host: String,
     hooks: HookSettings,
+    settings: DaemonSettings,
     machine: crate::policy::layout::Machine,
     /// What detection found, for checking a new configuration's layout.
     inputs: MachineInputs,
@@ -269,9 +264,10 @@ impl Prepared {
         let lost = last.lost_claims();
         let first_id = store.next_seq();
         let reader = store.reader();
+        let settings = DaemonSettings::read(config).map_err(|e| anyhow!(e))?;
         let checkpoints =
-            Checkpointer::new(Replay::from_last_start(&store), checkpoint_every(config))
-                .with_retention(retention(config, &events_dir));
+            Checkpointer::new(Replay::from_last_start(&store), checkpoint_every(&settings))
+                .with_retention(retention(&settings, &events_dir));
 
         let inputs = detect(&dirs.execute);
         let m = machine(config, &inputs).map_err(|e| anyhow!("machine resources: {e}"))?;
@@ -298,11 +294,6 @@ impl Prepared {
                 std::env::vars_os()
                     .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
             ),
-            stdout_limit: daemon_knobs::count(config, "PIPE_BUFFER_MAX")
-                .ok()
-                .flatten()
-                .and_then(|v| usize::try_from(v).ok())
-                .unwrap_or(crate::hooks::DEFAULT_STDOUT_LIMIT),
         };
         if nix::unistd::Uid::effective().is_root() && hooks.user.is_none() {
             warn!(
@@ -327,6 +318,7 @@ impl Prepared {
             dirs,
             host,
             hooks,
+            settings,
             machine: m,
             detected: (inputs.cpus, inputs.memory_mb),
             inputs,
@@ -378,6 +370,7 @@ impl Prepared {
         );
         let shared = std::rc::Rc::new(Shared::new(
             std::rc::Rc::new(config),
+            self.settings,
             appender,
             clock,
             self.dirs,
@@ -413,12 +406,12 @@ fn handled_signals() -> SigSet {
 }
 
 /// What a new configuration must pass, beyond each slot's policy, before
-/// a reconfig takes it: every daemon knob reads ([`daemon_knobs::check`]),
+/// a reconfig takes it: every daemon knob reads ([`DaemonSettings::read`]),
 /// the daemon log's knobs read, and the slot layout it describes can be
 /// made on this machine (the layout changes only at a restart, which would
 /// otherwise fail).
 fn check_config(config: &Config, log_dir: &Path, inputs: &MachineInputs) -> Result<()> {
-    daemon_knobs::check(config)?;
+    DaemonSettings::read(config)?;
     LogSettings::from_config(config, log_dir).map_err(|e| anyhow!(e))?;
     let m = machine(config, inputs).context("machine resources")?;
     layout(config, &m).context("slot layout")?;
@@ -443,7 +436,7 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     for w in config.warnings() {
         eprintln!("roost: warning: {w}");
     }
-    daemon_knobs::check(&config).map_err(|e| anyhow!(e))?;
+    DaemonSettings::read(&config).map_err(|e| anyhow!(e))?;
     let dirs = Dirs {
         log: dir(&config, "LOG")?,
         execute: dir(&config, "EXECUTE")?,

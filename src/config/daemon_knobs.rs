@@ -3,36 +3,23 @@
 //! retention, spare starters, ...): the type and range of each, read in one
 //! place. Pure.
 //!
-//! [`check`] reads every one of them strictly; `roost startd` calls it when
-//! it starts and at each reconfig, so a configuration in which one does
-//! not read is refused with the knob, its value and where it is defined,
-//! the way HTCondor's daemons refuse a knob that is not a number, instead
-//! of running on a default the admin did not ask for (a retention of
-//! `7d` kept forever, a hook timeout of `5m` at its default). The readers
-//! the actors call when they need a value ([`count`], [`amount`]) fall back
-//! to the default only for what [`check`] lets through: an unset knob.
+//! [`DaemonSettings::read`] reads every one of them strictly, once, into
+//! typed fields; `roost startd` does it when it starts and at each
+//! reconfig and swaps the whole value in, so the actors read fields, never
+//! knob strings, and a configuration in which one knob does not read is
+//! refused with the knob, its value and where it is defined — the way
+//! HTCondor's daemons refuse a knob that is not a number — instead of
+//! running on a default the admin did not ask for (a retention of `7d`
+//! kept forever, a hook timeout of `5m` at its default, a `BASE_CGROUP`
+//! that does not expand taken as "no cgroups").
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 
 use super::{Config, TypeError};
 
 /// The most spare starters `ROOST_SPARE_STARTERS` may ask for.
 pub const MAX_SPARE_STARTERS: u64 = 16;
-
-/// Knobs that are a whole number of 0 or more (seconds, bytes, events).
-const COUNTS: &[&str] = &[
-    "STARTER_INITIAL_UPDATE_INTERVAL",
-    "STARTER_UPDATE_INTERVAL",
-    "PASSWD_CACHE_REFRESH",
-    "PIPE_BUFFER_MAX",
-    "ROOST_EVENT_LOG_CHECKPOINT_EVENTS",
-    "ROOST_EVENT_LOG_CHECKPOINT_INTERVAL",
-];
-
-/// Knobs that are a number of 0 or more, fractions allowed (0: no limit).
-const AMOUNTS: &[&str] = &[
-    "ROOST_EVENT_LOG_KEEP_DAYS",
-    "ROOST_EVENT_LOG_KEEP_MB",
-    "ROOST_EVENT_LOG_KEEP_CLAIMS_DAYS",
-];
 
 /// `name` as a whole number of 0 or more; `Ok(None)` when unset or empty.
 pub fn count(config: &Config, name: &str) -> Result<Option<u64>, TypeError> {
@@ -69,22 +56,171 @@ pub fn spare_starters(config: &Config) -> Result<Option<u64>, TypeError> {
     }
 }
 
-/// Reads every knob this module knows, and every `<KEYWORD>_HOOK_<TYPE>_TIMEOUT`
-/// the configuration defines; the first that does not read is the error.
-pub fn check(config: &Config) -> Result<(), TypeError> {
-    for name in COUNTS {
-        count(config, name)?;
-    }
-    for name in AMOUNTS {
-        amount(config, name)?;
-    }
-    spare_starters(config)?;
-    for m in config.table().iter() {
-        if is_hook_timeout(&m.name) {
-            count(config, &m.name)?;
+/// Spare starters kept when `ROOST_SPARE_STARTERS` is not set.
+pub const DEFAULT_SPARE_STARTERS: usize = 1;
+
+/// Every knob the daemon uses beyond the policy and the slot layout, read
+/// once from one configuration. Defaults are HTCondor's where it has the
+/// knob.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DaemonSettings {
+    /// `STARTER_INITIAL_UPDATE_INTERVAL` (8) and `STARTER_UPDATE_INTERVAL`
+    /// (300), in seconds.
+    pub starter_update_intervals: (u64, u64),
+    /// `UPDATE_INTERVAL` (300): seconds between refreshes of the machine's
+    /// attributes.
+    pub update_interval: i64,
+    /// `KILLING_TIMEOUT` (30): seconds a job (here, the backfill client)
+    /// has to go after the soft kill.
+    pub killing_timeout: i64,
+    /// `PASSWD_CACHE_REFRESH`: seconds a job owner's account is kept
+    /// (72000).
+    pub passwd_cache_refresh: i64,
+    /// `PIPE_BUFFER_MAX`: the most a hook's stdout may print, in bytes.
+    pub pipe_buffer_max: usize,
+    /// `ROOST_SPARE_STARTERS` (1).
+    pub spare_starters: usize,
+    /// `BASE_CGROUP`: the cgroup jobs' cgroups go under (`htcondor` when
+    /// unset; `None` when set empty: no cgroups).
+    pub base_cgroup: Option<String>,
+    /// `ROOST_EVENT_LOG_CHECKPOINT_EVENTS` and
+    /// `ROOST_EVENT_LOG_CHECKPOINT_INTERVAL`, when set.
+    pub checkpoint: (Option<u64>, Option<u64>),
+    /// `ROOST_EVENT_LOG_KEEP_DAYS`, `ROOST_EVENT_LOG_KEEP_MB` and
+    /// `ROOST_EVENT_LOG_KEEP_CLAIMS_DAYS`, when set above 0.
+    pub keep: LogKeep,
+    /// `ROOST_EVENT_LOG_ARCHIVE`, when set.
+    pub archive: Option<PathBuf>,
+    /// `STARTER_JOB_HOOK_KEYWORD`, when set.
+    pub starter_job_hook_keyword: Option<String>,
+    /// `STARTER_DEFAULT_JOB_HOOK_KEYWORD`, when set.
+    pub starter_default_job_hook_keyword: Option<String>,
+    /// Each `<KEYWORD>_HOOK_<TYPE>` (and `…_ARGS`) set, by its name in
+    /// upper case, trimmed.
+    hooks: HashMap<String, String>,
+    /// Each `<KEYWORD>_HOOK_<TYPE>_TIMEOUT` set, by the hook's name in
+    /// upper case (without `_TIMEOUT`).
+    hook_timeouts: HashMap<String, u64>,
+}
+
+/// How much of the event log to keep (each `None`: no limit).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LogKeep {
+    /// `ROOST_EVENT_LOG_KEEP_DAYS`.
+    pub days: Option<f64>,
+    /// `ROOST_EVENT_LOG_KEEP_MB`.
+    pub mb: Option<f64>,
+    /// `ROOST_EVENT_LOG_KEEP_CLAIMS_DAYS`.
+    pub claims_days: Option<f64>,
+}
+
+impl DaemonSettings {
+    /// Reads every knob of the daemon; the first that does not read is
+    /// the error, naming it, its value and where it is defined.
+    pub fn read(config: &Config) -> Result<DaemonSettings, TypeError> {
+        let count_or = |name: &str, d: u64| Ok::<_, TypeError>(count(config, name)?.unwrap_or(d));
+        let text = |name: &str| {
+            config.get(name).map_err(|e| TypeError {
+                name: name.to_string(),
+                message: format!("does not expand: {e}"),
+            })
+        };
+        let word = |name: &str| {
+            Ok::<_, TypeError>(
+                text(name)?
+                    .map(|w| w.trim().to_string())
+                    .filter(|w| !w.is_empty()),
+            )
+        };
+        let (mut hooks, mut hook_timeouts) = (HashMap::new(), HashMap::new());
+        for m in config.table().iter() {
+            // A name qualified for a subsystem or local name is looked up
+            // as the daemon sees it (another daemon's is not set here).
+            let name = m.name.rsplit('.').next().unwrap_or(&m.name);
+            let key = name.to_ascii_uppercase();
+            if is_hook_timeout(name) {
+                if let Some(n) = count(config, name)? {
+                    hook_timeouts.insert(key.trim_end_matches("_TIMEOUT").to_string(), n);
+                }
+            } else if is_hook(&key)
+                && let Some(p) = text(name)?.filter(|p| !p.trim().is_empty())
+            {
+                hooks.insert(key, p.trim().to_string());
+            }
         }
+        Ok(DaemonSettings {
+            starter_update_intervals: (
+                count_or("STARTER_INITIAL_UPDATE_INTERVAL", 8)?,
+                count_or("STARTER_UPDATE_INTERVAL", 300)?,
+            ),
+            update_interval: config.int("UPDATE_INTERVAL")?.unwrap_or(300),
+            killing_timeout: config.int("KILLING_TIMEOUT")?.unwrap_or(30),
+            passwd_cache_refresh: i64::try_from(count_or("PASSWD_CACHE_REFRESH", 72_000)?)
+                .unwrap_or(i64::MAX),
+            pipe_buffer_max: usize::try_from(count_or("PIPE_BUFFER_MAX", 10_240)?)
+                .unwrap_or(usize::MAX),
+            spare_starters: spare_starters(config)?
+                .and_then(|n| usize::try_from(n).ok())
+                .unwrap_or(DEFAULT_SPARE_STARTERS),
+            base_cgroup: match text("BASE_CGROUP")? {
+                Some(b) => Some(b.trim().to_string()).filter(|b| !b.is_empty()),
+                None => Some("htcondor".to_string()),
+            },
+            checkpoint: (
+                count(config, "ROOST_EVENT_LOG_CHECKPOINT_EVENTS")?,
+                count(config, "ROOST_EVENT_LOG_CHECKPOINT_INTERVAL")?,
+            ),
+            keep: LogKeep {
+                days: amount(config, "ROOST_EVENT_LOG_KEEP_DAYS")?,
+                mb: amount(config, "ROOST_EVENT_LOG_KEEP_MB")?,
+                claims_days: amount(config, "ROOST_EVENT_LOG_KEEP_CLAIMS_DAYS")?,
+            },
+            archive: text("ROOST_EVENT_LOG_ARCHIVE")?
+                .map(|a| a.trim().to_string())
+                .filter(|a| !a.is_empty())
+                .map(PathBuf::from),
+            starter_job_hook_keyword: word("STARTER_JOB_HOOK_KEYWORD")?,
+            starter_default_job_hook_keyword: word("STARTER_DEFAULT_JOB_HOOK_KEYWORD")?,
+            hooks,
+            hook_timeouts,
+        })
     }
-    Ok(())
+
+    /// `<keyword>_HOOK_<hook>`: the hook's configured path, if set.
+    pub fn hook_path(&self, keyword: &str, hook: &str) -> Option<&Path> {
+        self.hook_text(&format!("{keyword}_HOOK_{hook}"))
+            .map(Path::new)
+    }
+
+    /// `<keyword>_HOOK_<hook>_ARGS`: the hook's arguments (V2 syntax), if
+    /// set.
+    pub fn hook_args(&self, keyword: &str, hook: &str) -> Option<&str> {
+        self.hook_text(&format!("{keyword}_HOOK_{hook}_ARGS"))
+    }
+
+    fn hook_text(&self, name: &str) -> Option<&str> {
+        self.hooks
+            .get(&name.to_ascii_uppercase())
+            .map(String::as_str)
+    }
+
+    /// `<keyword>_HOOK_<hook>_TIMEOUT` in seconds, if set.
+    pub fn hook_timeout(&self, keyword: &str, hook: &str) -> Option<u64> {
+        let name = format!("{keyword}_HOOK_{hook}").to_ascii_uppercase();
+        self.hook_timeouts.get(&name).copied()
+    }
+}
+
+/// Reads every knob of the daemon ([`DaemonSettings::read`]), for a
+/// configuration about to be taken.
+pub fn check(config: &Config) -> Result<(), TypeError> {
+    DaemonSettings::read(config).map(|_| ())
+}
+
+/// `<KEYWORD>_HOOK_<TYPE>` (upper case): a hook's path.
+fn is_hook(name: &str) -> bool {
+    name.find("_HOOK_")
+        .is_some_and(|i| i > 0 && i + 6 < name.len())
 }
 
 /// `<KEYWORD>_HOOK_<TYPE>_TIMEOUT`, in any case.
@@ -162,6 +298,50 @@ mod tests {
             let got = check(&c).expect_err(line).to_string();
             assert_eq!(got, want, "{line}");
         }
+    }
+
+    #[test]
+    fn the_settings_are_read_once_with_htcondors_defaults() {
+        let d = DaemonSettings::read(&config("")).expect("reads");
+        assert_eq!(d.starter_update_intervals, (8, 300));
+        assert_eq!(d.passwd_cache_refresh, 72_000);
+        assert_eq!(d.pipe_buffer_max, 10_240);
+        assert_eq!(d.spare_starters, DEFAULT_SPARE_STARTERS);
+        assert_eq!(d.base_cgroup.as_deref(), Some("htcondor"));
+        assert_eq!(d.checkpoint, (None, None));
+        assert_eq!(d.keep, LogKeep::default());
+        assert_eq!(d.hook_path("ROOST", "FETCH_WORK"), None);
+
+        let d = DaemonSettings::read(&config(
+            "BASE_CGROUP =\nSTARTER_UPDATE_INTERVAL = 60\nBIN = /opt/hooks\n\
+             quick_hook_fetch_work = $(BIN)/fetch \nQUICK_HOOK_PREPARE_JOB_ARGS = \"-v 'a b'\"\n\
+             STARTD.QUICK_HOOK_REPLY_FETCH = /opt/hooks/reply\n\
+             SCHEDD.QUICK_HOOK_EVICT_CLAIM = /opt/hooks/evict\n\
+             QUICK_HOOK_FETCH_WORK_TIMEOUT = 7\nSTARTER_JOB_HOOK_KEYWORD = QUICK \n\
+             ROOST_EVENT_LOG_ARCHIVE = /var/archive\n",
+        ))
+        .expect("reads");
+        assert_eq!(d.base_cgroup, None, "set empty: no cgroups");
+        assert_eq!(d.starter_update_intervals, (8, 60));
+        assert_eq!(
+            d.hook_path("Quick", "FETCH_WORK"),
+            Some(Path::new("/opt/hooks/fetch")),
+            "expanded, trimmed, any case"
+        );
+        assert_eq!(
+            d.hook_path("QUICK", "REPLY_FETCH"),
+            Some(Path::new("/opt/hooks/reply"))
+        );
+        assert_eq!(
+            d.hook_path("QUICK", "EVICT_CLAIM"),
+            None,
+            "the schedd's own"
+        );
+        assert_eq!(d.hook_args("QUICK", "PREPARE_JOB"), Some("\"-v 'a b'\""));
+        assert_eq!(d.hook_timeout("quick", "fetch_work"), Some(7));
+        assert_eq!(d.hook_timeout("QUICK", "REPLY_FETCH"), None);
+        assert_eq!(d.starter_job_hook_keyword.as_deref(), Some("QUICK"));
+        assert_eq!(d.archive.as_deref(), Some(Path::new("/var/archive")));
     }
 
     #[test]

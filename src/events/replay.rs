@@ -16,7 +16,9 @@ use serde::{Deserialize, Serialize};
 use crate::policy::node::{NodeEvent, NodeSnapshot};
 
 use super::{DaemonEvent, Envelope, Event, EventStore, HookEvent, StarterEvent, StoreError};
-use crate::policy::slot::{Activity, EndCause, Slot, SlotEvent, SlotKind, State, apply};
+use crate::policy::slot::{
+    Activity, EndCause, Slot, SlotEvent, SlotKind, State, Transition, apply,
+};
 
 /// A starter the log saw spawned and never saw exit.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -387,7 +389,7 @@ impl Replay {
                         at: now,
                         state: State::Owner,
                         activity: Activity::Idle,
-                        transition: 0,
+                        transition: Transition::Unnumbered,
                         why: "the daemon restarted".into(),
                     },
                 );
@@ -533,7 +535,7 @@ mod tests {
                     at: 2,
                     state: State::Claimed,
                     activity: Activity::Busy,
-                    transition: 8,
+                    transition: Transition::IdleToBusy,
                     why: "job".into(),
                 }),
             ),
@@ -599,7 +601,7 @@ mod tests {
                 at: 2,
                 state: State::Backfill,
                 activity: Activity::Busy,
-                transition: 26,
+                transition: Transition::BackfillIdleToBusy,
                 why: "backfill client running".into(),
             },
             SlotEvent::BackfillStarted { at: 2 },

@@ -15,3 +15,4 @@ pub mod node;
 pub mod publish;
 pub mod sim;
 pub mod slot;
+pub mod transition;

@@ -7,6 +7,8 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::transition::Transition;
+
 /// HTCondor's slot states.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub enum State {
@@ -305,8 +307,8 @@ pub enum SlotEvent {
         state: State,
         /// New activity.
         activity: Activity,
-        /// The manual's transition number.
-        transition: u8,
+        /// The manual's numbered transition.
+        transition: Transition,
         /// What caused it.
         why: String,
     },

@@ -65,7 +65,7 @@ fn samples() -> Vec<(&'static str, Event)> {
                 at,
                 state: State::Claimed,
                 activity: Activity::Busy,
-                transition: 11,
+                transition: roost::policy::slot::Transition::IdleToBusy,
                 why: "starter spawned".into(),
             }),
         ),

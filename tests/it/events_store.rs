@@ -29,7 +29,7 @@ fn ev(at: i64, why: &str) -> Event {
         at,
         state: State::Unclaimed,
         activity: Activity::Idle,
-        transition: 1,
+        transition: roost::policy::slot::Transition::OwnerToUnclaimed,
         why: why.into(),
     })
 }
@@ -158,7 +158,7 @@ fn golden_bytes_of_every_event_version_still_decode() {
             at: 1_700_000_000,
             state: State::Claimed,
             activity: Activity::Busy,
-            transition: 11,
+            transition: roost::policy::slot::Transition::IdleToBusy,
             why: "starter spawned".into(),
         })
     );

@@ -6,7 +6,7 @@
 use roost::classad::{ClassAd, parse_ad};
 use roost::config::{Scope, load_text};
 use roost::policy::engine::{
-    Ctx, Decision, Drain, DrainHow, Effect, Input, Policy, backfill_job, decide,
+    AdCache, Ctx, Decision, Drain, DrainHow, Effect, Input, Policy, backfill_job, decide,
     evaluation_interval,
 };
 use roost::policy::layout::{MachineInputs, layout, machine};
@@ -19,6 +19,7 @@ struct Node {
     slot: Slot,
     log: Vec<(i64, String)>,
     drain: Option<Drain>,
+    cache: AdCache,
 }
 
 /// The startd's view of configuration `text` on a 1-CPU machine.
@@ -57,6 +58,7 @@ impl Node {
             slot,
             log: Vec::new(),
             drain: None,
+            cache: AdCache::default(),
         }
     }
 
@@ -73,6 +75,7 @@ impl Node {
             machine: &self.machine,
             now: t,
             drain: self.drain.as_ref(),
+            cache: &self.cache,
         };
         let Decision { events, effects } = decide(&self.slot, &ctx, &input);
         let mut replayed = self.slot.clone();
@@ -302,6 +305,7 @@ fn another_slots_work_prompts_a_fetch_when_fetch_work_delay_allows_one() {
         machine: &n.machine,
         now: 101,
         drain: None,
+        cache: &n.cache,
     };
     let d = decide(&n.slot, &ctx, &Input::WorkFound("slot2".into()));
     assert!(d.effects.contains(&Effect::FetchWork));
@@ -579,6 +583,7 @@ fn a_partitionable_slot_carves_a_rounded_up_dynamic_slot_or_rejects() {
             machine: &n.machine,
             now: 1,
             drain: None,
+            cache: &n.cache,
         },
         &Input::FetchedJob(job.into()),
     );
@@ -827,6 +832,7 @@ fn a_match_waits_for_its_claim_request_until_match_timeout() {
         machine: &n.machine,
         now: 5,
         drain: None,
+        cache: &n.cache,
     };
     let ad = roost::policy::engine::slot_ad(&n.slot, &ctx);
     assert!(matches!(
@@ -1150,6 +1156,7 @@ fn the_slot_ad_shows_the_machine_drain_and_state_of_each_call() {
             machine,
             now: 10,
             drain,
+            cache: &n.cache,
         };
         roost::policy::engine::slot_ad(&n.slot, &ctx)
     };
@@ -1185,4 +1192,14 @@ fn the_slot_ad_shows_the_machine_drain_and_state_of_each_call() {
     assert_eq!(text(&back, "Requirements"), own);
     // An ad handed out earlier keeps what it showed.
     assert_eq!(text(&matched, "State"), "\"Matched\"");
+
+    // A reconfigured slot's new policy shows at once, through the same
+    // cache, and the machine's attributes are still there.
+    assert_eq!(text(&back, "START"), "true");
+    n.policy =
+        Policy::from_config(&load("START = KeyboardIdle > 2000\n"), "slot1", 1).expect("policy");
+    let after = ad_of(&n, &n.machine, None);
+    assert_eq!(text(&after, "START"), "KeyboardIdle > 2000");
+    assert_eq!(text(&after, "KeyboardIdle"), "1000");
+    assert_eq!(text(&after, "State"), "\"Unclaimed\"");
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use proptest::prelude::*;
 use roost::classad::{ClassAd, parse_ad};
 use roost::config::{Scope, load_text};
-use roost::policy::engine::{Ctx, Effect, Input, Policy, decide};
+use roost::policy::engine::{AdCache, Ctx, Effect, Input, Policy, decide};
 use roost::policy::layout::{MachineInputs, SlotSpec, layout, machine};
 use roost::policy::slot::{Activity, Slot, State, apply};
 
@@ -105,6 +105,7 @@ proptest! {
     fn random_runs_keep_the_invariants(steps in prop::collection::vec(step(), 1..80)) {
         let (policy, spec, mut slot) = setup();
         let mut machine_ad: ClassAd = parse_ad("[ KeyboardIdle = 1000; LoadAvg = 0 ]").expect("ad");
+        let cache = AdCache::default();
         let mut now = 0;
         let mut accepted: BTreeSet<String> = BTreeSet::new();
         let mut settled: BTreeSet<String> = BTreeSet::new();
@@ -132,9 +133,12 @@ proptest! {
                     _ => if slot.starter { Input::StarterLost } else { Input::Evaluate },
                 },
             };
-            let ctx = Ctx { policy: &policy, spec: &spec, machine: &machine_ad, now, drain: None};
+            let ctx = Ctx { policy: &policy, spec: &spec, machine: &machine_ad, now, drain: None, cache: &cache };
             let d = decide(&slot, &ctx, &input);
             prop_assert_eq!(&d, &decide(&slot, &ctx, &input), "decisions are deterministic");
+            let fresh = AdCache::default();
+            prop_assert_eq!(&d, &decide(&slot, &Ctx { cache: &fresh, ..ctx }, &input),
+                "the cache only saves work");
             for e in &d.events {
                 apply(&mut slot, e);
             }

@@ -5,7 +5,7 @@
 use roost::classad::ClassAd;
 use roost::classad::unparse::{Syntax, expr_to_string_in};
 use roost::config::{Scope, load_text};
-use roost::policy::engine::{Ctx, Input, Policy, decide};
+use roost::policy::engine::{AdCache, Ctx, Input, Policy, decide};
 use roost::policy::layout::{MachineInputs, layout, machine};
 use roost::policy::publish::{Publish, StartdAttrs, public_ad};
 use roost::policy::slot::apply;
@@ -46,12 +46,14 @@ fn ads(extra: &str) -> Vec<ClassAd> {
             let policy = Policy::from_config(&cfg, &id, spec.type_id).expect("policy");
             let attrs = StartdAttrs::from_config(&cfg, &id).expect("attrs");
             let mut slot = spec.new_slot(&m, "vm", 1000);
+            let cache = AdCache::default();
             let ctx = Ctx {
                 policy: &policy,
                 spec,
                 machine: &machine_ad,
                 now: 1000,
                 drain: None,
+                cache: &cache,
             };
             for e in decide(&slot, &ctx, &Input::Evaluate).events {
                 apply(&mut slot, &e);

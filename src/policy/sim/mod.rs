@@ -13,17 +13,17 @@ use serde_json::{Value as Json, json};
 use crate::classad::{ClassAd, Value};
 use crate::config::{Config, Scope, load_text};
 
-use super::engine::{Ctx, Drain, Effect, Input, Policy, decide, hibernate_state};
+use super::engine::{AdCache, Ctx, Drain, Effect, Input, Policy, decide, hibernate_state};
 use super::layout::{Machine, SlotSpec, layout, machine};
 use super::node::{
     self, DrainRequest, NodeEffect, NodeEvent, NodeInput, NodeSnapshot, NodeState, SlotView,
     hibernation,
 };
-use super::slot::{Activity, Slot, SlotEvent, SlotKind, State, apply};
+use super::slot::{Activity, Slot, SlotEvent, SlotKind, State, Transition, apply};
 
 mod scenario;
 
-use scenario::Action;
+use scenario::{Action, machine_ad};
 pub use scenario::{Scenario, ScenarioError};
 
 /// What happens next in the simulation, in time order.
@@ -65,6 +65,8 @@ struct SimSlot {
     slot: Slot,
     spec: SlotSpec,
     policy: Policy,
+    /// The slot's ad cache, as the slot actor keeps one.
+    cache: AdCache,
     /// The evaluation timer set, as the daemon's slot actor keeps it.
     next_eval: i64,
     /// The fetch timer set (a newer one replaces it).
@@ -254,6 +256,7 @@ where
             slot,
             spec,
             policy,
+            cache: AdCache::default(),
             next_fetch: None,
             gone: false,
             next_alive: None,
@@ -495,7 +498,7 @@ where
                     why,
                     ..
                 } => {
-                    let tr = if *transition == 0 {
+                    let tr = if *transition == Transition::Unnumbered {
                         Json::Null
                     } else {
                         Json::String(transition.to_string())
@@ -769,6 +772,7 @@ fn sim_ctx<'a>(
         machine,
         now,
         drain,
+        cache: &s.cache,
     }
 }
 
@@ -801,17 +805,4 @@ fn check_resources(slots: &[SimSlot], m: &super::layout::Machine) -> Result<(), 
         }
     }
     Ok(())
-}
-
-/// Machine attributes at time `t`: idle times grow from when they were set.
-fn machine_ad(attrs: &[(String, Value, i64)], t: i64) -> ClassAd {
-    let mut ad = ClassAd::new();
-    for (k, v, since) in attrs {
-        let grows = k.eq_ignore_ascii_case("KeyboardIdle") || k.eq_ignore_ascii_case("ConsoleIdle");
-        match (grows, v) {
-            (true, Value::Int(i)) => ad.insert_value(k.as_str(), i + (t - since)),
-            _ => ad.insert_value(k.as_str(), v.clone()),
-        }
-    }
-    ad
 }

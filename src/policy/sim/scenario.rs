@@ -8,7 +8,7 @@ use serde::Deserialize;
 
 use crate::classad::old::parse_ad_auto;
 use crate::classad::unparse::ad_to_string;
-use crate::classad::{Limits, Value};
+use crate::classad::{ClassAd, Limits, Value};
 
 use super::super::engine::DrainHow;
 use super::super::layout::MachineInputs;
@@ -262,4 +262,17 @@ impl Scenario {
             events,
         })
     }
+}
+
+/// Machine attributes at time `t`: idle times grow from when they were set.
+pub(super) fn machine_ad(attrs: &[(String, Value, i64)], t: i64) -> ClassAd {
+    let mut ad = ClassAd::new();
+    for (k, v, since) in attrs {
+        let grows = k.eq_ignore_ascii_case("KeyboardIdle") || k.eq_ignore_ascii_case("ConsoleIdle");
+        match (grows, v) {
+            (true, Value::Int(i)) => ad.insert_value(k.as_str(), i + (t - since)),
+            _ => ad.insert_value(k.as_str(), v.clone()),
+        }
+    }
+    ad
 }

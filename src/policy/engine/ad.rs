@@ -1,0 +1,233 @@
+//! The slot ad a policy is evaluated in, and the cache a shell keeps for
+//! it: a slot's ad is rebuilt in place at every evaluation from the
+//! policy's knobs, the machine's attributes and the slot's state, and the
+//! job ads its claims carry are parsed once.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+
+use crate::classad::{ClassAd, Expr, Name, Value, parse_ad};
+
+use super::super::slot::{Activity, Slot, SlotKind, State};
+use super::{Ctx, Policy};
+
+/// One slot's cache, owned by its shell (the slot actor, the simulator's
+/// slot) and lent to every decision in [`Ctx::cache`]. It only saves
+/// work: a decision made with a fresh cache is the same decision. It
+/// follows the policy it is used with (a reconfigured slot's new policy
+/// starts it again), so it never needs clearing.
+#[derive(Debug, Default)]
+pub struct AdCache {
+    ad: RefCell<Filled>,
+    /// Parsed job ads by text, so a running job is not parsed at every
+    /// evaluation (at most [`JOB_CACHE`]; cleared when full).
+    jobs: RefCell<HashMap<String, ClassAd>>,
+}
+
+/// The slot ad as the last `slot_ad` left it, and what it was built from:
+/// the policy's template and the machine ad (kept, so compared by
+/// identity: a changed one is a new one), and whether its Requirements is
+/// the policy's own.
+#[derive(Debug, Default)]
+struct Filled {
+    template: Option<ClassAd>,
+    ad: ClassAd,
+    machine: Option<ClassAd>,
+    own_requirements: bool,
+}
+
+/// How many parsed job ads a slot keeps. A slot evaluates its claim's job
+/// and at most a waiting claim's, so a few suffice; every job a slot ever
+/// ran is a different text, and a cache of thousands held megabytes per
+/// slot of jobs long gone.
+const JOB_CACHE: usize = 8;
+
+impl AdCache {
+    /// The job ad of a claim, parsed once (`None` when it does not parse).
+    pub(super) fn job_ad(&self, text: &str) -> Option<ClassAd> {
+        if let Some(ad) = self.jobs.borrow().get(text) {
+            return Some(ad.clone());
+        }
+        let ad = parse_ad(text).ok()?;
+        let mut cache = self.jobs.borrow_mut();
+        if cache.len() >= JOB_CACHE {
+            cache.clear();
+        }
+        cache.insert(text.to_string(), ad.clone());
+        Some(ad)
+    }
+}
+
+/// The slot ad a policy is evaluated in: machine attributes, resources,
+/// state, and the policy knobs.
+pub fn slot_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
+    // The cache keeps one ad with the knobs bound; each call overwrites
+    // the slot's dynamic attributes in place (nothing is copied unless a
+    // caller still holds the last clone) and hands out a shared clone. What has
+    // not changed since the last call (the machine's attributes, strings,
+    // Requirements) is not copied in again.
+    let mut filled = ctx.cache.ad.borrow_mut();
+    let filled = &mut *filled;
+    if !(filled.template.as_ref()).is_some_and(|t| ClassAd::ptr_eq(t, &ctx.policy.template)) {
+        // A new policy (or a new cache): start again from its knobs.
+        *filled = Filled {
+            template: Some(ctx.policy.template.clone()),
+            ad: ctx.policy.template.clone(),
+            machine: None,
+            own_requirements: false,
+        };
+    }
+    let ad = &mut filled.ad;
+    if !(filled.machine.as_ref()).is_some_and(|m| ClassAd::ptr_eq(m, ctx.machine)) {
+        for (name, e) in ctx.machine.iter() {
+            ad.insert(name.clone(), e.clone());
+        }
+        filled.machine = Some(ctx.machine.clone());
+        // Whatever the machine ad bound is bound again below.
+        filled.own_requirements = false;
+    }
+    let n = &*NAMES;
+    set_str(ad, &n[0], slot.name.as_str());
+    set_str(ad, &n[1], state_str(slot.state));
+    set_str(ad, &n[2], activity_str(slot.activity));
+    ad.insert_value(n[3].clone(), slot.entered_state);
+    ad.insert_value(n[4].clone(), slot.entered_activity);
+    ad.insert_value(n[5].clone(), ctx.now);
+    #[allow(clippy::cast_possible_truncation)]
+    ad.insert_value(n[6].clone(), slot.resources.cpus.round() as i64);
+    ad.insert_value(n[7].clone(), slot.resources.memory_mb);
+    ad.insert_value(n[8].clone(), slot.resources.disk_kb);
+    ad.insert_value(n[9].clone(), i64::from(ctx.spec.id));
+    ad.insert_value(n[10].clone(), i64::from(ctx.spec.type_id));
+    ad.insert_value(n[11].clone(), slot.kind == SlotKind::Partitionable);
+    ad.insert_value(n[12].clone(), matches!(slot.kind, SlotKind::Dynamic { .. }));
+    for (k, v) in &slot.resources.custom {
+        ad.insert_value(k.as_str(), *v);
+    }
+    let claim = slot.claim.as_ref();
+    ad.insert_value(
+        n[13].clone(),
+        claim.map_or(Value::Undefined, |c| Value::Real(c.rank)),
+    );
+    ad.insert_value(
+        n[14].clone(),
+        claim
+            .and_then(|c| c.job_start)
+            .map_or(Value::Undefined, Value::Int),
+    );
+    // While draining, the draining START expression stands in for START in
+    // Requirements (HTCondor leaves START itself alone, so drained slots
+    // still fetch, and reject what they get).
+    if matches!(
+        slot.state,
+        State::Matched | State::Preempting | State::Drained
+    ) {
+        ad.insert_value(n[15].clone(), false);
+        filled.own_requirements = false;
+    } else if ctx.drain.is_some() || !filled.own_requirements {
+        ad.insert(n[15].clone(), requirements(ctx).clone());
+        filled.own_requirements = ctx.drain.is_none();
+    }
+    ad.clone()
+}
+
+/// The slot's Requirements when it is willing to be matched: the
+/// draining START expression's while draining, else `START &&
+/// WithinResourceLimits`.
+pub(super) fn requirements<'a>(ctx: &'a Ctx<'_>) -> &'a Expr {
+    match ctx.drain {
+        Some(d) => &d.requirements,
+        None => &ctx.policy.requirements,
+    }
+}
+
+/// Binds `name` to the string `s` unless it already is.
+fn set_str(ad: &mut ClassAd, name: &Name, s: &str) {
+    let same = matches!(ad.get(name).and_then(Expr::as_literal),
+        Some(Value::Str(v)) if v.as_bytes() == s.as_bytes());
+    if !same {
+        ad.insert_value(name.clone(), s);
+    }
+}
+
+/// When a Matched slot gives up waiting for its claimant: MATCH_TIMEOUT
+/// after the match.
+pub(super) fn match_expires(slot: &Slot, policy: &Policy) -> i64 {
+    slot.matched_at.unwrap_or(slot.entered_state) + policy.match_timeout
+}
+
+/// Names of the attributes `slot_ad` sets on every call, interned once.
+static NAMES: std::sync::LazyLock<Vec<Name>> = std::sync::LazyLock::new(|| {
+    [
+        "Name",
+        "State",
+        "Activity",
+        "EnteredCurrentState",
+        "EnteredCurrentActivity",
+        "MyCurrentTime",
+        "Cpus",
+        "Memory",
+        "Disk",
+        "SlotID",
+        "SlotTypeID",
+        "PartitionableSlot",
+        "DynamicSlot",
+        "CurrentRank",
+        "JobStart",
+        "Requirements",
+    ]
+    .iter()
+    .map(|n| Name::new(n))
+    .collect()
+});
+
+fn state_str(s: State) -> &'static str {
+    match s {
+        State::Owner => "Owner",
+        State::Unclaimed => "Unclaimed",
+        State::Matched => "Matched",
+        State::Claimed => "Claimed",
+        State::Preempting => "Preempting",
+        State::Backfill => "Backfill",
+        State::Drained => "Drained",
+    }
+}
+
+fn activity_str(a: Activity) -> &'static str {
+    match a {
+        Activity::Idle => "Idle",
+        Activity::Busy => "Busy",
+        Activity::Suspended => "Suspended",
+        Activity::Retiring => "Retiring",
+        Activity::Vacating => "Vacating",
+        Activity::Killing => "Killing",
+        Activity::Benchmarking => "Benchmarking",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classad::FixedEnv;
+
+    #[test]
+    fn the_job_cache_stays_small_whatever_a_slot_has_run() {
+        let cache = AdCache::default();
+        for i in 0..1000 {
+            let text = format!("[ Cmd = \"/bin/true\"; BenchJob = \"t{i}\" ]");
+            let ad = cache.job_ad(&text).expect("job parses");
+            let name = ad.eval_attr("BenchJob", &FixedEnv::new(0));
+            assert_eq!(
+                name.as_str().map(|s| s.to_string_lossy()),
+                Some(format!("t{i}"))
+            );
+            assert!(
+                cache.jobs.borrow().len() <= 16,
+                "a slot keeps a handful of job ads"
+            );
+        }
+        // The running job's ad is served from the cache.
+        let text = "[ Cmd = \"/bin/true\"; BenchJob = \"t999\" ]";
+        assert!(cache.jobs.borrow().contains_key(text));
+    }
+}

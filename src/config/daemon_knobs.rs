@@ -122,7 +122,7 @@ impl DaemonSettings {
         let text = |name: &str| {
             config.get(name).map_err(|e| TypeError {
                 name: name.to_string(),
-                message: format!("does not expand: {e}"),
+                message: format!("does not expand: {e}{}", config.at(name)),
             })
         };
         let word = |name: &str| {
@@ -288,6 +288,10 @@ mod tests {
             (
                 "STARTER_UPDATE_INTERVAL = often",
                 "STARTER_UPDATE_INTERVAL is not an integer: often (at /etc/condor/condor_config, line 2)",
+            ),
+            (
+                "BASE_CGROUP = $INT(nope)",
+                "BASE_CGROUP does not expand: $INT() error: nope does not evaluate to an integer (at /etc/condor/condor_config, line 2)",
             ),
             (
                 "ROOST_SPARE_STARTERS = 17",

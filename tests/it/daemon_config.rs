@@ -41,6 +41,10 @@ fn a_reconfig_that_does_not_read_is_refused_naming_knob_value_and_line_and_the_o
             "STARTER_UPDATE_INTERVAL is not a whole number of 0 or more: -60",
         ),
         (
+            "BASE_CGROUP = $INT(nope)",
+            "BASE_CGROUP does not expand: $INT() error: nope does not evaluate to an integer",
+        ),
+        (
             "START = (Owner == \"nobody\"",
             "START: is not a ClassAd expression",
         ),
@@ -71,7 +75,7 @@ fn a_reconfig_that_does_not_read_is_refused_naming_knob_value_and_line_and_the_o
     assert_eq!(
         log.matches("Reconfiguration refused; keeping the old configuration.")
             .count(),
-        5,
+        6,
         "{log}"
     );
     std::fs::write(&node.config, &base).expect("config");

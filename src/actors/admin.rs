@@ -123,22 +123,39 @@ pub fn control_of(req: Request) -> Option<Control> {
 /// The client's request; `Ok(None)` when it closed without sending a byte
 /// (a liveness probe: another `roost startd` checking whether this one
 /// answers on the socket).
-async fn read_request(stream: &mut UnixStream) -> Result<Option<Request>, String> {
+/// Why a request was not read.
+#[derive(Debug, thiserror::Error)]
+enum RequestError {
+    /// Nothing came in time.
+    #[error("no request within {} seconds", READ_TIMEOUT.as_secs())]
+    Timeout,
+    /// The socket failed.
+    #[error("cannot read the request: {0}")]
+    Read(#[source] std::io::Error),
+    /// The line did not end within the limit.
+    #[error("request longer than {MAX_REQUEST} bytes")]
+    TooLong,
+    /// The line is not a request.
+    #[error("malformed request: {0}")]
+    Malformed(#[source] serde_json::Error),
+}
+
+async fn read_request(stream: &mut UnixStream) -> Result<Option<Request>, RequestError> {
     let mut line = String::new();
     let limit = u64::try_from(MAX_REQUEST).unwrap_or(u64::MAX);
     let mut reader = BufReader::new(stream).take(limit);
     match tokio::time::timeout(READ_TIMEOUT, reader.read_line(&mut line)).await {
-        Err(_) => return Err("no request within 10 seconds".into()),
-        Ok(Err(e)) => return Err(format!("cannot read the request: {e}")),
+        Err(_) => return Err(RequestError::Timeout),
+        Ok(Err(e)) => return Err(RequestError::Read(e)),
         Ok(Ok(0)) => return Ok(None),
         Ok(Ok(_)) => {}
     }
     if !line.ends_with('\n') && line.len() >= MAX_REQUEST {
-        return Err(format!("request longer than {MAX_REQUEST} bytes"));
+        return Err(RequestError::TooLong);
     }
     serde_json::from_str(line.trim())
         .map(Some)
-        .map_err(|e| format!("malformed request: {e}"))
+        .map_err(RequestError::Malformed)
 }
 
 /// Up to `limit` events from `from` on (one actor's if given).
@@ -188,7 +205,7 @@ async fn connection(mut stream: UnixStream, node: Addr<NodeActor>, log: SledRead
         (Err(e), _) => Response::refused(format!("cannot identify the caller: {e}")),
         (Ok(c), Err(e)) => {
             warn!(message = "Admin request refused.", uid = c.uid(), error = %e);
-            Response::refused(e)
+            Response::refused(e.to_string())
         }
         (Ok(_), Ok(Request::Log { from, actor, limit })) => {
             let read = tokio::task::spawn_blocking(move || {

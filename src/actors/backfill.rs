@@ -15,8 +15,8 @@ use std::time::Duration;
 use actix::prelude::*;
 use tracing::{error, info, warn};
 
+use super::messages::{Release, SlotInput, StarterPids, Want, deliver};
 use super::shared::Shared;
-use super::slot::{SlotActor, SlotInput, StarterPids};
 use super::starter::{StarterActor, StarterCmd, StarterOwner, starter_request};
 use crate::classad::{ClassAd, FixedEnv};
 use crate::events::{DaemonEvent, Event};
@@ -29,27 +29,9 @@ const ACTOR: &str = "backfill";
 /// The client is started at most this often (seconds).
 const RESTART_EVERY: i64 = 60;
 
-/// A slot entered Backfill and wants the client.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Want {
-    /// The slot's id.
-    pub slot: String,
-    /// Where to say the client runs ([`Input::BackfillStarted`]).
-    pub addr: Addr<SlotActor>,
-}
-
-/// A slot leaves Backfill.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct Release {
-    /// The slot's id.
-    pub slot: String,
-}
-
 /// One slot the client works, or will work, for.
 struct Wanting {
-    addr: Addr<SlotActor>,
+    addr: Recipient<SlotInput>,
     /// Told [`Input::BackfillStarted`].
     told: bool,
 }
@@ -59,7 +41,7 @@ pub struct BackfillActor {
     shared: Rc<Shared>,
     wanting: BTreeMap<String, Wanting>,
     /// Slots that let the client go last, told it is gone once it is.
-    leaving: Vec<Addr<SlotActor>>,
+    leaving: Vec<Recipient<SlotInput>>,
     starter: Option<Addr<StarterActor>>,
     /// The client process runs.
     running: bool,
@@ -155,7 +137,11 @@ impl Handler<Want> for BackfillActor {
 
     fn handle(&mut self, w: Want, ctx: &mut Context<Self>) {
         if self.running {
-            w.addr.do_send(SlotInput(Input::BackfillStarted));
+            deliver(
+                &w.addr,
+                SlotInput(Input::BackfillStarted),
+                "the backfill client's news",
+            );
         }
         self.wanting.insert(
             w.slot,
@@ -177,7 +163,11 @@ impl Handler<Release> for BackfillActor {
         };
         if !self.wanting.is_empty() || self.starter.is_none() {
             // The client goes on for the others (or never ran).
-            gone.addr.do_send(SlotInput(Input::BackfillExited));
+            deliver(
+                &gone.addr,
+                SlotInput(Input::BackfillExited),
+                "the backfill client's news",
+            );
             if self.wanting.is_empty()
                 && let Some(h) = self.retry.take()
             {
@@ -216,7 +206,11 @@ impl Handler<StarterPids> for BackfillActor {
         info!(message = "The backfill client runs.", pid);
         self.note(format!("client started (pid {pid})"));
         for w in self.wanting.values_mut() {
-            w.addr.do_send(SlotInput(Input::BackfillStarted));
+            deliver(
+                &w.addr,
+                SlotInput(Input::BackfillStarted),
+                "the backfill client's news",
+            );
             w.told = true;
         }
     }
@@ -239,13 +233,21 @@ impl Handler<SlotInput> for BackfillActor {
             self.note("client did not start".into());
         }
         for a in self.leaving.drain(..) {
-            a.do_send(SlotInput(Input::BackfillExited));
+            deliver(
+                &a,
+                SlotInput(Input::BackfillExited),
+                "the backfill client's news",
+            );
         }
         // Slots it worked for go to Backfill/Idle and want it again; slots
         // still waiting for it keep waiting for the next start.
         self.wanting.retain(|_, w| {
             if w.told {
-                w.addr.do_send(SlotInput(Input::BackfillExited));
+                deliver(
+                    &w.addr,
+                    SlotInput(Input::BackfillExited),
+                    "the backfill client's news",
+                );
             }
             !w.told
         });

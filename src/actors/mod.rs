@@ -18,6 +18,7 @@ pub mod backfill;
 pub mod clock;
 pub mod hook;
 pub mod machine;
+pub mod messages;
 pub mod node;
 pub mod shared;
 pub mod slot;

@@ -14,8 +14,12 @@ use actix::prelude::*;
 use tracing::{error, info, warn};
 
 use super::machine::machine_ad;
+use super::messages::{
+    NewPolicy, NodeLink, PublicAd, RunBenchmarks, SlotBorn, SlotGone, SlotInput, SlotStatus,
+    WorkFound, deliver,
+};
 use super::shared::{NodeFacts, Shared};
-use super::slot::{NewPolicy, PublicAd, SlotActor, SlotInput};
+use super::slot::SlotActor;
 use crate::admin::Response;
 use crate::classad::{ClassAd, Value, parse_ad};
 use crate::config::Config;
@@ -29,40 +33,6 @@ use crate::policy::node::{
 };
 use crate::policy::publish::StartdAttrs;
 use crate::policy::slot::{Claim, Resources, Slot, SlotKind};
-
-/// A slot's state after one of its steps, for the supervisor.
-#[derive(Message, Clone, Debug)]
-#[rtype(result = "()")]
-pub struct SlotStatus {
-    /// Slot id.
-    pub id: String,
-    /// What the node sees of it.
-    pub view: SlotView,
-}
-
-/// A partitionable slot carved a dynamic slot.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SlotBorn {
-    /// The partitionable slot's id.
-    pub parent: String,
-    /// The new slot's sub-id.
-    pub sub: u32,
-    /// Its resources.
-    pub resources: Resources,
-    /// The claim it was carved for.
-    pub claim: Claim,
-}
-
-/// A dynamic slot was deleted.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SlotGone {
-    /// Its id.
-    pub id: String,
-    /// What it gives back.
-    pub resources: Resources,
-}
 
 /// A signal or an admin command.
 #[derive(Message, Clone, Debug)]
@@ -81,12 +51,6 @@ pub enum Control {
     /// The slots' public ads (new syntax).
     Status,
 }
-
-/// A slot entered Unclaimed/Benchmarking: run the benchmarks (once for
-/// every slot asking while they run) and tell it when they are done.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct RunBenchmarks(pub Addr<SlotActor>);
 
 /// The benchmarks' results, from their thread.
 #[derive(Message)]
@@ -118,7 +82,7 @@ pub struct NodeActor {
     /// policy, and a partitionable slot's, for the dynamic slots it carves.
     specs: BTreeMap<String, SlotSpec>,
     /// Slots waiting for the benchmarks now running.
-    benchmarking: Vec<Addr<SlotActor>>,
+    benchmarking: Vec<Recipient<SlotInput>>,
     /// The last benchmarks: `Mips`, `KFlops`, `LastBenchmark`.
     benchmarks: Option<(i64, i64, i64)>,
 }
@@ -213,7 +177,7 @@ impl NodeActor {
                 NodeEffect::Reply(Err(m)) => reply = Some(Response::refused(m.to_string())),
                 NodeEffect::Tell { slot, input } => {
                     if let Some(a) = self.slots.get(&slot) {
-                        a.do_send(SlotInput(input));
+                        deliver(a, SlotInput(input), "the node's word to a slot");
                     }
                 }
                 NodeEffect::WorkFound { slot, by, keyword } => {
@@ -263,7 +227,7 @@ impl NodeActor {
                 self.shared.set_config(config, settings);
                 let n = policies.len();
                 for (addr, policy, attrs) in policies {
-                    addr.do_send(NewPolicy(policy, attrs));
+                    deliver(&addr, NewPolicy(policy, attrs), "a slot's new policy");
                 }
                 let message = format!(
                     "configuration re-read: {n} slot(s) use the new policy now; \
@@ -340,7 +304,7 @@ impl NodeActor {
         info!(message = "Dynamic slot created.", slot = %slot.name, parent = %parent);
         let addr = SlotActor::new(
             &self.shared,
-            ctx.address(),
+            link(&ctx.address()),
             slot,
             spec,
             policy,
@@ -388,6 +352,17 @@ fn log_event(e: &NodeEvent) {
     }
 }
 
+/// How a slot reaches the node at `addr`.
+fn link(addr: &Addr<NodeActor>) -> NodeLink {
+    NodeLink {
+        status: addr.clone().recipient(),
+        born: addr.clone().recipient(),
+        gone: addr.clone().recipient(),
+        work: addr.clone().recipient(),
+        benchmarks: addr.clone().recipient(),
+    }
+}
+
 impl Actor for NodeActor {
     type Context = Context<Self>;
 
@@ -417,7 +392,7 @@ impl Actor for NodeActor {
             self.lost = others;
             let addr = SlotActor::new(
                 &self.shared,
-                me.clone(),
+                link(&me),
                 slot,
                 spec,
                 policy,
@@ -468,25 +443,13 @@ impl Handler<BenchmarksMeasured> for NodeActor {
         self.benchmarks = Some((m.mips, m.kflops, now));
         self.refresh_machine();
         for slot in self.benchmarking.drain(..) {
-            slot.do_send(SlotInput(Input::BenchmarksDone));
+            deliver(
+                &slot,
+                SlotInput(Input::BenchmarksDone),
+                "the node's word to a slot",
+            );
         }
     }
-}
-
-/// A slot's FETCH_WORK has just printed a job. Sent by the slot to the
-/// node, which passes it on to the other slots that wait for work (Owner,
-/// Unclaimed, Backfill); each fetches early if its keyword is the same
-/// and a fetch is allowed now (see [`Input::WorkFound`]). Claimed slots
-/// are not: they fetch on their own when their job ends, and a node of
-/// many busy slots should not spend a decision per slot on every job
-/// fetched.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct WorkFound {
-    /// The slot's id (`slot1`, `slot1_2`).
-    pub by: String,
-    /// Its hook keyword.
-    pub keyword: String,
 }
 
 impl Handler<WorkFound> for NodeActor {

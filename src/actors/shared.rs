@@ -87,7 +87,7 @@ pub struct Shared {
     /// When the daemon started (for claim ids).
     pub started: i64,
     /// The backfill manager, once a slot has wanted backfill.
-    pub backfill: RefCell<Option<actix::Addr<super::backfill::BackfillActor>>>,
+    pub backfill: RefCell<Option<super::messages::BackfillLink>>,
     /// Starters started ahead of need, each waiting for its request (see
     /// [`Shared::take_spare`]).
     spares: RefCell<Vec<spawn::Child>>,

@@ -8,9 +8,12 @@ use std::time::Duration;
 use actix::prelude::*;
 use tracing::{error, info, warn};
 
-use super::backfill::{BackfillActor, Release, Want};
+use super::backfill::BackfillActor;
 use super::hook::{HookActor, HookDone, hook_timeout, ignored};
-use super::node::{NodeActor, SlotBorn, SlotGone, SlotStatus, WorkFound};
+use super::messages::{
+    BackfillLink, NewPolicy, NodeLink, PublicAd, Release, RunBenchmarks, SlotBorn, SlotGone,
+    SlotInput, SlotStatus, StarterPids, Want, WorkFound, deliver,
+};
 use super::shared::Shared;
 use super::starter::{StarterActor, StarterCmd, StarterOwner, starter_hooks, starter_request};
 use crate::classad::unparse::{OldOrder, ad_to_old};
@@ -25,31 +28,10 @@ use crate::policy::publish::{Publish, StartdAttrs, public_ad};
 use crate::policy::slot::{Slot, SlotEvent, apply};
 use crate::starter::protocol::Command;
 
-/// An input for the slot's state machine.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct SlotInput(pub Input);
-
-/// The starter's and the job's process ids, published as `StarterPid`
-/// and `JobPid`.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct StarterPids {
-    /// The starter.
-    pub starter: u32,
-    /// The job, once it runs.
-    pub job: Option<u32>,
-}
-
-/// Asks for the slot's public ad.
-#[derive(Message)]
-#[rtype(result = "String")]
-pub struct PublicAd;
-
 /// One slot.
 pub struct SlotActor {
     shared: Rc<Shared>,
-    node: Addr<NodeActor>,
+    node: NodeLink,
     slot: Slot,
     spec: SlotSpec,
     policy: Policy,
@@ -77,7 +59,7 @@ impl SlotActor {
     /// A slot actor, which starts by handling `first`.
     pub fn new(
         shared: &Rc<Shared>,
-        node: Addr<NodeActor>,
+        node: NodeLink,
         slot: Slot,
         spec: SlotSpec,
         policy: Policy,
@@ -208,17 +190,25 @@ impl SlotActor {
                     resources,
                     claim,
                     ..
-                } => self.node.do_send(SlotBorn {
-                    parent: self.slot.id.clone(),
-                    sub: *sub,
-                    resources: resources.clone(),
-                    claim: claim.clone(),
-                }),
+                } => deliver(
+                    &self.node.born,
+                    SlotBorn {
+                        parent: self.slot.id.clone(),
+                        sub: *sub,
+                        resources: resources.clone(),
+                        claim: claim.clone(),
+                    },
+                    "a dynamic slot's birth",
+                ),
                 SlotEvent::SlotDeleted { .. } => {
-                    self.node.do_send(SlotGone {
-                        id: self.slot.id.clone(),
-                        resources: self.slot.resources.clone(),
-                    });
+                    deliver(
+                        &self.node.gone,
+                        SlotGone {
+                            id: self.slot.id.clone(),
+                            resources: self.slot.resources.clone(),
+                        },
+                        "a dynamic slot's deletion",
+                    );
                 }
                 _ => {}
             }
@@ -234,10 +224,14 @@ impl SlotActor {
             ctx.stop();
             return;
         }
-        self.node.do_send(SlotStatus {
-            id: self.slot.id.clone(),
-            view: SlotView::of(&self.slot),
-        });
+        deliver(
+            &self.node.status,
+            SlotStatus {
+                id: self.slot.id.clone(),
+                view: SlotView::of(&self.slot),
+            },
+            "a slot's state",
+        );
         self.reschedule(ctx, now);
     }
 
@@ -417,76 +411,95 @@ impl SlotActor {
                     );
                 }
             }
-            Effect::SpawnStarter { job } => {
-                let ad = parse_ad(&job).unwrap_or_default();
-                let settings = self.shared.settings();
-                let env = FixedEnv::new(now);
-                let label = format!(
-                    "{}.{} {}",
-                    match ad.eval_attr("ClusterId", &env) {
-                        Value::Int(i) => i,
-                        _ => 1,
-                    },
-                    match ad.eval_attr("ProcId", &env) {
-                        Value::Int(i) => i,
-                        _ => 0,
-                    },
-                    match ad.eval_attr("Owner", &env) {
-                        Value::Str(s) => s.to_string_lossy(),
-                        _ => String::new(),
-                    },
-                );
-                let req = starter_request(
-                    &self.shared,
-                    &settings,
-                    &self.slot.id,
-                    &ad,
-                    starter_hooks(&settings, &ad),
-                    &self.public(now),
-                    self.slot
-                        .claim
-                        .as_ref()
-                        .map_or(0, |c| u64::try_from(c.pledged_vacate).unwrap_or(0)),
-                );
-                self.starter = Some(StarterActor::launch(
-                    &self.shared,
-                    StarterOwner {
-                        exited: ctx.address().recipient(),
-                        pids: ctx.address().recipient(),
-                    },
-                    &self.slot.id,
-                    claim.unwrap_or(0),
-                    label,
-                    req,
-                ));
-            }
-            Effect::RunBenchmarks => self.node.do_send(super::node::RunBenchmarks(ctx.address())),
+            Effect::SpawnStarter { job } => self.spawn_starter(&job, claim, now, ctx),
+            Effect::RunBenchmarks => deliver(
+                &self.node.benchmarks,
+                RunBenchmarks(ctx.address().recipient()),
+                "a slot's wish for benchmarks",
+            ),
             Effect::Suspend => self.tell(StarterCmd::Send(Command::Suspend)),
             Effect::Continue => self.tell(StarterCmd::Send(Command::Continue)),
             Effect::SoftKill => self.tell(StarterCmd::Send(Command::SoftKill)),
             Effect::HardKill => self.tell(StarterCmd::Send(Command::HardKill)),
             Effect::KillStarter => self.tell(StarterCmd::KillAll),
-            Effect::StartBackfill => self.backfill().do_send(Want {
-                slot: self.slot.id.clone(),
-                addr: ctx.address(),
-            }),
-            Effect::KillBackfill => self.backfill().do_send(Release {
-                slot: self.slot.id.clone(),
-            }),
+            Effect::StartBackfill => deliver(
+                &self.backfill().want,
+                Want {
+                    slot: self.slot.id.clone(),
+                    addr: ctx.address().recipient(),
+                },
+                "a slot's wish for the backfill client",
+            ),
+            Effect::KillBackfill => deliver(
+                &self.backfill().release,
+                Release {
+                    slot: self.slot.id.clone(),
+                },
+                "a slot's release of the backfill client",
+            ),
             Effect::ReplyClaim { accept } => {
                 warn!(message = "Claim request answered with no one to tell.", slot = %self.slot.name, accept);
             }
         }
     }
 
+    /// Starts a starter for `job` (of claim `claim`).
+    fn spawn_starter(&mut self, job: &str, claim: Option<u64>, now: i64, ctx: &mut Context<Self>) {
+        let ad = parse_ad(job).unwrap_or_default();
+        let settings = self.shared.settings();
+        let env = FixedEnv::new(now);
+        let label = format!(
+            "{}.{} {}",
+            match ad.eval_attr("ClusterId", &env) {
+                Value::Int(i) => i,
+                _ => 1,
+            },
+            match ad.eval_attr("ProcId", &env) {
+                Value::Int(i) => i,
+                _ => 0,
+            },
+            match ad.eval_attr("Owner", &env) {
+                Value::Str(s) => s.to_string_lossy(),
+                _ => String::new(),
+            },
+        );
+        let req = starter_request(
+            &self.shared,
+            &settings,
+            &self.slot.id,
+            &ad,
+            starter_hooks(&settings, &ad),
+            &self.public(now),
+            self.slot
+                .claim
+                .as_ref()
+                .map_or(0, |c| u64::try_from(c.pledged_vacate).unwrap_or(0)),
+        );
+        self.starter = Some(StarterActor::launch(
+            &self.shared,
+            StarterOwner {
+                exited: ctx.address().recipient(),
+                pids: ctx.address().recipient(),
+            },
+            &self.slot.id,
+            claim.unwrap_or(0),
+            label,
+            req,
+        ));
+    }
+
     /// The daemon's one backfill manager, started on first use.
-    fn backfill(&self) -> Addr<BackfillActor> {
+    fn backfill(&self) -> BackfillLink {
         if let Some(a) = &*self.shared.backfill.borrow() {
             return a.clone();
         }
         let a = BackfillActor::new(&self.shared).start();
-        *self.shared.backfill.borrow_mut() = Some(a.clone());
-        a
+        let link = BackfillLink {
+            want: a.clone().recipient(),
+            release: a.recipient(),
+        };
+        *self.shared.backfill.borrow_mut() = Some(link.clone());
+        link
     }
 
     fn tell(&self, cmd: StarterCmd) {
@@ -598,12 +611,6 @@ impl Handler<StarterPids> for SlotActor {
     }
 }
 
-/// A reconfiguration: the slot's policy and published attributes as the
-/// new configuration makes them (already checked by the supervisor).
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct NewPolicy(pub Policy, pub StartdAttrs);
-
 impl Handler<NewPolicy> for SlotActor {
     type Result = ();
 
@@ -649,7 +656,7 @@ impl Handler<HookDone> for SlotActor {
         if self.fetched_work
             && let Some(keyword) = &self.policy.keyword
         {
-            self.node.do_send(WorkFound {
+            self.node.work.do_send(WorkFound {
                 by: self.slot.id.clone(),
                 keyword: keyword.clone(),
             });

@@ -12,8 +12,8 @@ use tokio::sync::mpsc;
 use tracing::{info, warn};
 
 use super::hook::hook_timeout;
+use super::messages::{SlotInput, StarterPids, deliver};
 use super::shared::Shared;
-use super::slot::{SlotInput, StarterPids};
 use crate::classad::argenv::split_v2;
 use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, FixedEnv, Value};
@@ -190,7 +190,11 @@ impl Actor for StarterActor {
                     reason: format!("cannot start {}: {e}", self.shared.starter.0.display()),
                 });
                 // No starter, no JOB_EXIT: EVICT_CLAIM tells the fetcher.
-                self.slot.exited.do_send(SlotInput(Input::StarterLost));
+                deliver(
+                    &self.slot.exited,
+                    SlotInput(Input::StarterLost),
+                    "the starter's end",
+                );
                 ctx.stop();
                 return;
             }
@@ -396,7 +400,7 @@ impl Handler<Gone> for StarterActor {
         } else {
             Input::StarterExited
         };
-        self.slot.exited.do_send(SlotInput(input));
+        deliver(&self.slot.exited, SlotInput(input), "the starter's end");
         self.shared.refill_spares();
         ctx.stop();
     }

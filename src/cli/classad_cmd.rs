@@ -18,7 +18,7 @@ use crate::classad::old::{parse_ad_auto, parse_ads_auto};
 use crate::classad::unparse::{
     OldOrder, ad_to_json, ad_to_old, ad_to_pretty, ad_to_string, value_to_string,
 };
-use crate::classad::{ClassAd, Env, Evaluator, FixedEnv, Limits, Name, parse_expr};
+use crate::classad::{ClassAd, Env, Evaluator, FixedEnv, Limits, Name, ParseError, parse_expr};
 
 /// `roost classad` subcommands.
 #[derive(Subcommand, Debug)]
@@ -145,18 +145,18 @@ struct EvalLine {
 
 /// Parsed ads by their text, so repeated ads are parsed once.
 struct AdCache {
-    ads: HashMap<String, Result<ClassAd, String>>,
+    ads: HashMap<String, Result<ClassAd, ParseError>>,
 }
 
 impl AdCache {
-    fn get(&mut self, text: &str) -> Result<ClassAd, String> {
+    fn get(&mut self, text: &str) -> Result<ClassAd, ParseError> {
         if let Some(r) = self.ads.get(text) {
             return r.clone();
         }
         if self.ads.len() > 4096 {
             self.ads.clear();
         }
-        let r = parse_ad_auto(text.as_bytes(), &Limits::default()).map_err(|e| e.to_string());
+        let r = parse_ad_auto(text.as_bytes(), &Limits::default());
         self.ads.insert(text.to_string(), r.clone());
         r
     }

@@ -25,7 +25,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, SystemTime};
 
-use crate::config::{Config, LogLimit};
+use crate::config::{Config, LogLimit, TypeError};
 
 /// The daemon log's knobs as a configuration sets them.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -43,26 +43,17 @@ pub struct LogSettings {
 impl LogSettings {
     /// Reads the knobs; `log_dir` is `LOG`. A value that does not read is
     /// an error naming the knob.
-    pub fn from_config(config: &Config, log_dir: &Path) -> Result<LogSettings, String> {
+    pub fn from_config(config: &Config, log_dir: &Path) -> Result<LogSettings, TypeError> {
         let path = config
-            .get("STARTD_LOG")
-            .ok()
-            .flatten()
-            .map(|p| p.trim().to_string())
-            .filter(|p| !p.is_empty())
+            .text("STARTD_LOG")?
             .map_or_else(|| log_dir.join("StartLog"), PathBuf::from);
-        let limit = (config
-            .log_limit("MAX_STARTD_LOG")
-            .map_err(|e| e.to_string())?)
-        .unwrap_or(LogLimit::Bytes(10 << 20));
-        let keep = (config
-            .int("MAX_NUM_STARTD_LOG")
-            .map_err(|e| e.to_string())?)
-        .map_or(1, |n| u32::try_from(n.max(0)).unwrap_or(u32::MAX));
-        let truncate = (config
-            .bool("TRUNC_STARTD_LOG_ON_OPEN")
-            .map_err(|e| e.to_string())?)
-        .unwrap_or(false);
+        let limit = config
+            .log_limit("MAX_STARTD_LOG")?
+            .unwrap_or(LogLimit::Bytes(10 << 20));
+        let keep = config
+            .int("MAX_NUM_STARTD_LOG")?
+            .map_or(1, |n| u32::try_from(n.max(0)).unwrap_or(u32::MAX));
+        let truncate = config.bool("TRUNC_STARTD_LOG_ON_OPEN")?.unwrap_or(false);
         Ok(LogSettings {
             path,
             limit,
@@ -480,7 +471,9 @@ mod tests {
             (LogLimit::Bytes(10), 4, true)
         );
         let bad = read_config("MAX_NUM_STARTD_LOG = many\n");
-        let e = LogSettings::from_config(&bad, &dir).expect_err("bad");
+        let e = LogSettings::from_config(&bad, &dir)
+            .expect_err("bad")
+            .to_string();
         assert!(e.contains("MAX_NUM_STARTD_LOG"), "{e}");
 
         let file = LogFile::open(&defaults).expect("open");

@@ -56,7 +56,7 @@ impl Files for FsFiles {
 /// Where the root configuration is: `explicit` (`--config`), else
 /// `CONDOR_CONFIG`, else the first readable of `/etc/condor/condor_config`,
 /// `/usr/local/etc/condor_config` and `~condor/condor_config`.
-pub fn find_root(explicit: Option<&str>) -> Result<Root, String> {
+pub fn find_root(explicit: Option<&str>) -> Result<Root, NoConfig> {
     if let Some(p) = explicit {
         return Ok(Root::File(p.to_string()));
     }
@@ -77,12 +77,16 @@ pub fn find_root(explicit: Option<&str>) -> Result<Root, String> {
         .into_iter()
         .find(|c| std::fs::File::open(c).is_ok())
         .map(Root::File)
-        .ok_or_else(|| {
-            "no configuration found: set CONDOR_CONFIG, pass --config FILE, or create \
-             /etc/condor/condor_config"
-                .to_string()
-        })
+        .ok_or(NoConfig)
 }
+
+/// No configuration was named and none of the usual places has one.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "no configuration found: set CONDOR_CONFIG, pass --config FILE, or create \
+     /etc/condor/condor_config"
+)]
+pub struct NoConfig;
 
 fn condor_home() -> Option<String> {
     nix::unistd::User::from_name("condor")

@@ -414,7 +414,7 @@ impl Config {
     /// evaluates to one (reals are truncated, as HTCondor does).
     /// `Ok(None)` when undefined or empty.
     pub fn int(&self, name: &str) -> Result<Option<i64>, TypeError> {
-        let Some(text) = self.get_text(name)? else {
+        let Some(text) = self.text(name)? else {
             return Ok(None);
         };
         parse_int(&text, self.now)
@@ -425,7 +425,7 @@ impl Config {
     /// `name` as a daemon log's limit (`MAX_<SUBSYS>_LOG`: a size or an
     /// age, see [`LogLimit`]). `Ok(None)` when undefined or empty.
     pub fn log_limit(&self, name: &str) -> Result<Option<LogLimit>, TypeError> {
-        let Some(text) = self.get_text(name)? else {
+        let Some(text) = self.text(name)? else {
             return Ok(None);
         };
         parse_log_limit(&text).map(Some).ok_or_else(|| {
@@ -439,7 +439,7 @@ impl Config {
 
     /// `name` as a real number. `Ok(None)` when undefined or empty.
     pub fn real(&self, name: &str) -> Result<Option<f64>, TypeError> {
-        let Some(text) = self.get_text(name)? else {
+        let Some(text) = self.text(name)? else {
             return Ok(None);
         };
         parse_real(&text, self.now)
@@ -451,7 +451,7 @@ impl Config {
     /// or an expression that evaluates to a boolean or number. `Ok(None)`
     /// when undefined or empty.
     pub fn bool(&self, name: &str) -> Result<Option<bool>, TypeError> {
-        let Some(text) = self.get_text(name)? else {
+        let Some(text) = self.text(name)? else {
             return Ok(None);
         };
         parse_bool(&text, self.now)
@@ -462,7 +462,7 @@ impl Config {
     /// `name` parsed as a ClassAd expression (a policy knob such as START).
     /// `Ok(None)` when undefined or empty.
     pub fn expr(&self, name: &str) -> Result<Option<Expr>, TypeError> {
-        let Some(text) = self.get_text(name)? else {
+        let Some(text) = self.text(name)? else {
             return Ok(None);
         };
         self.parse_knob_expr(name, &text).map(Some)
@@ -498,13 +498,16 @@ impl Config {
             .unwrap_or_default()
     }
 
-    fn get_text(&self, name: &str) -> Result<Option<String>, TypeError> {
+    /// The expanded value of `name`, trimmed; `Ok(None)` when unset or
+    /// empty; a value that does not expand is an error naming the knob and
+    /// where it is set.
+    pub fn text(&self, name: &str) -> Result<Option<String>, TypeError> {
         match self.get(name) {
             Ok(Some(t)) if !t.trim().is_empty() => Ok(Some(t.trim().to_string())),
             Ok(_) => Ok(None),
             Err(e) => Err(TypeError {
                 name: name.to_string(),
-                message: e.to_string(),
+                message: format!("does not expand: {e}{}", self.at(name)),
             }),
         }
     }

@@ -571,10 +571,7 @@ impl Actor for SlotActor {
     fn started(&mut self, ctx: &mut Context<Self>) {
         // Replay of this slot starts here; the next durable append (the
         // first input's events) makes the snapshot durable too.
-        let snapshot = SlotEvent::Snapshot {
-            at: self.shared.clock.now(),
-            slot: Box::new(self.slot.clone()),
-        };
+        let snapshot = SlotEvent::snapshot(self.shared.clock.now(), &self.slot);
         if let Err(e) = self
             .shared
             .record(&self.slot.id, vec![Event::Slot(snapshot)])

@@ -274,10 +274,7 @@ fn claims(cmd: &LogWriterCmd, n: u64) -> Result<ExitCode> {
         batch.push((
             t0,
             slot.id.clone(),
-            Event::Slot(SlotEvent::Snapshot {
-                at: t0,
-                slot: Box::new(slot),
-            }),
+            Event::Slot(SlotEvent::snapshot(t0, &slot)),
         ));
     }
     let mut events = 0u64;

@@ -206,6 +206,7 @@ impl Audit {
         let t = self.slots.entry(env.actor.clone()).or_default();
         match e {
             SlotEvent::Snapshot { slot, .. } => {
+                let slot = slot.slot();
                 t.parent = match &slot.kind {
                     SlotKind::Dynamic { parent } => Some(parent.clone()),
                     _ => None,
@@ -565,10 +566,7 @@ mod tests {
         out.push(env(
             11,
             "slot1",
-            Event::Slot(SlotEvent::Snapshot {
-                at: 1011,
-                slot: Box::new(slot),
-            }),
+            Event::Slot(SlotEvent::snapshot(1011, &slot)),
         ));
         out.push(env(
             12,

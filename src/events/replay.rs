@@ -204,7 +204,7 @@ impl Replay {
         self.last_time = time;
         match event {
             Event::Slot(SlotEvent::Snapshot { slot, .. }) => {
-                self.slots.insert(actor.to_string(), (**slot).clone());
+                self.slots.insert(actor.to_string(), slot.slot());
             }
             Event::Slot(e) => match self.slots.get_mut(actor) {
                 Some(s) => apply(s, e),
@@ -280,10 +280,7 @@ impl Replay {
             out.push((
                 time,
                 id.clone(),
-                Event::Slot(SlotEvent::Snapshot {
-                    at: time,
-                    slot: Box::new(slot.clone()),
-                }),
+                Event::Slot(SlotEvent::snapshot(time, slot)),
             ));
         }
         out
@@ -515,14 +512,7 @@ mod tests {
         let slot = Slot::new("slot1", "h", 0);
         let claim = Claim::new(7, "[ Owner = \"u\" ]".into(), 0.0, true, 1);
         vec![
-            env(
-                1,
-                "slot1",
-                Event::Slot(SlotEvent::Snapshot {
-                    at: 1,
-                    slot: Box::new(slot),
-                }),
-            ),
+            env(1, "slot1", Event::Slot(SlotEvent::snapshot(1, &slot))),
             env(
                 2,
                 "slot1",
@@ -593,10 +583,7 @@ mod tests {
     fn a_slot_in_backfill_is_let_go_of_its_client_and_goes_to_owner() {
         let slot = Slot::new("slot1", "h", 0);
         let events = [
-            SlotEvent::Snapshot {
-                at: 1,
-                slot: Box::new(slot),
-            },
+            SlotEvent::snapshot(1, &slot),
             SlotEvent::ActivityChanged {
                 at: 2,
                 state: State::Backfill,

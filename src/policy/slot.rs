@@ -7,6 +7,7 @@ use std::fmt;
 
 use serde::{Deserialize, Serialize};
 
+pub use super::record::SlotRecord;
 pub use super::transition::Transition;
 
 /// HTCondor's slot states.
@@ -446,12 +447,21 @@ pub enum SlotEvent {
     Snapshot {
         /// When.
         at: i64,
-        /// The state.
-        slot: Box<Slot>,
+        /// The state, in its on-disk form.
+        slot: Box<SlotRecord>,
     },
 }
 
 impl SlotEvent {
+    /// A snapshot of `slot` at `at`.
+    #[must_use]
+    pub fn snapshot(at: i64, slot: &Slot) -> SlotEvent {
+        SlotEvent::Snapshot {
+            at,
+            slot: Box::new(SlotRecord::from(slot)),
+        }
+    }
+
     /// When it happened.
     pub fn at(&self) -> i64 {
         match self {
@@ -601,6 +611,6 @@ pub fn apply(slot: &mut Slot, event: &SlotEvent) {
         SlotEvent::BackfillStarted { .. } => slot.backfill = true,
         SlotEvent::BackfillEnding { .. } => slot.backfill_ending = true,
         SlotEvent::BackfillExited { .. } => slot.backfill = false,
-        SlotEvent::Snapshot { slot: s, .. } => *slot = (**s).clone(),
+        SlotEvent::Snapshot { slot: s, .. } => *slot = s.slot(),
     }
 }

@@ -154,10 +154,7 @@ fn samples() -> Vec<(&'static str, Event)> {
         ),
         (
             "slot-snapshot",
-            Event::Slot(SlotEvent::Snapshot {
-                at,
-                slot: Box::new(slot),
-            }),
+            Event::Slot(SlotEvent::snapshot(at, &slot)),
         ),
         (
             "hook-started",
@@ -337,10 +334,7 @@ fn samples() -> Vec<(&'static str, Event)> {
         ),
         (
             "slot-snapshot-in-backfill",
-            Event::Slot(SlotEvent::Snapshot {
-                at,
-                slot: Box::new(in_backfill),
-            }),
+            Event::Slot(SlotEvent::snapshot(at, &in_backfill)),
         ),
         (
             "daemon-backfill",

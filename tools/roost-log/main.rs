@@ -158,15 +158,18 @@ fn summary(e: &Event) -> String {
             why,
             ..
         }) => format!("-> {state}/{activity} (transition {transition}, {why})"),
-        Event::Slot(SlotEvent::Snapshot { slot, .. }) => format!(
-            "Slot.Snapshot {}/{} claim={} next_claim={}",
-            slot.state,
-            slot.activity,
-            slot.claim
-                .as_ref()
-                .map_or("none".into(), |c| c.id.to_string()),
-            slot.next_claim
-        ),
+        Event::Slot(SlotEvent::Snapshot { slot, .. }) => {
+            let slot = slot.slot();
+            format!(
+                "Slot.Snapshot {}/{} claim={} next_claim={}",
+                slot.state,
+                slot.activity,
+                slot.claim
+                    .as_ref()
+                    .map_or("none".into(), |c| c.id.to_string()),
+                slot.next_claim
+            )
+        }
         Event::Slot(
             SlotEvent::ClaimCreated { claim, .. } | SlotEvent::PreemptingClaimQueued { claim, .. },
         ) => format!(

@@ -80,10 +80,14 @@ impl App {
                     .entry(env.actor.clone())
                     .or_default()
                     .push((*at, *state, *activity)),
-                Event::Slot(SlotEvent::Snapshot { at, slot }) => timeline
-                    .entry(env.actor.clone())
-                    .or_default()
-                    .push((*at, slot.state, slot.activity)),
+                Event::Slot(SlotEvent::Snapshot { at, slot }) => {
+                    let slot = slot.slot();
+                    timeline.entry(env.actor.clone()).or_default().push((
+                        *at,
+                        slot.state,
+                        slot.activity,
+                    ));
+                }
                 _ => {}
             }
             if (i + 1) % CHECKPOINT_EVERY == 0 {

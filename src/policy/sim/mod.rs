@@ -246,10 +246,7 @@ where
     fn add_slot(&mut self, slot: Slot, spec: SlotSpec) -> Result<usize, ScenarioError> {
         let policy = Policy::from_config(&self.config, &slot.id, spec.type_id)
             .map_err(|e| ScenarioError(format!("policy: {e}")))?;
-        let snapshot = [SlotEvent::Snapshot {
-            at: self.now,
-            slot: Box::new(slot.clone()),
-        }];
+        let snapshot = [SlotEvent::snapshot(self.now, &slot)];
         self.log(&slot.id, Recorded::Slot(&snapshot))?;
         self.slots.push(SimSlot {
             next_eval: self.now,

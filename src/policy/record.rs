@@ -130,8 +130,8 @@ mod tests {
         let record = SlotRecord::from(&slot);
         assert_eq!(record.slot(), slot);
         // Unset flags stay off the disk, as they always have.
-        let plain = serde_json::to_value(SlotRecord::from(&Slot::new("slot1", "n", 0)))
-            .expect("encodes");
+        let plain =
+            serde_json::to_value(SlotRecord::from(&Slot::new("slot1", "n", 0))).expect("encodes");
         assert!(plain.get("backfill").is_none() && plain.get("matched_at").is_none());
     }
 }

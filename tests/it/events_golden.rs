@@ -152,10 +152,7 @@ fn samples() -> Vec<(&'static str, Event)> {
             "slot-slot-deleted",
             Event::Slot(SlotEvent::SlotDeleted { at }),
         ),
-        (
-            "slot-snapshot",
-            Event::Slot(SlotEvent::snapshot(at, &slot)),
-        ),
+        ("slot-snapshot", Event::Slot(SlotEvent::snapshot(at, &slot))),
         (
             "hook-started",
             Event::Hook(HookEvent::Started {

@@ -5,6 +5,7 @@
 //! cgroup where the machine allows; [`run`] is the process.
 
 pub mod cgroup;
+pub mod error;
 pub mod job;
 pub mod protocol;
 pub mod run;

@@ -15,6 +15,7 @@ use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
 use tokio::net::unix::pipe;
 
 use super::cgroup::JobCgroup;
+pub use super::error::SetupError;
 use super::job::{JobSpec, job_spec, signal_description, under};
 use super::protocol::{Account, Command, Lost, Report, Request};
 use super::userlog::{self, End, Event, JobId, Stamp, Usage};
@@ -175,35 +176,29 @@ impl Starter {
 
     /// Whom the job runs as: its Owner when we are root (unknown users and
     /// root refused), else ourselves.
-    fn resolve_user(&self, spec: &JobSpec) -> Result<Option<Account>, String> {
+    fn resolve_user(&self, spec: &JobSpec) -> Result<Option<Account>, SetupError> {
         if !Uid::effective().is_root() {
             return Ok(None);
         }
         let Some(owner) = &spec.owner else {
-            return Err("Owner not found in job ad; a job must name its Owner".into());
+            return Err(SetupError::NoOwner);
         };
         // The daemon's lookup when it made one for this name, else ours.
         let account = match self.req.owner.as_ref().filter(|a| &a.name == owner) {
             Some(a) => a.clone(),
             None => match User::from_name(owner) {
                 Ok(Some(u)) => Account::from(u),
-                Ok(None) => {
-                    return Err(format!(
-                        "Uid for \"{owner}\" not found in passwd database for a local job"
-                    ));
-                }
-                Err(e) => return Err(format!("cannot look up Owner \"{owner}\": {e}")),
+                Ok(None) => return Err(SetupError::UnknownOwner(owner.clone())),
+                Err(e) => return Err(SetupError::OwnerLookup(owner.clone(), e)),
             },
         };
         if account.uid == 0 {
-            return Err(format!(
-                "Owner \"{owner}\" is root; jobs may not run as root"
-            ));
+            return Err(SetupError::RootOwner(owner.clone()));
         }
         Ok(Some(account))
     }
 
-    fn make_sandbox(&self) -> Result<(), String> {
+    fn make_sandbox(&self) -> Result<(), SetupError> {
         use std::io::Write;
         use std::os::unix::fs::PermissionsExt;
         let sandbox = &self.sandbox;
@@ -213,7 +208,7 @@ impl Starter {
                 "set aside a sandbox left by an earlier starter: {}",
                 aside.display()
             )),
-            Err(e) => return Err(format!("cannot create sandbox {}: {e}", sandbox.display())),
+            Err(e) => return Err(SetupError::Sandbox(sandbox.clone(), e)),
         }
         // The mode again, in case the umask took from it.
         let _ = std::fs::set_permissions(sandbox, std::fs::Permissions::from_mode(0o700));
@@ -223,7 +218,7 @@ impl Starter {
             .map(|u| (Uid::from_raw(u.uid), Gid::from_raw(u.gid), &u.name));
         if let Some((uid, gid, name)) = owner {
             nix::unistd::chown(sandbox, Some(uid), Some(gid))
-                .map_err(|e| format!("cannot give sandbox to {name}: {e}"))?;
+                .map_err(|e| SetupError::Chown(name.clone(), e))?;
         }
         let write = |name: &str, text: &str| {
             let p = sandbox.join(name);
@@ -232,11 +227,11 @@ impl Starter {
                 .create_new(true)
                 .open(&p)
                 .and_then(|mut f| f.write_all(text.as_bytes()).map(|()| f))
-                .map_err(|e| format!("cannot write {}: {e}", p.display()))?;
+                .map_err(|e| SetupError::Write(p.clone(), e))?;
             if let Some((uid, gid, _)) = owner {
                 let _ = nix::unistd::fchown(&file, Some(uid), Some(gid));
             }
-            Ok::<(), String>(())
+            Ok::<(), SetupError>(())
         };
         write(".job.ad", &ad_to_old(&self.job, OldOrder::Bytes))?;
         write(".machine.ad", &self.req.machine)?;
@@ -311,13 +306,13 @@ impl Starter {
         };
         let prepared: Result<JobSpec, (String, &'static str)> = match (spec, user) {
             (Err(e), _) => Err((e.0, "evict")),
-            (_, Err(e)) => Err((e, "evict")),
+            (_, Err(e)) => Err((e.to_string(), "evict")),
             (Ok(s), Ok(u)) => {
                 self.user = u;
                 self.may_log = true;
                 match self.make_sandbox() {
                     Ok(()) => Ok(s),
-                    Err(e) => Err((e, "evict")),
+                    Err(e) => Err((e.to_string(), "evict")),
                 }
             }
         };
@@ -340,7 +335,7 @@ impl Starter {
         let env = FixedEnv::new(0);
         let user = job_spec(&self.job)
             .map_err(|e| e.0)
-            .and_then(|spec| self.resolve_user(&spec));
+            .and_then(|spec| self.resolve_user(&spec).map_err(|e| e.to_string()));
         match user {
             Ok(u) => self.user = u,
             Err(e) => return log(&format!("cannot write the job event log: {e}")),
@@ -392,7 +387,7 @@ impl Starter {
         if !self.sandbox.exists()
             && let Err(e) = self.make_sandbox()
         {
-            log(&e);
+            log(&e.to_string());
         }
         self.job_exit(&ad, how).await;
         self.cleanup();
@@ -507,17 +502,16 @@ impl Starter {
         Ok(())
     }
 
-    fn open_stdio(&self, spec: &JobSpec, iwd: &str) -> Result<[Stdio; 3], String> {
-        let mut out: Vec<Stdio> = Vec::new();
+    fn open_stdio(&self, spec: &JobSpec, iwd: &str) -> Result<[Stdio; 3], SetupError> {
+        let mut out = [Stdio::Null, Stdio::Null, Stdio::Null];
         if spec.stdio.iter().all(Option::is_none) {
-            return Ok([Stdio::Null, Stdio::Null, Stdio::Null]);
+            return Ok(out);
         }
         // Files are opened with the job user's rights, so a job cannot
         // make the starter write where its owner may not.
         let guard = self.as_job_user()?;
-        for (i, p) in spec.stdio.iter().enumerate() {
+        for (i, p) in spec.stdio.iter().enumerate().take(3) {
             let Some(p) = p else {
-                out.push(Stdio::Null);
                 continue;
             };
             let path = under(iwd, p);
@@ -531,19 +525,12 @@ impl Starter {
                     .open(&path)
             };
             match f {
-                Ok(f) => out.push(Stdio::Fd(f.into())),
-                Err(e) => {
-                    let what = ["In", "Out", "Err"][i];
-                    return Err(format!("cannot open {what} file {path}: {e}"));
-                }
+                Ok(f) => out[i] = Stdio::Fd(f.into()),
+                Err(e) => return Err(SetupError::Stdio(["In", "Out", "Err"][i], path, e)),
             }
         }
         drop(guard);
-        let mut it = out.into_iter();
-        match (it.next(), it.next(), it.next()) {
-            (Some(a), Some(b), Some(c)) => Ok([a, b, c]),
-            _ => Err("internal: stdio".into()),
-        }
+        Ok(out)
     }
 
     async fn run_job(&mut self, spec: &JobSpec, commands: &mut Commands) -> i32 {
@@ -553,7 +540,7 @@ impl Starter {
         }
         let [sin, sout, serr] = match self.open_stdio(spec, &iwd) {
             Ok(s) => s,
-            Err(e) => return self.not_started(&e, "evict").await,
+            Err(e) => return self.not_started(&e.to_string(), "evict").await,
         };
         let mut env = self.condor_env(&iwd);
         for (k, v) in &spec.env {
@@ -829,33 +816,34 @@ impl Starter {
             userlog::text(id, at, &event)
         };
         if let Err(e) = self.append_as_user(Path::new(&path), record.as_bytes()) {
-            log(&format!("cannot write the job event log {path}: {e}"));
+            log(&format!("the job event log: {e}"));
         }
     }
 
     /// Takes the job user's identity for file access until the guard is
     /// dropped (nothing to take when we are not root).
-    fn as_job_user(&self) -> Result<Option<EffectiveUser>, String> {
+    fn as_job_user(&self) -> Result<Option<EffectiveUser>, SetupError> {
         self.user
             .as_ref()
             .map(|u| EffectiveUser::become_user(u.uid, u.gid))
             .transpose()
-            .map_err(|e| format!("cannot take the job user's identity: {e}"))
+            .map_err(SetupError::Identity)
     }
 
     /// Appends bytes to a file with the job user's rights, in one write.
-    fn append_as_user(&self, path: &Path, bytes: &[u8]) -> Result<(), String> {
+    fn append_as_user(&self, path: &Path, bytes: &[u8]) -> Result<(), SetupError> {
         use std::io::Write;
         use std::os::unix::fs::OpenOptionsExt;
         let guard = self.as_job_user()?;
+        let write = |e| SetupError::Write(path.to_path_buf(), e);
         let mut f = std::fs::OpenOptions::new()
             .append(true)
             .create(true)
             .mode(0o644)
             .open(path)
-            .map_err(|e| e.to_string())?;
+            .map_err(write)?;
         drop(guard);
-        f.write_all(bytes).map_err(|e| e.to_string())
+        f.write_all(bytes).map_err(write)
     }
 
     /// Runs UPDATE_JOB_INFO without waiting for it.

@@ -307,7 +307,6 @@ const STRING_ERRORS: &[&str] = &[
     "src/config/mod.rs",
     "src/config/reader.rs",
     "src/events/record.rs",
-    "src/starter/run.rs",
 ];
 
 #[test]

@@ -405,13 +405,12 @@ fn handled_signals() -> SigSet {
     set
 }
 
-/// What a new configuration must pass, beyond each slot's policy, before
-/// a reconfig takes it: every daemon knob reads ([`DaemonSettings::read`]),
-/// the daemon log's knobs read, and the slot layout it describes can be
-/// made on this machine (the layout changes only at a restart, which would
-/// otherwise fail).
+/// What a new configuration must pass before a reconfig takes it, beyond
+/// what the node actor reads from it itself (each slot's policy and the
+/// daemon's knobs, [`DaemonSettings::read`]): the daemon log's knobs read,
+/// and the slot layout it describes can be made on this machine (the
+/// layout changes only at a restart, which would otherwise fail).
 fn check_config(config: &Config, log_dir: &Path, inputs: &MachineInputs) -> Result<()> {
-    DaemonSettings::read(config)?;
     LogSettings::from_config(config, log_dir).map_err(|e| anyhow!(e))?;
     let m = machine(config, inputs).context("machine resources")?;
     layout(config, &m).context("slot layout")?;

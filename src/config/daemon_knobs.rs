@@ -119,19 +119,6 @@ impl DaemonSettings {
     /// the error, naming it, its value and where it is defined.
     pub fn read(config: &Config) -> Result<DaemonSettings, TypeError> {
         let count_or = |name: &str, d: u64| Ok::<_, TypeError>(count(config, name)?.unwrap_or(d));
-        let text = |name: &str| {
-            config.get(name).map_err(|e| TypeError {
-                name: name.to_string(),
-                message: format!("does not expand: {e}{}", config.at(name)),
-            })
-        };
-        let word = |name: &str| {
-            Ok::<_, TypeError>(
-                text(name)?
-                    .map(|w| w.trim().to_string())
-                    .filter(|w| !w.is_empty()),
-            )
-        };
         let (mut hooks, mut hook_timeouts) = (HashMap::new(), HashMap::new());
         for m in config.table().iter() {
             // A name qualified for a subsystem or local name is looked up
@@ -143,9 +130,9 @@ impl DaemonSettings {
                     hook_timeouts.insert(key.trim_end_matches("_TIMEOUT").to_string(), n);
                 }
             } else if is_hook(&key)
-                && let Some(p) = text(name)?.filter(|p| !p.trim().is_empty())
+                && let Some(p) = config.text(name)?
             {
-                hooks.insert(key, p.trim().to_string());
+                hooks.insert(key, p);
             }
         }
         Ok(DaemonSettings {
@@ -162,7 +149,7 @@ impl DaemonSettings {
             spare_starters: spare_starters(config)?
                 .and_then(|n| usize::try_from(n).ok())
                 .unwrap_or(DEFAULT_SPARE_STARTERS),
-            base_cgroup: match text("BASE_CGROUP")? {
+            base_cgroup: match config.expanded("BASE_CGROUP")? {
                 Some(b) => Some(b.trim().to_string()).filter(|b| !b.is_empty()),
                 None => Some("htcondor".to_string()),
             },
@@ -175,12 +162,9 @@ impl DaemonSettings {
                 mb: amount(config, "ROOST_EVENT_LOG_KEEP_MB")?,
                 claims_days: amount(config, "ROOST_EVENT_LOG_KEEP_CLAIMS_DAYS")?,
             },
-            archive: text("ROOST_EVENT_LOG_ARCHIVE")?
-                .map(|a| a.trim().to_string())
-                .filter(|a| !a.is_empty())
-                .map(PathBuf::from),
-            starter_job_hook_keyword: word("STARTER_JOB_HOOK_KEYWORD")?,
-            starter_default_job_hook_keyword: word("STARTER_DEFAULT_JOB_HOOK_KEYWORD")?,
+            archive: config.text("ROOST_EVENT_LOG_ARCHIVE")?.map(PathBuf::from),
+            starter_job_hook_keyword: config.text("STARTER_JOB_HOOK_KEYWORD")?,
+            starter_default_job_hook_keyword: config.text("STARTER_DEFAULT_JOB_HOOK_KEYWORD")?,
             hooks,
             hook_timeouts,
         })
@@ -211,12 +195,6 @@ impl DaemonSettings {
     }
 }
 
-/// Reads every knob of the daemon ([`DaemonSettings::read`]), for a
-/// configuration about to be taken.
-pub fn check(config: &Config) -> Result<(), TypeError> {
-    DaemonSettings::read(config).map(|_| ())
-}
-
 /// `<KEYWORD>_HOOK_<TYPE>` (upper case): a hook's path.
 fn is_hook(name: &str) -> bool {
     name.find("_HOOK_")
@@ -225,11 +203,9 @@ fn is_hook(name: &str) -> bool {
 
 /// `<KEYWORD>_HOOK_<TYPE>_TIMEOUT`, in any case.
 fn is_hook_timeout(name: &str) -> bool {
-    let upper = name.to_ascii_uppercase();
-    upper
+    name.to_ascii_uppercase()
         .strip_suffix("_TIMEOUT")
-        .and_then(|rest| rest.find("_HOOK_").map(|i| i > 0 && i + 6 < rest.len()))
-        .unwrap_or(false)
+        .is_some_and(is_hook)
 }
 
 #[cfg(test)]
@@ -252,7 +228,7 @@ mod tests {
              ROOST_EVENT_LOG_KEEP_MB = 0\nQUICK_HOOK_FETCH_WORK_TIMEOUT = 2 * 10\n\
              ROOST_SPARE_STARTERS = 16\n",
         );
-        assert_eq!(check(&c), Ok(()));
+        assert!(DaemonSettings::read(&c).is_ok());
         assert_eq!(count(&c, "STARTER_UPDATE_INTERVAL"), Ok(Some(60)));
         assert_eq!(count(&c, "QUICK_HOOK_FETCH_WORK_TIMEOUT"), Ok(Some(20)));
         assert_eq!(
@@ -299,7 +275,7 @@ mod tests {
             ),
         ] {
             let c = config(&format!("# a site's file\n{line}\n"));
-            let got = check(&c).expect_err(line).to_string();
+            let got = DaemonSettings::read(&c).expect_err(line).to_string();
             assert_eq!(got, want, "{line}");
         }
     }

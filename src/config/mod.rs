@@ -502,14 +502,20 @@ impl Config {
     /// empty; a value that does not expand is an error naming the knob and
     /// where it is set.
     pub fn text(&self, name: &str) -> Result<Option<String>, TypeError> {
-        match self.get(name) {
-            Ok(Some(t)) if !t.trim().is_empty() => Ok(Some(t.trim().to_string())),
-            Ok(_) => Ok(None),
-            Err(e) => Err(TypeError {
-                name: name.to_string(),
-                message: format!("does not expand: {e}{}", self.at(name)),
-            }),
-        }
+        Ok(self
+            .expanded(name)?
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty()))
+    }
+
+    /// The expanded value of `name` as set, empty included (`Ok(None)`
+    /// only when unset); a value that does not expand is an error naming
+    /// the knob and where it is set.
+    pub fn expanded(&self, name: &str) -> Result<Option<String>, TypeError> {
+        self.get(name).map_err(|e| TypeError {
+            name: name.to_string(),
+            message: format!("does not expand: {e}{}", self.at(name)),
+        })
     }
 
     /// Every name the configuration defines, sorted case-insensitively,

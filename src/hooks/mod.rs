@@ -16,9 +16,6 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 
-/// HTCondor's default cap on a hook's stdout (`PIPE_BUFFER_MAX`).
-pub const DEFAULT_STDOUT_LIMIT: usize = 10 * 1024;
-
 /// How many stderr lines of one hook run are kept for the log.
 const STDERR_LINES: usize = 200;
 

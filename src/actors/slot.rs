@@ -21,7 +21,9 @@ use crate::classad::{ClassAd, FixedEnv, Value, parse_ad};
 use crate::events::{Event, LostClaim};
 use crate::hooks::HookRun;
 use crate::hooks::output::{Fetched, fetched};
-use crate::policy::engine::{AdCache, Ctx, Decision, Effect, Input, Policy, decide, slot_ad};
+use crate::policy::engine::{
+    AdCache, Ctx, Decision, Effect, Input, Policy, decide, slot_ad, wants_news_of_work,
+};
 use crate::policy::layout::SlotSpec;
 use crate::policy::node::{SlotView, wakeup};
 use crate::policy::publish::{Publish, StartdAttrs, public_ad};
@@ -671,7 +673,7 @@ impl Handler<WorkFound> for SlotActor {
     /// thus all take part in a burst of work within the second, not over
     /// a whole one.
     fn handle(&mut self, w: WorkFound, ctx: &mut Context<Self>) {
-        if self.policy.keyword.as_deref() != Some(w.keyword.as_str()) || self.slot.fetching {
+        if !wants_news_of_work(&self.slot, &self.policy, &w.keyword) {
             return;
         }
         self.work_seen = Some(w.by.clone());

@@ -33,6 +33,7 @@ pub use decide::decide;
 pub use knobs::{POLICY_KNOBS, Policy, PolicyError, backfill_job};
 pub use queries::{
     evaluation_interval, fetch_delay, hibernate_state, next_fetch_at, retirement_remaining,
+    wants_news_of_work,
 };
 
 /// What the slot is asked to react to.

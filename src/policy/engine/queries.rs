@@ -43,6 +43,13 @@ pub fn next_fetch_at(slot: &Slot, ctx: &Ctx<'_>) -> Option<i64> {
     Some(if delay > 0 { last + delay } else { last + 1 })
 }
 
+/// Whether news that a slot fetching with hook keyword `keyword` found
+/// work is for this slot ([`super::Input::WorkFound`]): it fetches from the
+/// same place, and no fetch of its own runs.
+pub fn wants_news_of_work(slot: &Slot, policy: &Policy, keyword: &str) -> bool {
+    policy.keyword.as_deref() == Some(keyword) && !slot.fetching
+}
+
 /// Seconds of retirement the slot's running job has left (0 without one).
 pub fn retirement_remaining(slot: &Slot, ctx: &Ctx<'_>) -> i64 {
     Work::new(slot, ctx).retirement_remaining()

@@ -13,7 +13,9 @@ use serde_json::{Value as Json, json};
 use crate::classad::{ClassAd, Value};
 use crate::config::{Config, Scope, load_text};
 
-use super::engine::{AdCache, Ctx, Drain, Effect, Input, Policy, decide, hibernate_state};
+use super::engine::{
+    AdCache, Ctx, Drain, Effect, Input, Policy, decide, hibernate_state, wants_news_of_work,
+};
 use super::layout::{Machine, SlotSpec, layout, machine};
 use super::node::{
     self, DrainRequest, NodeEffect, NodeEvent, NodeInput, NodeSnapshot, NodeState, SlotView,
@@ -593,8 +595,7 @@ where
                 }
                 NodeEffect::WorkFound { slot, by, keyword } => {
                     if let Some(i) = self.index(&slot)
-                        && self.slots[i].policy.keyword.as_deref() == Some(keyword.as_str())
-                        && !self.slots[i].slot.fetching
+                        && wants_news_of_work(&self.slots[i].slot, &self.slots[i].policy, &keyword)
                     {
                         self.steps.push_back(Step::Slot(i, Input::WorkFound(by)));
                     }

@@ -282,13 +282,13 @@ mod tests {
         use crate::config::{LoadInput, Root, Scope, load};
         struct OneFile(String);
         impl crate::config::Files for OneFile {
-            fn read(&self, _: &str) -> Result<Vec<u8>, String> {
+            fn read(&self, _: &str) -> Result<Vec<u8>, crate::config::SourceError> {
                 Ok(self.0.as_bytes().to_vec())
             }
-            fn run(&self, _: &str) -> Result<Vec<u8>, String> {
-                Err("no commands here".into())
+            fn run(&self, _: &str) -> Result<Vec<u8>, crate::config::SourceError> {
+                Err(crate::config::SourceError::Unavailable("no commands here"))
             }
-            fn list_dir(&self, _: &str) -> Result<Vec<String>, String> {
+            fn list_dir(&self, _: &str) -> Result<Vec<String>, crate::config::SourceError> {
                 Ok(Vec::new())
             }
         }

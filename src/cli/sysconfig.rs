@@ -6,7 +6,7 @@
 use std::process::{Command, Stdio};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use crate::config::{Files, LoadInput, Root, Scope};
+use crate::config::{Files, LoadInput, Root, Scope, SourceError};
 
 /// Largest configuration source read (a file or a command's output).
 const MAX_SOURCE_BYTES: u64 = 64 << 20;
@@ -15,35 +15,40 @@ const MAX_SOURCE_BYTES: u64 = 64 << 20;
 pub struct FsFiles;
 
 impl Files for FsFiles {
-    fn read(&self, path: &str) -> Result<Vec<u8>, String> {
-        let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    fn read(&self, path: &str) -> Result<Vec<u8>, SourceError> {
+        let meta = std::fs::metadata(path)?;
         if meta.is_dir() {
-            return Err("is a directory".into());
+            return Err(SourceError::IsDirectory);
         }
         if meta.len() > MAX_SOURCE_BYTES {
-            return Err(format!("larger than {MAX_SOURCE_BYTES} bytes"));
+            return Err(SourceError::TooLarge {
+                limit: MAX_SOURCE_BYTES,
+            });
         }
-        std::fs::read(path).map_err(|e| e.to_string())
+        Ok(std::fs::read(path)?)
     }
 
-    fn run(&self, command: &str) -> Result<Vec<u8>, String> {
+    fn run(&self, command: &str) -> Result<Vec<u8>, SourceError> {
         let out = Command::new("/bin/sh")
             .arg("-c")
             .arg(command)
             .stdin(Stdio::null())
             .stderr(Stdio::inherit())
-            .output()
-            .map_err(|e| e.to_string())?;
+            .output()?;
         if !out.status.success() {
-            return Err(format!("command exited with {}", out.status));
+            use std::os::unix::process::ExitStatusExt;
+            return Err(SourceError::Failed {
+                code: out.status.code(),
+                signal: out.status.signal(),
+            });
         }
         Ok(out.stdout)
     }
 
-    fn list_dir(&self, path: &str) -> Result<Vec<String>, String> {
+    fn list_dir(&self, path: &str) -> Result<Vec<String>, SourceError> {
         let mut out = Vec::new();
-        for entry in std::fs::read_dir(path).map_err(|e| e.to_string())? {
-            let entry = entry.map_err(|e| e.to_string())?;
+        for entry in std::fs::read_dir(path)? {
+            let entry = entry?;
             let is_dir = std::fs::metadata(entry.path()).is_ok_and(|m| m.is_dir());
             if !is_dir {
                 out.push(entry.path().to_string_lossy().into_owned());

@@ -21,6 +21,7 @@ mod expand;
 mod log_limit;
 mod printf;
 mod reader;
+mod source;
 pub mod table;
 
 use std::cell::Cell;
@@ -30,7 +31,8 @@ use std::fmt;
 use crate::classad::{self, Expr, FixedEnv, Value};
 
 pub use log_limit::{LogLimit, parse_log_limit};
-pub use reader::{Files, LoadInput, Root, load};
+pub use reader::{LoadInput, Root, load};
+pub use source::{Files, SourceError};
 
 /// Loads configuration given as text (a simulation scenario's, a test's):
 /// the text is the root file `name`; includes of other files fail.
@@ -42,18 +44,22 @@ pub fn load_text(
 ) -> Result<Config, ConfigError> {
     struct One<'a>(&'a str, &'a str);
     impl Files for One<'_> {
-        fn read(&self, path: &str) -> Result<Vec<u8>, String> {
+        fn read(&self, path: &str) -> Result<Vec<u8>, SourceError> {
             if path == self.0 {
                 Ok(self.1.as_bytes().to_vec())
             } else {
-                Err("only the given configuration text can be read".into())
+                Err(SourceError::Unavailable(
+                    "only the given configuration text can be read",
+                ))
             }
         }
-        fn run(&self, _: &str) -> Result<Vec<u8>, String> {
-            Err("commands cannot be run here".into())
+        fn run(&self, _: &str) -> Result<Vec<u8>, SourceError> {
+            Err(SourceError::Unavailable("commands cannot be run here"))
         }
-        fn list_dir(&self, _: &str) -> Result<Vec<String>, String> {
-            Err("directories cannot be listed here".into())
+        fn list_dir(&self, _: &str) -> Result<Vec<String>, SourceError> {
+            Err(SourceError::Unavailable(
+                "directories cannot be listed here",
+            ))
         }
     }
     let input = LoadInput {

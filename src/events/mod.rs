@@ -159,6 +159,16 @@ pub enum StoreError {
     Remote(String),
 }
 
+impl StoreError {
+    /// Record `seq` cannot be decoded, because of `why`.
+    pub fn corrupt(seq: u64, why: impl std::fmt::Display) -> StoreError {
+        StoreError::Corrupt {
+            seq,
+            message: why.to_string(),
+        }
+    }
+}
+
 /// What a simulation recorded (`policy::sim::Recorded`), as a batch the
 /// log takes: each event with its own time, under `actor`.
 pub fn recorded_batch(actor: &str, recorded: Recorded<'_>) -> Vec<(i64, String, Event)> {

@@ -52,34 +52,59 @@ impl RecordWriter {
     }
 }
 
+/// Why a batch record cannot be split into its envelopes.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum RecordError {
+    /// The record ends inside an envelope's length.
+    #[error("the batch record is cut inside the length of envelope {envelope}")]
+    CutLength {
+        /// The envelope's position in the record.
+        envelope: usize,
+    },
+    /// An envelope's length runs past the record's end.
+    #[error(
+        "envelope {envelope} of the batch record says it is {length} bytes long, but {remaining} remain"
+    )]
+    TooLong {
+        /// The envelope's position in the record.
+        envelope: usize,
+        /// The length it claims.
+        length: usize,
+        /// The bytes left in the record.
+        remaining: usize,
+    },
+    /// The record has the batch marker and nothing else.
+    #[error("the batch record holds no envelope")]
+    Empty,
+}
+
 /// The envelopes' bytes in a record, in order; an error says why the
 /// record cannot be split (its envelopes cannot then be found).
-pub fn entries(record: &[u8]) -> Result<Vec<&[u8]>, String> {
+pub fn entries(record: &[u8]) -> Result<Vec<&[u8]>, RecordError> {
     let Some((&BATCH, mut rest)) = record.split_first() else {
         return Ok(vec![record]);
     };
     let mut out = Vec::new();
     while !rest.is_empty() {
         let Some((len, tail)) = rest.split_first_chunk::<4>() else {
-            return Err(format!(
-                "the batch record is cut inside the length of envelope {}",
-                out.len()
-            ));
+            return Err(RecordError::CutLength {
+                envelope: out.len(),
+            });
         };
         let len = u32::from_le_bytes(*len) as usize;
         if len > tail.len() {
-            return Err(format!(
-                "envelope {} of the batch record says it is {len} bytes long, but {} remain",
-                out.len(),
-                tail.len()
-            ));
+            return Err(RecordError::TooLong {
+                envelope: out.len(),
+                length: len,
+                remaining: tail.len(),
+            });
         }
         let (entry, tail) = tail.split_at(len);
         out.push(entry);
         rest = tail;
     }
     if out.is_empty() {
-        return Err("the batch record holds no envelope".into());
+        return Err(RecordError::Empty);
     }
     Ok(out)
 }
@@ -150,9 +175,15 @@ mod tests {
         .expect("push");
         let record = w.finish();
         let cut = &record[..record.len() - 1];
-        assert!(entries(cut).expect_err("cut").contains("envelope 0"));
-        assert!(entries(&record[..3]).expect_err("cut").contains("length"));
-        assert!(entries(&[BATCH]).is_err());
+        assert!(matches!(
+            entries(cut),
+            Err(RecordError::TooLong { envelope: 0, .. })
+        ));
+        assert!(matches!(
+            entries(&record[..3]),
+            Err(RecordError::CutLength { envelope: 0 })
+        ));
+        assert_eq!(entries(&[BATCH]), Err(RecordError::Empty));
         assert_eq!(count(b"\xc1torn"), None);
     }
 

@@ -81,7 +81,7 @@ fn actor_of(key: &[u8]) -> &[u8] {
 
 /// A record's envelopes; the error names the record.
 fn split(key: u64, bytes: &[u8]) -> Result<Vec<&[u8]>, StoreError> {
-    record::entries(bytes).map_err(|message| StoreError::Corrupt { seq: key, message })
+    record::entries(bytes).map_err(|e| StoreError::corrupt(key, e))
 }
 
 /// The sequence number after the last record of `log`.
@@ -523,10 +523,10 @@ impl SledStore {
                 match env {
                     Ok(env) => positions.add(&env.actor, i),
                     Err(e) => {
-                        return Err(StoreError::Corrupt {
-                            seq: key + u64::from(i),
-                            message: format!("cannot prune past it (run roost-log repair): {e}"),
-                        });
+                        return Err(StoreError::corrupt(
+                            key + u64::from(i),
+                            format!("cannot prune past it (run roost-log repair): {e}"),
+                        ));
                     }
                 }
             }
@@ -655,10 +655,7 @@ impl SledReader {
         let bytes = match self.log.get(key.to_be_bytes()) {
             Ok(Some(bytes)) => bytes,
             Ok(None) => {
-                return one(StoreError::Corrupt {
-                    seq: key,
-                    message: "indexed but missing from the log".into(),
-                });
+                return one(StoreError::corrupt(key, "indexed but missing from the log"));
             }
             Err(e) => return one(io(e)),
         };
@@ -672,9 +669,8 @@ impl SledReader {
             .map(|p| (key + u64::from(p), p as usize))
             .filter(|(seq, _)| *seq >= from)
             .map(|(seq, p)| {
-                let env = parts.get(p).ok_or_else(|| StoreError::Corrupt {
-                    seq,
-                    message: "indexed but missing from its record".into(),
+                let env = parts.get(p).ok_or_else(|| {
+                    StoreError::corrupt(seq, "indexed but missing from its record")
                 })?;
                 let env = decode(seq, env)?;
                 if env.actor.as_bytes() != actor {

@@ -4,22 +4,22 @@
 use std::collections::HashMap;
 
 use proptest::prelude::*;
-use roost::config::{Files, LoadInput, Root, Scope, load};
+use roost::config::{Files, LoadInput, Root, Scope, SourceError, load};
 
 /// Files held in memory; `include`s of each other may recurse.
 struct MemFiles(HashMap<String, String>);
 
 impl Files for MemFiles {
-    fn read(&self, path: &str) -> Result<Vec<u8>, String> {
+    fn read(&self, path: &str) -> Result<Vec<u8>, SourceError> {
         self.0
             .get(path)
             .map(|s| s.as_bytes().to_vec())
-            .ok_or_else(|| "no such file".to_string())
+            .ok_or(SourceError::Unavailable("no such file"))
     }
-    fn run(&self, command: &str) -> Result<Vec<u8>, String> {
+    fn run(&self, command: &str) -> Result<Vec<u8>, SourceError> {
         self.read(command)
     }
-    fn list_dir(&self, path: &str) -> Result<Vec<String>, String> {
+    fn list_dir(&self, path: &str) -> Result<Vec<String>, SourceError> {
         Ok(self
             .0
             .keys()

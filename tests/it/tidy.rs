@@ -134,10 +134,10 @@ const OVERSIZE: &[(&str, usize)] = &[
     ("src/classad/cfmt.rs::strtod", 121),
     ("src/classad/lexer.rs", 847),
     ("src/config/expand.rs", 861),
-    ("src/config/reader.rs", 1259),
-    ("src/config/reader.rs::characterize", 121),
-    ("src/config/reader.rs::statement", 157),
-    ("src/events/sled_store.rs", 929),
+    ("src/config/reader/conditions.rs::characterize", 121),
+    ("src/config/reader/mod.rs", 901),
+    ("src/config/reader/mod.rs::statement", 157),
+    ("src/events/sled_store.rs", 925),
     ("src/policy/layout.rs::layout", 166),
     ("src/policy/layout.rs::request", 123),
     ("src/policy/publish.rs::public_ad", 146),
@@ -301,14 +301,6 @@ fn files_and_functions_keep_to_the_size_guide() {
     );
 }
 
-/// Library code whose errors are still text: the list may shrink, not grow.
-const STRING_ERRORS: &[&str] = &[
-    "src/cli/sysconfig.rs",
-    "src/config/mod.rs",
-    "src/config/reader.rs",
-    "src/events/record.rs",
-];
-
 #[test]
 fn errors_in_library_code_are_types_that_keep_their_cause() {
     let mut bad = Vec::new();
@@ -336,7 +328,7 @@ fn errors_in_library_code_are_types_that_keep_their_cause() {
                 false
             })
             .count();
-        if uses > 0 && !STRING_ERRORS.contains(&rel.as_str()) {
+        if uses > 0 {
             bad.push(format!("{rel}: {uses} Result<_, String>"));
         }
     }

@@ -14,7 +14,6 @@ use tracing::{info, warn};
 use super::hook::hook_timeout;
 use super::messages::{SlotInput, StarterPids, deliver};
 use super::shared::Shared;
-use crate::classad::argenv::split_v2;
 use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, FixedEnv, Value};
 use crate::config::daemon_knobs::DaemonSettings;
@@ -501,14 +500,7 @@ pub fn starter_hooks(settings: &DaemonSettings, job: &ClassAd) -> StarterHooks {
             }
         }
     };
-    let args = match settings.hook_args(&kw, "PREPARE_JOB").map(split_v2) {
-        Some(Ok(a)) => a,
-        Some(Err(e)) => {
-            warn!(message = "Starter hook arguments refused.", hook = "PREPARE_JOB", error = %e);
-            Vec::new()
-        }
-        None => Vec::new(),
-    };
+    let args = settings.hook_args(&kw, "PREPARE_JOB").to_vec();
     let timeout = |hook: &str| hook_timeout(settings, &kw, hook);
     StarterHooks {
         prepare_job: checked("PREPARE_JOB"),

@@ -82,9 +82,7 @@ fn hook_user(config: &Config) -> Option<(u32, u32)> {
 fn init_logging(config: &Config, log_dir: &Path) -> Result<LogFile> {
     use tracing_subscriber::fmt::writer::MakeWriterExt;
     let debug = config
-        .get("STARTD_DEBUG")
-        .ok()
-        .flatten()
+        .expanded("STARTD_DEBUG")?
         .unwrap_or_default()
         .to_ascii_uppercase();
     let level = if debug.contains("D_FULLDEBUG") || debug.contains("D_ALL") {
@@ -273,9 +271,7 @@ impl Prepared {
         let m = machine(config, &inputs).map_err(|e| anyhow!("machine resources: {e}"))?;
         let specs = layout(config, &m).map_err(|e| anyhow!("slot layout: {e}"))?;
         let host = config
-            .get("FULL_HOSTNAME")
-            .ok()
-            .flatten()
+            .expanded("FULL_HOSTNAME")?
             .filter(|h| !h.is_empty())
             .unwrap_or_else(|| "localhost".into());
         let mut slots = Vec::new();

@@ -17,6 +17,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 use super::{Config, TypeError};
+use crate::classad::argenv::split_v2;
 
 /// The most spare starters `ROOST_SPARE_STARTERS` may ask for.
 pub const MAX_SPARE_STARTERS: u64 = 16;
@@ -95,9 +96,12 @@ pub struct DaemonSettings {
     pub starter_job_hook_keyword: Option<String>,
     /// `STARTER_DEFAULT_JOB_HOOK_KEYWORD`, when set.
     pub starter_default_job_hook_keyword: Option<String>,
-    /// Each `<KEYWORD>_HOOK_<TYPE>` (and `…_ARGS`) set, by its name in
-    /// upper case, trimmed.
+    /// Each `<KEYWORD>_HOOK_<TYPE>` set, by its name in upper case,
+    /// trimmed.
     hooks: HashMap<String, String>,
+    /// Each `<KEYWORD>_HOOK_<TYPE>_ARGS` set, split (V2 syntax), by the
+    /// hook's name in upper case (without `_ARGS`).
+    hook_args: HashMap<String, Vec<String>>,
     /// Each `<KEYWORD>_HOOK_<TYPE>_TIMEOUT` set, by the hook's name in
     /// upper case (without `_TIMEOUT`).
     hook_timeouts: HashMap<String, u64>,
@@ -119,7 +123,8 @@ impl DaemonSettings {
     /// the error, naming it, its value and where it is defined.
     pub fn read(config: &Config) -> Result<DaemonSettings, TypeError> {
         let count_or = |name: &str, d: u64| Ok::<_, TypeError>(count(config, name)?.unwrap_or(d));
-        let (mut hooks, mut hook_timeouts) = (HashMap::new(), HashMap::new());
+        let (mut hooks, mut hook_args, mut hook_timeouts) =
+            (HashMap::new(), HashMap::new(), HashMap::new());
         for m in config.table().iter() {
             // A name qualified for a subsystem or local name is looked up
             // as the daemon sees it (another daemon's is not set here).
@@ -132,7 +137,17 @@ impl DaemonSettings {
             } else if is_hook(&key)
                 && let Some(p) = config.text(name)?
             {
-                hooks.insert(key, p);
+                match key.strip_suffix("_ARGS").filter(|h| is_hook(h)) {
+                    Some(hook) => {
+                        let args = split_v2(&p).map_err(|e| {
+                            config.type_error(name, &p, &format!("arguments in V2 syntax ({e})"))
+                        })?;
+                        hook_args.insert(hook.to_string(), args);
+                    }
+                    None => {
+                        hooks.insert(key, p);
+                    }
+                }
             }
         }
         Ok(DaemonSettings {
@@ -166,6 +181,7 @@ impl DaemonSettings {
             starter_job_hook_keyword: config.text("STARTER_JOB_HOOK_KEYWORD")?,
             starter_default_job_hook_keyword: config.text("STARTER_DEFAULT_JOB_HOOK_KEYWORD")?,
             hooks,
+            hook_args,
             hook_timeouts,
         })
     }
@@ -176,10 +192,11 @@ impl DaemonSettings {
             .map(Path::new)
     }
 
-    /// `<keyword>_HOOK_<hook>_ARGS`: the hook's arguments (V2 syntax), if
-    /// set.
-    pub fn hook_args(&self, keyword: &str, hook: &str) -> Option<&str> {
-        self.hook_text(&format!("{keyword}_HOOK_{hook}_ARGS"))
+    /// `<keyword>_HOOK_<hook>_ARGS`: the hook's arguments, split as V2
+    /// syntax when the configuration was read (none when unset).
+    pub fn hook_args(&self, keyword: &str, hook: &str) -> &[String] {
+        let name = format!("{keyword}_HOOK_{hook}").to_ascii_uppercase();
+        self.hook_args.get(&name).map_or(&[], Vec::as_slice)
     }
 
     fn hook_text(&self, name: &str) -> Option<&str> {
@@ -270,6 +287,10 @@ mod tests {
                 "BASE_CGROUP does not expand: $INT() error: nope does not evaluate to an integer (at /etc/condor/condor_config, line 2)",
             ),
             (
+                "Q_HOOK_PREPARE_JOB_ARGS = \"'open",
+                "Q_HOOK_PREPARE_JOB_ARGS is not arguments in V2 syntax (unbalanced single quote in \"'open): \"'open (at /etc/condor/condor_config, line 2)",
+            ),
+            (
                 "ROOST_SPARE_STARTERS = 17",
                 "ROOST_SPARE_STARTERS is not a number of spare starters from 0 to 16: 17 (at /etc/condor/condor_config, line 2)",
             ),
@@ -294,7 +315,7 @@ mod tests {
 
         let d = DaemonSettings::read(&config(
             "BASE_CGROUP =\nSTARTER_UPDATE_INTERVAL = 60\nBIN = /opt/hooks\n\
-             quick_hook_fetch_work = $(BIN)/fetch \nQUICK_HOOK_PREPARE_JOB_ARGS = \"-v 'a b'\"\n\
+             quick_hook_fetch_work = $(BIN)/fetch \nQUICK_HOOK_PREPARE_JOB_ARGS = -v 'a b'\n\
              STARTD.QUICK_HOOK_REPLY_FETCH = /opt/hooks/reply\n\
              SCHEDD.QUICK_HOOK_EVICT_CLAIM = /opt/hooks/evict\n\
              QUICK_HOOK_FETCH_WORK_TIMEOUT = 7\nSTARTER_JOB_HOOK_KEYWORD = QUICK \n\
@@ -317,7 +338,8 @@ mod tests {
             None,
             "the schedd's own"
         );
-        assert_eq!(d.hook_args("QUICK", "PREPARE_JOB"), Some("\"-v 'a b'\""));
+        assert_eq!(d.hook_args("QUICK", "PREPARE_JOB"), ["-v", "a b"]);
+        assert!(d.hook_args("QUICK", "JOB_EXIT").is_empty());
         assert_eq!(d.hook_timeout("quick", "fetch_work"), Some(7));
         assert_eq!(d.hook_timeout("QUICK", "REPLY_FETCH"), None);
         assert_eq!(d.starter_job_hook_keyword.as_deref(), Some("QUICK"));

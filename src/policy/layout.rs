@@ -114,6 +114,11 @@ const RESERVED: &[&str] = &["CPU", "CPUS", "DISK", "SWAP", "MEM", "MEMORY", "RAM
 /// The machine's resources as the configuration sets them.
 pub fn machine(config: &Config, inputs: &MachineInputs) -> Result<Machine, LayoutError> {
     let int = |name: &str| config.int(name).map_err(|e| LayoutError(e.to_string()));
+    let text = |name: &str| {
+        config
+            .expanded(name)
+            .map_err(|e| LayoutError(e.to_string()))
+    };
     let cpus = int("NUM_CPUS")?.unwrap_or(i64::from(inputs.cpus));
     let memory = int("MEMORY")?.unwrap_or(inputs.memory_mb) - int("RESERVED_MEMORY")?.unwrap_or(0);
     let disk = inputs.disk_kb - int("RESERVED_DISK")?.unwrap_or(0) * 1024;
@@ -177,20 +182,13 @@ pub fn machine(config: &Config, inputs: &MachineInputs) -> Result<Machine, Layou
     let has_gpus = custom.keys().any(|k| k.eq_ignore_ascii_case("GPUs"))
         || config.raw("MACHINE_RESOURCE_INVENTORY_GPUS").is_some();
     if !has_gpus {
-        let detect = config
-            .get("STARTD_DETECT_GPUS")
-            .ok()
-            .flatten()
-            .unwrap_or_default();
+        let detect = text("STARTD_DETECT_GPUS")?.unwrap_or_default();
         let d = detect.trim();
         if !d.is_empty() && !d.eq_ignore_ascii_case("false") && d != "0" {
             custom.insert("GPUs".to_string(), f64::from(inputs.gpus));
         }
     }
-    let allowed: Vec<String> = config
-        .get("MACHINE_RESOURCE_NAMES")
-        .ok()
-        .flatten()
+    let allowed: Vec<String> = text("MACHINE_RESOURCE_NAMES")?
         .map(|v| {
             v.split([',', ' ', '\t'])
                 .filter(|s| !s.is_empty())

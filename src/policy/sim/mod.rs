@@ -185,16 +185,15 @@ where
         });
         let text = format!("FULL_HOSTNAME = sim\nHOSTNAME = sim\n{}", sc.config);
         let config = load(&text)?;
+        let knob = |e: crate::config::TypeError| ScenarioError(format!("configuration: {e}"));
         let host = config
-            .get("FULL_HOSTNAME")
-            .ok()
-            .flatten()
+            .expanded("FULL_HOSTNAME")
+            .map_err(knob)?
             .filter(|h| !h.is_empty())
             .unwrap_or_else(|| "sim".into());
         let alive_interval = config
             .int("ALIVE_INTERVAL")
-            .ok()
-            .flatten()
+            .map_err(knob)?
             .unwrap_or(300)
             .max(1);
         let m = machine(&config, &sc.inputs).map_err(|e| ScenarioError(format!("machine: {e}")))?;

@@ -129,6 +129,8 @@ pub struct NodeLink {
     pub work: Recipient<WorkFound>,
     /// Its wish for benchmarks.
     pub benchmarks: Recipient<RunBenchmarks>,
+    /// The daemon's one backfill client's manager (started with the node).
+    pub backfill: BackfillLink,
 }
 
 /// How a slot reaches the backfill client's manager.

@@ -8,6 +8,8 @@
 //! * [`starter::StarterActor`]: one per `roost starter` process.
 //! * [`backfill::BackfillActor`]: the one backfill client (BOINC) that
 //!   every slot in Backfill shares, run by a starter.
+//! * [`supply::StarterSupply`] (not an actor): the starter program, the
+//!   spare starters and owners' accounts the starter actors share.
 //! * [`admin`]: the admin socket's server, a task per connection that
 //!   hands commands to the supervisor.
 //!
@@ -23,3 +25,4 @@ pub mod node;
 pub mod shared;
 pub mod slot;
 pub mod starter;
+pub mod supply;

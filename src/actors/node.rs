@@ -13,12 +13,13 @@ use std::time::Duration;
 use actix::prelude::*;
 use tracing::{error, info, warn};
 
+use super::backfill::BackfillActor;
 use super::machine::machine_ad;
 use super::messages::{
-    NewPolicy, NodeLink, PublicAd, RunBenchmarks, SlotBorn, SlotGone, SlotInput, SlotStatus,
-    WorkFound, deliver,
+    BackfillLink, NewPolicy, NodeLink, PublicAd, RunBenchmarks, SlotBorn, SlotGone, SlotInput,
+    SlotStatus, WorkFound, deliver,
 };
-use super::shared::{NodeFacts, Shared};
+use super::shared::Shared;
 use super::slot::SlotActor;
 use crate::admin::Response;
 use crate::classad::{ClassAd, Value, parse_ad};
@@ -85,17 +86,26 @@ pub struct NodeActor {
     benchmarking: Vec<Recipient<SlotInput>>,
     /// The last benchmarks: `Mips`, `KFlops`, `LastBenchmark`.
     benchmarks: Option<(i64, i64, i64)>,
+    /// The backfill client's manager, which every slot reaches.
+    backfill: BackfillLink,
 }
 
 impl NodeActor {
-    /// A supervisor that will create `slots`.
-    /// `reload` re-reads the configuration for `Control::Reconfig`.
+    /// A supervisor that will create `slots`, with the backfill client's
+    /// manager they share (started here, idle until a slot wants
+    /// backfill). `reload` re-reads the configuration for
+    /// `Control::Reconfig`. Called within the actor system.
     pub fn new(
         shared: Rc<Shared>,
         slots: Vec<(Slot, SlotSpec, Policy, StartdAttrs)>,
         reload: Reload,
     ) -> NodeActor {
+        let manager = BackfillActor::new(&shared).start();
         NodeActor {
+            backfill: BackfillLink {
+                want: manager.clone().recipient(),
+                release: manager.recipient(),
+            },
             shared,
             initial: slots,
             slots: BTreeMap::new(),
@@ -126,7 +136,7 @@ impl NodeActor {
             ad.insert_value("Mips", Value::Int(mips));
             ad.insert_value("KFlops", Value::Int(kflops));
         }
-        *self.shared.machine_ad.borrow_mut() = ad;
+        self.shared.node.borrow_mut().machine = ad;
     }
 
     fn record(&self, e: DaemonEvent) {
@@ -137,11 +147,10 @@ impl NodeActor {
 
     /// Publishes what slots read of the node.
     fn publish(&self) {
-        *self.shared.node.borrow_mut() = NodeFacts {
-            drain: self.state.drain.clone(),
-            drain_times: self.state.drain_times(),
-            total_slots: self.state.total_slots(),
-        };
+        let mut facts = self.shared.node.borrow_mut();
+        facts.drain = self.state.drain.clone();
+        facts.drain_times = self.state.drain_times();
+        facts.total_slots = self.state.total_slots();
     }
 
     /// Decide, append, apply, act: one input to the node core. Returns
@@ -304,7 +313,7 @@ impl NodeActor {
         info!(message = "Dynamic slot created.", slot = %slot.name, parent = %parent);
         let addr = SlotActor::new(
             &self.shared,
-            link(&ctx.address()),
+            link(&ctx.address(), &self.backfill),
             slot,
             spec,
             policy,
@@ -352,14 +361,16 @@ fn log_event(e: &NodeEvent) {
     }
 }
 
-/// How a slot reaches the node at `addr`.
-fn link(addr: &Addr<NodeActor>) -> NodeLink {
+/// How a slot reaches the node at `addr` and the backfill client's
+/// manager `backfill`.
+fn link(addr: &Addr<NodeActor>, backfill: &BackfillLink) -> NodeLink {
     NodeLink {
         status: addr.clone().recipient(),
         born: addr.clone().recipient(),
         gone: addr.clone().recipient(),
         work: addr.clone().recipient(),
         benchmarks: addr.clone().recipient(),
+        backfill: backfill.clone(),
     }
 }
 
@@ -392,7 +403,7 @@ impl Actor for NodeActor {
             self.lost = others;
             let addr = SlotActor::new(
                 &self.shared,
-                link(&me),
+                link(&me, &self.backfill),
                 slot,
                 spec,
                 policy,

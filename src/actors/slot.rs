@@ -8,11 +8,10 @@ use std::time::Duration;
 use actix::prelude::*;
 use tracing::{error, info, warn};
 
-use super::backfill::BackfillActor;
 use super::hook::{HookActor, HookDone, hook_timeout, ignored};
 use super::messages::{
-    BackfillLink, NewPolicy, NodeLink, PublicAd, Release, RunBenchmarks, SlotBorn, SlotGone,
-    SlotInput, SlotStatus, StarterPids, Want, WorkFound, deliver,
+    NewPolicy, NodeLink, PublicAd, Release, RunBenchmarks, SlotBorn, SlotGone, SlotInput,
+    SlotStatus, StarterPids, Want, WorkFound, deliver,
 };
 use super::shared::Shared;
 use super::starter::{StarterActor, StarterCmd, StarterOwner, starter_hooks, starter_request};
@@ -96,12 +95,11 @@ impl SlotActor {
 
     /// Calls `f` with the slot's decision context at `now`.
     fn with_ctx<R>(&self, now: i64, f: impl FnOnce(&Ctx<'_>) -> R) -> R {
-        let machine = self.shared.machine_ad.borrow();
         let node = self.shared.node.borrow();
         f(&Ctx {
             policy: &self.policy,
             spec: &self.spec,
-            machine: &machine,
+            machine: &node.machine,
             now,
             drain: node.drain.as_ref(),
             cache: &self.cache,
@@ -425,7 +423,7 @@ impl SlotActor {
             Effect::HardKill => self.tell(StarterCmd::Send(Command::HardKill)),
             Effect::KillStarter => self.tell(StarterCmd::KillAll),
             Effect::StartBackfill => deliver(
-                &self.backfill().want,
+                &self.node.backfill.want,
                 Want {
                     slot: self.slot.id.clone(),
                     addr: ctx.address().recipient(),
@@ -433,7 +431,7 @@ impl SlotActor {
                 "a slot's wish for the backfill client",
             ),
             Effect::KillBackfill => deliver(
-                &self.backfill().release,
+                &self.node.backfill.release,
                 Release {
                     slot: self.slot.id.clone(),
                 },
@@ -488,20 +486,6 @@ impl SlotActor {
             label,
             req,
         ));
-    }
-
-    /// The daemon's one backfill manager, started on first use.
-    fn backfill(&self) -> BackfillLink {
-        if let Some(a) = &*self.shared.backfill.borrow() {
-            return a.clone();
-        }
-        let a = BackfillActor::new(&self.shared).start();
-        let link = BackfillLink {
-            want: a.clone().recipient(),
-            release: a.recipient(),
-        };
-        *self.shared.backfill.borrow_mut() = Some(link.clone());
-        link
     }
 
     fn tell(&self, cmd: StarterCmd) {

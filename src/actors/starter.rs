@@ -137,7 +137,7 @@ impl StarterActor {
             ),
             job_started: self.job_pid.is_some(),
         });
-        let mut child = match self.shared.starter_command(Stdio::Null).spawn() {
+        let mut child = match self.shared.starters.command(Stdio::Null).spawn() {
             Ok(c) => c,
             Err(e) => {
                 warn!(message = "Cannot start a starter to write the job event log.",
@@ -175,18 +175,21 @@ impl Actor for StarterActor {
         let Some(request) = self.request.take() else {
             return;
         };
-        let spare = self.shared.take_spare();
+        let spare = self.shared.starters.take_spare();
         let warm = spare.is_some();
         let spawned = match spare {
             Some(c) => Ok(c),
-            None => self.shared.starter_command(Stdio::Piped).spawn(),
+            None => self.shared.starters.command(Stdio::Piped).spawn(),
         };
         let mut child = match spawned {
             Ok(c) => c,
             Err(e) => {
                 warn!(message = "Cannot start the starter.", slot = %self.slot_id, error = %e);
                 self.record(StarterEvent::JobNotStarted {
-                    reason: format!("cannot start {}: {e}", self.shared.starter.0.display()),
+                    reason: format!(
+                        "cannot start {}: {e}",
+                        self.shared.starters.program.0.display()
+                    ),
                 });
                 // No starter, no JOB_EXIT: EVICT_CLAIM tells the fetcher.
                 deliver(
@@ -348,7 +351,9 @@ impl Handler<Line> for StarterActor {
         };
         self.record(e);
         if refill {
-            self.shared.refill_spares();
+            self.shared
+                .starters
+                .refill(self.shared.settings().spare_starters);
         }
     }
 }
@@ -400,7 +405,9 @@ impl Handler<Gone> for StarterActor {
             Input::StarterExited
         };
         deliver(&self.slot.exited, SlotInput(input), "the starter's end");
-        self.shared.refill_spares();
+        self.shared
+            .starters
+            .refill(self.shared.settings().spare_starters);
         ctx.stop();
     }
 }
@@ -462,7 +469,11 @@ pub fn starter_request(
         cgroup_home: shared.cgroup_home.clone(),
         lost: None,
         owner: match job.eval_attr("Owner", &FixedEnv::new(0)) {
-            Value::Str(o) if !o.is_empty() => shared.account(&o.to_string_lossy()),
+            Value::Str(o) if !o.is_empty() => shared.starters.account(
+                &o.to_string_lossy(),
+                shared.clock.now(),
+                settings.passwd_cache_refresh,
+            ),
             _ => None,
         },
         debug_log: tracing::enabled!(target: "starter", tracing::Level::DEBUG),

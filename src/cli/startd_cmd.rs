@@ -498,7 +498,7 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     let code = sys.run_with_code().context("actor system")?;
     // The log's writer ends once every appender is gone.
     let restart = code == crate::actors::node::RESTART;
-    shared.close_spares();
+    shared.starters.close();
     drop(shared);
     drop(committer.finish());
     let _ = std::fs::remove_file(&socket);

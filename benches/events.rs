@@ -6,26 +6,14 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, Throughput, criterion_group, criterion_main};
-use roost::events::{Event, EventRead, EventStore, SledStore};
-use roost::policy::slot::{Activity, SlotEvent, State, Transition};
+use roost::events::{EventRead, EventStore, SledStore};
 
 /// The allocator the `roost` binary uses.
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-fn event(i: i64) -> (i64, String, Event) {
-    (
-        i,
-        format!("slot{}", i % 64),
-        Event::Slot(SlotEvent::ActivityChanged {
-            at: i,
-            state: State::Claimed,
-            activity: Activity::Busy,
-            transition: Transition::IdleToBusy,
-            why: "starter spawned".into(),
-        }),
-    )
-}
+mod common;
+use common::event;
 
 fn bench_events(c: &mut Criterion) {
     let base = std::env::temp_dir().join(format!("roost-bench-events-{}", std::process::id()));

@@ -18,7 +18,8 @@ use std::sync::{Arc, Mutex, PoisonError};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-use super::{Checkpointer, DaemonEvent, Event, EventStore, StoreError};
+use super::keeper::Keeper;
+use super::{Checkpointer, Event, EventStore, StoreError};
 
 type Batch = Vec<(i64, String, Event)>;
 
@@ -188,115 +189,6 @@ fn stopped_before_answering() -> StoreError {
     }
 }
 
-/// Cuts the log to the checkpointer's retention, archiving what goes when
-/// it says so. A failure is logged; the log is then kept whole.
-fn keep_to<S: EventStore>(store: &mut S, cp: &Checkpointer) {
-    let boundaries: Vec<(u64, i64)> = store
-        .read_actor("daemon", 1)
-        .flatten()
-        .filter(|e| {
-            matches!(
-                e.event,
-                Event::Daemon(DaemonEvent::Started { .. } | DaemonEvent::Checkpoint { .. })
-            )
-        })
-        .map(|e| (e.seq, e.time))
-        .collect();
-    let records = store.record_sizes();
-    let Some(cut) = cp.retention().cut(&boundaries, cp.now(), &records) else {
-        return;
-    };
-    let first = records.first().map_or(1, |r| r.0);
-    if let Some(file) = &cp.retention().claims_file
-        && let Err(e) = keep_claims(store, cp, file, cut)
-    {
-        // Cutting now would lose the claims' audit trail: keep the log.
-        tracing::error!(message = "Cannot keep the cut claims; the log is not cut.",
-            file = %file.display(), error = %e);
-        return;
-    }
-    let archive = cp
-        .retention()
-        .archive
-        .as_ref()
-        .map(|d| d.join(format!("events-{first}-{}", cut - 1)));
-    match store.prune_before(cut, archive.as_deref()) {
-        Ok(n) => tracing::info!(
-            message = "Event log cut to its retention.",
-            events = n,
-            first_kept = cut,
-            archive = %archive.as_ref().map_or("(deleted)".into(), |a| a.display().to_string())
-        ),
-        Err(e) => tracing::error!(message = "Cannot cut the event log.", error = %e),
-    }
-}
-
-/// Adds the audit trail of the claims in the events before `cut` to the
-/// kept-claims file, and drops from it the claims accepted longer ago than
-/// the retention keeps them. The file is replaced whole (written beside it,
-/// then renamed); a line it cannot read is kept as it is.
-fn keep_claims<S: EventStore>(
-    store: &S,
-    cp: &Checkpointer,
-    file: &std::path::Path,
-    cut: u64,
-) -> Result<(), StoreError> {
-    let at = |path: &std::path::Path| {
-        let path = path.to_path_buf();
-        move |source| StoreError::File { path, source }
-    };
-    let mut audit = super::audit::Audit::default();
-    for env in store.read_from(1) {
-        let env = env?;
-        if env.seq >= cut {
-            break;
-        }
-        audit.apply(&env);
-    }
-    let oldest = cp
-        .retention()
-        .keep_claims_seconds
-        .map_or(i64::MIN, |keep| cp.now().saturating_sub(keep));
-    let mut text = String::new();
-    let old = match std::fs::read_to_string(file) {
-        Ok(t) => t,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => String::new(),
-        Err(e) => return Err(at(file)(e)),
-    };
-    for line in old.lines().filter(|l| !l.trim().is_empty()) {
-        match serde_json::from_str::<super::audit::ClaimRecord>(line) {
-            Ok(c) if c.accepted_at < oldest => {}
-            _ => {
-                text.push_str(line);
-                text.push('\n');
-            }
-        }
-    }
-    for c in audit.finish() {
-        if c.accepted_at >= oldest {
-            let line = serde_json::to_string(&c).map_err(|e| at(file)(std::io::Error::other(e)))?;
-            text.push_str(&line);
-            text.push('\n');
-        }
-    }
-    let tmp = file.with_extension("jsonl.new");
-    // Durable before the events it keeps are cut.
-    let write = || -> std::io::Result<()> {
-        use std::io::Write as _;
-        let mut f = std::fs::File::create(&tmp)?;
-        f.write_all(text.as_bytes())?;
-        f.sync_all()
-    };
-    write().map_err(at(&tmp))?;
-    std::fs::rename(&tmp, file).map_err(at(file))?;
-    if let Some(dir) = file.parent() {
-        std::fs::File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(at(dir))?;
-    }
-    Ok(())
-}
-
 fn writer<S: EventStore>(
     mut store: S,
     rx: &Receiver<Msg>,
@@ -306,6 +198,8 @@ fn writer<S: EventStore>(
 ) -> S {
     // When the records held now must be written at the latest.
     let mut due: Option<Instant> = None;
+    // Retention's thread, from the first pass asked for.
+    let mut keeper: Option<Keeper> = None;
     loop {
         let first = match due {
             Some(at) => match rx.recv_timeout(at.saturating_duration_since(Instant::now())) {
@@ -351,6 +245,7 @@ fn writer<S: EventStore>(
             batches,
             replies,
             checkpoints.as_mut(),
+            &mut keeper,
             on_failure,
         );
     }
@@ -363,9 +258,12 @@ fn writer<S: EventStore>(
             batches,
             replies,
             checkpoints.as_mut(),
+            &mut keeper,
             on_failure,
         );
     }
+    // A retention pass under way finishes before the store is handed back.
+    drop(keeper);
     store
 }
 
@@ -390,12 +288,15 @@ fn take_held(held: &Held, batches: &mut Vec<Batch>, replies: &mut Vec<Option<Rep
 }
 
 /// Appends a group durably, answers whoever waits, writes a checkpoint
-/// when one is due; tells `on_failure` when the group cannot be written.
+/// when one is due and then asks `keeper` (started at the first pass) to
+/// keep the log to its retention, on its own thread; tells `on_failure`
+/// when the group cannot be written.
 fn write_group<S: EventStore>(
     store: &mut S,
     mut batches: Vec<Batch>,
     replies: Vec<Option<Reply>>,
     checkpoints: Option<&mut Checkpointer>,
+    keeper: &mut Option<Keeper>,
     on_failure: Option<&(dyn Fn(&StoreError) + Send)>,
 ) {
     let mut all: Batch = Vec::with_capacity(batches.iter().map(Vec::len).sum());
@@ -428,7 +329,12 @@ fn write_group<S: EventStore>(
                 Ok(_) => {
                     cp.written(at, &checkpoint);
                     if !cp.retention().keeps_everything() {
-                        keep_to(store, cp);
+                        if keeper.is_none() {
+                            *keeper = store.keeper().and_then(Keeper::start);
+                        }
+                        if let Some(k) = keeper.as_ref() {
+                            k.ask(cp.retention(), cp.now());
+                        }
                     }
                 }
                 Err(e) => {

@@ -8,6 +8,7 @@
 
 pub mod audit;
 mod group;
+mod keeper;
 mod record;
 pub mod replay;
 pub mod retention;
@@ -269,22 +270,24 @@ pub trait EventStore: EventRead {
     /// Makes everything written so far durable.
     fn flush(&mut self) -> Result<(), StoreError>;
 
-    /// Each record's first sequence number and size in bytes, in order
-    /// (for retention; a store that cannot tell lists nothing).
-    fn record_sizes(&self) -> Vec<(u64, u64)> {
-        Vec::new()
+    /// A handle for retention to read and cut the log from another
+    /// thread while this store is written (a store that cannot give one
+    /// is kept whole).
+    fn keeper(&self) -> Option<Box<dyn LogKeeper>> {
+        None
     }
+}
 
-    /// Removes the events before `seq`, archiving them first in directory
-    /// `archive` when given; returns how many went (retention; a store
-    /// that cannot prune keeps everything).
-    fn prune_before(
-        &mut self,
-        _seq: u64,
-        _archive: Option<&std::path::Path>,
-    ) -> Result<u64, StoreError> {
-        Ok(0)
-    }
+/// Retention's access to a log beside its writer: reading it, and cutting
+/// its oldest events.
+pub trait LogKeeper: EventRead + Send {
+    /// Each record's first sequence number and size in bytes, in order.
+    fn record_sizes(&self) -> Vec<(u64, u64)>;
+
+    /// Removes the events before `seq` (never the log's last), archiving
+    /// them first in directory `archive` when given; returns how many
+    /// went. Safe while the writer appends.
+    fn prune_before(&self, seq: u64, archive: Option<&std::path::Path>) -> Result<u64, StoreError>;
 }
 
 /// Reading the log (the store itself, or a reader that shares it).

@@ -1,6 +1,6 @@
 //! Failure injection at the log's I/O sites: a store whose writes or
-//! flushes fail on demand (a full disk, an I/O error), under the group
-//! committer as the daemon uses it. A failed append reaches its caller as
+//! flushes fail on demand (a full disk, an I/O error), or whose retention
+//! pass is held, under the group committer as the daemon uses it. A failed append reaches its caller as
 //! an error, takes nothing into the log, leaves no gap, and loses nothing
 //! acknowledged before or after it. And under the daemon's actors: a slot
 //! whose events cannot be written does not act on them, and the daemon
@@ -11,18 +11,60 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
 use roost::events::{
-    Appender, DaemonEvent, Envelope, Event, EventRead, EventStore, GroupCommitter, SledStore,
-    StoreError,
+    Appender, CheckpointEvery, Checkpointer, DaemonEvent, Envelope, Event, EventRead, EventStore,
+    GroupCommitter, LogKeeper, Replay, Retention, SledReader, SledStore, StoreError,
 };
 
 /// Fails the next `writes` writes and the next `flushes` flushes; counts
-/// the flushes done; holds the next flush in `gate` when one is set.
+/// the flushes done; holds the next flush in `gate` when one is set, and
+/// the next retention pass's removal in `prune_gate`.
 #[derive(Clone, Default)]
 struct Faults {
     writes: Arc<AtomicU32>,
     flushes: Arc<AtomicU32>,
     flushed: Arc<AtomicU32>,
     gate: Arc<Mutex<Option<Gate>>>,
+    prune_gate: Arc<Mutex<Option<Gate>>>,
+}
+
+/// Retention's handle on a [`Faulty`] store: the store's own, whose
+/// removal waits at `gate` when one is set.
+struct HeldKeeper {
+    reader: SledReader,
+    gate: Arc<Mutex<Option<Gate>>>,
+}
+
+impl EventRead for HeldKeeper {
+    fn read_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_> {
+        self.reader.read_from(from)
+    }
+    fn read_actor(
+        &self,
+        actor: &str,
+        from: u64,
+    ) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_> {
+        self.reader.read_actor(actor, from)
+    }
+    fn read_actor_back(
+        &self,
+        actor: &str,
+    ) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_> {
+        self.reader.read_actor_back(actor)
+    }
+}
+
+impl LogKeeper for HeldKeeper {
+    fn record_sizes(&self) -> Vec<(u64, u64)> {
+        self.reader.record_sizes()
+    }
+    fn prune_before(&self, seq: u64, archive: Option<&std::path::Path>) -> Result<u64, StoreError> {
+        let gate = self.gate.lock().expect("gate").take();
+        if let Some(g) = gate {
+            g.started.send(()).expect("the test waits for the pass");
+            g.release.recv().expect("the test releases the pass");
+        }
+        self.reader.prune_before(seq, archive)
+    }
 }
 
 /// Holds a flush: says when it has started, and lets it go on when told.
@@ -93,6 +135,12 @@ impl EventStore for Faulty {
     fn truncate(&mut self, from: u64) -> Result<(), StoreError> {
         self.inner.truncate(from)
     }
+    fn keeper(&self) -> Option<Box<dyn LogKeeper>> {
+        Some(Box::new(HeldKeeper {
+            reader: self.inner.reader(),
+            gate: Arc::clone(&self.faults.prune_gate),
+        }))
+    }
 }
 
 fn batch(tag: &str, n: usize) -> Vec<(i64, String, Event)> {
@@ -121,6 +169,87 @@ fn faulty_log(name: &str) -> (std::path::PathBuf, Faults, GroupCommitter<Faulty>
     };
     let (committer, appender) = GroupCommitter::start(store);
     (dir, faults, committer, appender)
+}
+
+/// Retention runs beside the writer: while a pass is held in the middle
+/// of cutting the log, appends go on and are acknowledged; the pass then
+/// completes, and the writer's end waits for it.
+#[test]
+fn appends_go_on_while_a_retention_pass_is_held() {
+    let dir = std::env::temp_dir().join(format!("roost-held-pass-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let mut inner = SledStore::open(&dir).expect("open");
+    for n in 0..4 {
+        // A run start every 50 events: where retention may cut.
+        let mut b = batch(&format!("run {n}"), 50);
+        b[0].2 = Event::Daemon(DaemonEvent::Started {
+            version: "test".into(),
+            pid: 1,
+            host: "h".into(),
+            slots: Vec::new(),
+        });
+        let next = inner.next_seq();
+        inner.append(next, &b).expect("prefill");
+    }
+    let faults = Faults::default();
+    let (started_tx, started) = mpsc::channel();
+    let (release, release_rx) = mpsc::channel();
+    *faults.prune_gate.lock().expect("gate") = Some(Gate {
+        started: started_tx,
+        release: release_rx,
+    });
+    let store = Faulty {
+        inner,
+        faults: faults.clone(),
+    };
+    let every = CheckpointEvery {
+        events: 10,
+        seconds: 0,
+    };
+    let cp = Checkpointer::new(Replay::default(), every).with_retention(Retention {
+        keep_bytes: Some(1),
+        ..Retention::default()
+    });
+    let (committer, appender) = GroupCommitter::start_with(store, Some(cp));
+    for i in 0..10 {
+        appender
+            .append(batch(&format!("before {i}"), 1))
+            .expect("append");
+    }
+    started
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("a retention pass began after the checkpoint");
+    // The pass is held inside its removal: appends are still answered.
+    let (done_tx, done) = mpsc::channel();
+    let a = appender.clone();
+    std::thread::spawn(move || {
+        for i in 0..50 {
+            a.append(batch(&format!("during {i}"), 1)).expect("append");
+        }
+        done_tx.send(()).expect("test waits");
+    });
+    done.recv_timeout(std::time::Duration::from_secs(60))
+        .expect("appends were answered while the retention pass was held");
+    release.send(()).expect("the pass waits");
+    drop(appender);
+    let store = committer.finish().expect("writer");
+    let reader = store.inner.reader();
+    assert!(
+        reader.first_seq() > 1,
+        "the pass cut the log before the writer ended"
+    );
+    assert!(
+        store.inner.verify().is_empty(),
+        "{:?}",
+        store.inner.verify()
+    );
+    let last = reader.last_seq();
+    let seqs: Vec<u64> = store
+        .read_from(1)
+        .map(|e| e.expect("decodes").seq)
+        .collect();
+    assert_eq!(seqs, (reader.first_seq()..=last).collect::<Vec<_>>());
+    let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]

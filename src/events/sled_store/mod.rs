@@ -11,6 +11,8 @@
 //! sled transaction, so it survives a crash whole or not at all. `append`
 //! flushes before it returns.
 
+mod prune;
+
 use std::collections::HashMap;
 use std::path::Path;
 
@@ -19,7 +21,8 @@ use sled::transaction::{ConflictableTransactionError, TransactionError};
 
 use super::record::{self, RecordWriter};
 use super::{
-    Envelope, Event, EventRead, EventStore, SCHEMA, StoreError, decode, encode_into, missing,
+    Envelope, Event, EventRead, EventStore, LogKeeper, SCHEMA, StoreError, decode, encode_into,
+    missing,
 };
 
 /// The most envelopes one record holds: a larger batch is stored as
@@ -483,132 +486,12 @@ impl SledStore {
 
     /// Each record's first sequence number and size in bytes, in order.
     pub fn record_sizes(&self) -> Vec<(u64, u64)> {
-        self.trees
-            .log
-            .iter()
-            .flatten()
-            .filter_map(|(k, v)| Some((seq_of(&k)?, v.len() as u64)))
-            .collect()
+        self.trees.record_sizes()
     }
 
-    /// Removes every event before `seq`: the records wholly before it, and
-    /// the part before it of the record holding it, with their index
-    /// entries. With `archive`, they are first copied, bytes and index, into
-    /// a new log in that directory, which `roost-log --log` reads like any
-    /// other. Returns how many events went.
+    /// Removes every event before `seq` (see [`SledReader::prune_before`]).
     pub fn prune_before(&mut self, seq: u64, archive: Option<&Path>) -> Result<u64, StoreError> {
-        // The log always keeps its last event: it numbers the next one.
-        let seq = seq.min(self.next.saturating_sub(1));
-        let doomed: Vec<(sled::IVec, sled::IVec)> = self
-            .trees
-            .log
-            .range(..seq.to_be_bytes())
-            .collect::<Result<_, _>>()
-            .map_err(io)?;
-        if doomed.is_empty() {
-            return Ok(0);
-        }
-        // What goes: (key, bytes, index entries) per record; what stays of
-        // the last one if it straddles `seq`.
-        let mut gone: Vec<Stored> = Vec::with_capacity(doomed.len());
-        let mut kept: Option<Stored> = None;
-        let mut stale_index = Vec::new();
-        let mut events = 0;
-        for (k, v) in &doomed {
-            let Some(key) = seq_of(k) else { continue };
-            let parts = split(key, v)?;
-            let mut positions = Positions::default();
-            let envelopes = decoded(key, &parts);
-            for ((_, _, env), i) in envelopes.iter().zip(0u32..) {
-                match env {
-                    Ok(env) => positions.add(&env.actor, i),
-                    Err(e) => {
-                        return Err(StoreError::corrupt(
-                            key + u64::from(i),
-                            format!("cannot prune past it (run roost-log repair): {e}"),
-                        ));
-                    }
-                }
-            }
-            stale_index.extend(positions.entries(key).into_iter().map(|(ik, _)| ik));
-            if key + parts.len() as u64 <= seq {
-                events += parts.len() as u64;
-                gone.push(Stored {
-                    key,
-                    bytes: v.to_vec(),
-                    index: positions.entries(key),
-                });
-                continue;
-            }
-            // The record holding `seq`: split it.
-            let mut before = (RecordWriter::with_capacity(v.len()), Positions::default());
-            let mut after = (RecordWriter::with_capacity(v.len()), Positions::default());
-            for (s, bytes, env) in &envelopes {
-                let half = if *s < seq { &mut before } else { &mut after };
-                let at = half.0.push(|buf| {
-                    buf.extend_from_slice(bytes);
-                    Ok::<(), StoreError>(())
-                })?;
-                if let Ok(env) = env {
-                    half.1.add(&env.actor, at);
-                }
-            }
-            events += u64::from(before.0.count());
-            gone.push(Stored {
-                key,
-                index: before.1.entries(key),
-                bytes: before.0.finish(),
-            });
-            kept = Some(Stored {
-                key: seq,
-                index: after.1.entries(seq),
-                bytes: after.0.finish(),
-            });
-        }
-        if let Some(dir) = archive {
-            let db = sled::Config::new()
-                .path(dir)
-                .cache_capacity(CACHE_BYTES)
-                .open()
-                .map_err(|source| StoreError::Open {
-                    path: dir.to_path_buf(),
-                    locked: false,
-                    source,
-                })?;
-            let log = db.open_tree("log").map_err(io)?;
-            let by_actor = db.open_tree("by_actor").map_err(io)?;
-            for r in &gone {
-                log.insert(r.key.to_be_bytes(), r.bytes.as_slice())
-                    .map_err(io)?;
-                for (ik, iv) in &r.index {
-                    by_actor.insert(ik.as_slice(), iv.as_slice()).map_err(io)?;
-                }
-            }
-            db.flush().map_err(|source| StoreError::Open {
-                path: dir.to_path_buf(),
-                locked: false,
-                source,
-            })?;
-        }
-        (&self.trees.log, &self.trees.by_actor)
-            .transaction(|(log, by_actor)| {
-                for (k, _) in &doomed {
-                    log.remove(k)?;
-                }
-                for ik in &stale_index {
-                    by_actor.remove(ik.as_slice())?;
-                }
-                if let Some(r) = &kept {
-                    log.insert(&r.key.to_be_bytes(), r.bytes.as_slice())?;
-                    for (ik, iv) in &r.index {
-                        by_actor.insert(ik.as_slice(), iv.as_slice())?;
-                    }
-                }
-                Ok::<(), ConflictableTransactionError<()>>(())
-            })
-            .map_err(tx)?;
-        self.db.flush().map_err(io)?;
-        Ok(events)
+        self.trees.prune_before(seq, archive)
     }
 }
 
@@ -809,12 +692,18 @@ impl EventStore for SledStore {
         self.db.flush().map(|_| ()).map_err(io)
     }
 
+    fn keeper(&self) -> Option<Box<dyn LogKeeper>> {
+        Some(Box::new(self.reader()))
+    }
+}
+
+impl LogKeeper for SledReader {
     fn record_sizes(&self) -> Vec<(u64, u64)> {
-        SledStore::record_sizes(self)
+        SledReader::record_sizes(self)
     }
 
-    fn prune_before(&mut self, seq: u64, archive: Option<&Path>) -> Result<u64, StoreError> {
-        SledStore::prune_before(self, seq, archive)
+    fn prune_before(&self, seq: u64, archive: Option<&Path>) -> Result<u64, StoreError> {
+        SledReader::prune_before(self, seq, archive)
     }
 }
 

@@ -137,7 +137,7 @@ const OVERSIZE: &[(&str, usize)] = &[
     ("src/config/reader/conditions.rs::characterize", 121),
     ("src/config/reader/mod.rs", 901),
     ("src/config/reader/mod.rs::statement", 157),
-    ("src/events/sled_store/mod.rs", 814),
+    ("src/events/sled_store/mod.rs", 809),
     ("src/policy/layout.rs::layout", 166),
     ("src/policy/layout.rs::request", 123),
     ("src/policy/publish.rs::public_ad", 146),

@@ -484,11 +484,6 @@ impl SledStore {
         self.trees.clone()
     }
 
-    /// Each record's first sequence number and size in bytes, in order.
-    pub fn record_sizes(&self) -> Vec<(u64, u64)> {
-        self.trees.record_sizes()
-    }
-
     /// Removes every event before `seq` (see [`SledReader::prune_before`]).
     pub fn prune_before(&mut self, seq: u64, archive: Option<&Path>) -> Result<u64, StoreError> {
         self.trees.prune_before(seq, archive)

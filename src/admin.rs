@@ -65,6 +65,13 @@ pub enum Request {
     },
     /// Re-read the configuration.
     Reconfig,
+    /// A starter whose daemon went away asks this daemon to take it
+    /// (`roost starter`, never a user): the connection then carries its
+    /// reports and the daemon's commands.
+    Attach {
+        /// Who it is and what it reported.
+        hello: crate::starter::protocol::Hello,
+    },
     /// Events of the log from sequence number `from` on (at most `limit`,
     /// and at most [`MAX_LOG_BATCH`]), only `actor`'s if given: how
     /// `roost-log` reads the log while the daemon holds it.

@@ -13,9 +13,11 @@ use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
 use tokio::net::UnixStream;
 use tracing::{debug, info, warn};
 
+use super::messages::{Attach, Waiting};
 use super::node::{Control, DrainRequest, NodeActor};
 use crate::admin::{MAX_LOG_BATCH, MAX_REQUEST, Request, Response};
 use crate::events::{EventRead, SledReader};
+use crate::starter::protocol::{Attached, Hello};
 
 /// How long a client may take to send its request.
 const READ_TIMEOUT: Duration = Duration::from_secs(10);
@@ -72,6 +74,7 @@ pub async fn serve(
     listener: std::os::unix::net::UnixListener,
     node: Addr<NodeActor>,
     log: SledReader,
+    waiting: Waiting,
 ) {
     let listener = match tokio::net::UnixListener::from_std(listener) {
         Ok(l) => l,
@@ -84,7 +87,13 @@ pub async fn serve(
     loop {
         match listener.accept().await {
             Ok((stream, _)) => {
-                actix::spawn(connection(stream, node.clone(), log.clone(), me));
+                actix::spawn(connection(
+                    stream,
+                    node.clone(),
+                    log.clone(),
+                    waiting.clone(),
+                    me,
+                ));
             }
             Err(e) => {
                 warn!(message = "Admin socket accept failed.", error = %e);
@@ -116,7 +125,7 @@ pub fn control_of(req: Request) -> Option<Control> {
         Request::CancelDrain { request_id } => Control::CancelDrain(request_id),
         Request::Off { how } => Control::Off(how),
         Request::Reconfig => Control::Reconfig,
-        Request::Log { .. } => return None,
+        Request::Log { .. } | Request::Attach { .. } => return None,
     })
 }
 
@@ -158,6 +167,39 @@ async fn read_request(stream: &mut UnixStream) -> Result<Option<Request>, Reques
         .map_err(RequestError::Malformed)
 }
 
+/// Hands a starter of the last run that called to the actor waiting for
+/// it, or tells it it is not taken. The actor may not have started yet
+/// when the call comes (the socket is served from the start): the caller
+/// waits a little for it.
+async fn attach(mut stream: UnixStream, hello: Hello, waiting: &Waiting) {
+    for _ in 0..100 {
+        let entry = waiting.borrow().get(&hello.pid).cloned();
+        match entry {
+            Some(Some(actor)) => {
+                waiting.borrow_mut().remove(&hello.pid);
+                if let Err(e) = actor.try_send(Attach { hello, stream }) {
+                    warn!(message = "The starter's actor is gone.", error = %e);
+                }
+                return;
+            }
+            Some(None) => tokio::time::sleep(Duration::from_millis(50)).await,
+            None => break,
+        }
+    }
+    info!(message = "A starter this daemon does not wait for called; it is told to leave.",
+        pid = hello.pid, actor = %hello.actor);
+    let answer = Attached::Abandon {
+        reason: format!(
+            "this daemon does not run starter {} (pid {}): its claim has ended",
+            hello.actor, hello.pid
+        ),
+    };
+    let mut text = serde_json::to_string(&answer).unwrap_or_default();
+    text.push('\n');
+    let _ = stream.write_all(text.as_bytes()).await;
+    let _ = stream.shutdown().await;
+}
+
 /// Up to `limit` events from `from` on (one actor's if given).
 fn read_log(log: &SledReader, from: u64, actor: Option<&str>, limit: usize) -> Response {
     let items = match actor {
@@ -180,7 +222,13 @@ fn read_log(log: &SledReader, from: u64, actor: Option<&str>, limit: usize) -> R
     }
 }
 
-async fn connection(mut stream: UnixStream, node: Addr<NodeActor>, log: SledReader, me: u32) {
+async fn connection(
+    mut stream: UnixStream,
+    node: Addr<NodeActor>,
+    log: SledReader,
+    waiting: Waiting,
+    me: u32,
+) {
     // The request is read whoever calls, so a refused caller reads the
     // refusal rather than a broken pipe.
     let request = match read_request(&mut stream).await {
@@ -206,6 +254,14 @@ async fn connection(mut stream: UnixStream, node: Addr<NodeActor>, log: SledRead
         (Ok(c), Err(e)) => {
             warn!(message = "Admin request refused.", uid = c.uid(), error = %e);
             Response::refused(e.to_string())
+        }
+        (Ok(c), Ok(Request::Attach { hello })) => {
+            if c.pid().and_then(|p| u32::try_from(p).ok()) == Some(hello.pid) {
+                return attach(stream, hello, &waiting).await;
+            }
+            warn!(message = "A caller claiming to be a starter refused.",
+                pid = ?c.pid(), claimed = hello.pid);
+            Response::refused("the hello's pid is not the caller's")
         }
         (Ok(_), Ok(Request::Log { from, actor, limit })) => {
             let read = tokio::task::spawn_blocking(move || {

@@ -16,8 +16,9 @@ use actix::prelude::*;
 use tracing::{error, info, warn};
 
 use super::messages::{Release, SlotInput, StarterPids, Want, deliver};
+use super::request::starter_request;
 use super::shared::Shared;
-use super::starter::{StarterActor, StarterCmd, StarterOwner, starter_request};
+use super::starter::{StarterActor, StarterCmd, StarterOwner};
 use crate::classad::{ClassAd, FixedEnv};
 use crate::events::{DaemonEvent, Event};
 use crate::policy::engine::{Input, backfill_job};

@@ -15,6 +15,23 @@ use crate::policy::node::SlotView;
 use crate::policy::publish::StartdAttrs;
 use crate::policy::slot::{Claim, Resources};
 
+/// A starter of the daemon's last run called the admin socket: its hello
+/// and the connection, for the starter actor waiting for it.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct Attach {
+    /// What it said.
+    pub hello: crate::starter::protocol::Hello,
+    /// The connection, which carries its reports and the daemon's commands.
+    pub stream: tokio::net::UnixStream,
+}
+
+/// The starters of the last run the daemon waits for, by pid: `None` until
+/// the actor that takes one has started. The admin socket's server hands
+/// each caller to its actor.
+pub type Waiting =
+    std::rc::Rc<std::cell::RefCell<std::collections::HashMap<u32, Option<Recipient<Attach>>>>>;
+
 /// An input for the slot's state machine.
 #[derive(Message)]
 #[rtype(result = "()")]

@@ -5,7 +5,9 @@
 //! * [`node::NodeActor`]: the supervisor (slots, drains, shutdown).
 //! * [`slot::SlotActor`]: one per slot, around `policy::engine::decide`.
 //! * [`hook::HookActor`]: one per hook invocation.
-//! * [`starter::StarterActor`]: one per `roost starter` process.
+//! * [`starter::StarterActor`]: one per `roost starter` process (after a
+//!   restart, one per starter of the last run taken again);
+//!   [`request`] builds what a starter is asked to run.
 //! * [`backfill::BackfillActor`]: the one backfill client (BOINC) that
 //!   every slot in Backfill shares, run by a starter.
 //! * [`supply::StarterSupply`] (not an actor): the starter program, the
@@ -22,6 +24,7 @@ pub mod hook;
 pub mod machine;
 pub mod messages;
 pub mod node;
+pub mod request;
 pub mod shared;
 pub mod slot;
 pub mod starter;

@@ -25,6 +25,7 @@ use crate::admin::Response;
 use crate::classad::{ClassAd, Value, parse_ad};
 use crate::config::Config;
 use crate::config::daemon_knobs::DaemonSettings;
+use crate::events::replay::OpenStarter;
 use crate::events::{DaemonEvent, Event, LostClaim};
 use crate::policy::engine::{DrainHow, Input, Policy};
 use crate::policy::layout::SlotSpec;
@@ -79,6 +80,9 @@ pub struct NodeActor {
     state: NodeState,
     reload: Reload,
     lost: Vec<LostClaim>,
+    /// Starters of the last run to take again, by actor, and when that run
+    /// started.
+    reattach: (BTreeMap<String, OpenStarter>, i64),
     /// Each live slot's layout: its type (`SLOT_TYPE_<N>`), to rebuild its
     /// policy, and a partitionable slot's, for the dynamic slots it carves.
     specs: BTreeMap<String, SlotSpec>,
@@ -112,6 +116,7 @@ impl NodeActor {
             state: NodeState::default(),
             reload,
             lost: Vec::new(),
+            reattach: (BTreeMap::new(), 0),
             specs: BTreeMap::new(),
             benchmarking: Vec::new(),
             benchmarks: None,
@@ -123,6 +128,18 @@ impl NodeActor {
     #[must_use]
     pub fn with_lost(mut self, lost: Vec<LostClaim>) -> NodeActor {
         self.lost = lost;
+        self
+    }
+
+    /// Starters of the last run (started at `run_started`) still running:
+    /// each slot takes its own again when it starts.
+    #[must_use]
+    pub fn with_reattach(
+        mut self,
+        starters: BTreeMap<String, OpenStarter>,
+        run_started: i64,
+    ) -> NodeActor {
+        self.reattach = (starters, run_started);
         self
     }
 
@@ -401,6 +418,14 @@ impl Actor for NodeActor {
                 .into_iter()
                 .partition(|l| l.teller == id);
             self.lost = others;
+            let (starters, run_started) = &mut self.reattach;
+            let taken: Vec<(String, OpenStarter)> = starters
+                .iter()
+                .filter(|(_, st)| st.slot == id)
+                .map(|(a, st)| (a.clone(), st.clone()))
+                .collect();
+            starters.retain(|_, st| st.slot != id);
+            let run_started = *run_started;
             let addr = SlotActor::new(
                 &self.shared,
                 link(&me, &self.backfill),
@@ -411,6 +436,7 @@ impl Actor for NodeActor {
                 Input::Evaluate,
             )
             .with_lost(mine)
+            .with_reattach(taken, run_started)
             .start();
             self.slots.insert(id, addr);
         }

@@ -30,6 +30,10 @@ pub struct Dirs {
     pub execute: PathBuf,
     /// `SPOOL`: the event log lives in `$(SPOOL)/roost-events`.
     pub spool: PathBuf,
+    /// The admin socket, which a starter whose daemon went away calls to
+    /// be taken again (`None`: starters evict their jobs when the daemon
+    /// goes).
+    pub socket: Option<PathBuf>,
 }
 
 /// Hook settings read from configuration.
@@ -88,6 +92,8 @@ pub struct Shared {
     pub cgroup_home: Option<PathBuf>,
     /// When the daemon started (for claim ids).
     pub started: i64,
+    /// The starters of the last run expected to call again.
+    pub waiting: super::messages::Waiting,
     /// Told of each configuration taken after the first (see
     /// [`Shared::on_new_config`]).
     on_config: RefCell<Option<ConfigListener>>,
@@ -128,6 +134,7 @@ impl Shared {
             starters,
             cgroup_home: crate::starter::cgroup::JobCgroup::own_home().ok(),
             started,
+            waiting: super::messages::Waiting::default(),
             on_config: RefCell::new(None),
             counter: Cell::new(first_id),
         }

@@ -13,10 +13,12 @@ use super::messages::{
     NewPolicy, NodeLink, PublicAd, Release, RunBenchmarks, SlotBorn, SlotGone, SlotInput,
     SlotStatus, StarterPids, Want, WorkFound, deliver,
 };
+use super::request::{starter_hooks, starter_request};
 use super::shared::Shared;
-use super::starter::{StarterActor, StarterCmd, StarterOwner, starter_hooks, starter_request};
+use super::starter::{StarterActor, StarterCmd, StarterOwner};
 use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, FixedEnv, Value, parse_ad};
+use crate::events::replay::OpenStarter;
 use crate::events::{Event, LostClaim};
 use crate::hooks::HookRun;
 use crate::hooks::output::{Fetched, fetched};
@@ -54,6 +56,12 @@ pub struct SlotActor {
     first: Option<Input>,
     /// Claims of the last run to tell EVICT_CLAIM about when it starts.
     lost: Vec<LostClaim>,
+    /// The last run's starter of this slot to take again when it starts
+    /// (its actor and what the log says of it).
+    reattach: Option<(String, OpenStarter)>,
+    /// A claim of the last run that goes on, and when that run started:
+    /// its `ClaimId` stays the one that run gave it.
+    old_claim: Option<(u64, i64)>,
 }
 
 impl SlotActor {
@@ -83,6 +91,8 @@ impl SlotActor {
             work_seen: None,
             first: Some(first),
             lost: Vec::new(),
+            reattach: None,
+            old_claim: None,
         }
     }
 
@@ -90,6 +100,22 @@ impl SlotActor {
     #[must_use]
     pub fn with_lost(mut self, lost: Vec<LostClaim>) -> SlotActor {
         self.lost = lost;
+        self
+    }
+
+    /// The last run's starters of this slot still running (at most one),
+    /// taken again when the actor starts; that run started at
+    /// `run_started`.
+    #[must_use]
+    pub fn with_reattach(
+        mut self,
+        taken: Vec<(String, OpenStarter)>,
+        run_started: i64,
+    ) -> SlotActor {
+        if let Some((actor, st)) = taken.into_iter().next() {
+            self.old_claim = Some((st.claim, run_started));
+            self.reattach = Some((actor, st));
+        }
         self
     }
 
@@ -313,12 +339,11 @@ impl SlotActor {
     }
 
     fn claim_id(&self, claim: u64) -> String {
-        crate::events::replay::claim_id(
-            &self.shared.host,
-            self.shared.started,
-            claim,
-            &self.slot.id,
-        )
+        let started = match self.old_claim {
+            Some((c, run_started)) if c == claim => run_started,
+            _ => self.shared.started,
+        };
+        crate::events::replay::claim_id(&self.shared.host, started, claim, &self.slot.id)
     }
 
     /// `job -----\n slot [ClaimId]` as REPLY_FETCH and EVICT_CLAIM read it.
@@ -338,7 +363,7 @@ impl SlotActor {
     /// Runs EVICT_CLAIM for a fetched claim the last run of the daemon
     /// left open, with the ClaimId that run gave it.
     fn evict_lost(&self, lost: &LostClaim, now: i64) {
-        if !lost.fetched {
+        if !lost.fetched || lost.told {
             return;
         }
         let Some(path) = self.hook_path("EVICT_CLAIM") else {
@@ -567,6 +592,17 @@ impl Actor for SlotActor {
         let now = self.shared.clock.now();
         for lost in std::mem::take(&mut self.lost) {
             self.evict_lost(&lost, now);
+        }
+        if let Some((actor, st)) = self.reattach.take() {
+            self.starter = Some(StarterActor::reattach(
+                &self.shared,
+                StarterOwner {
+                    exited: ctx.address().recipient(),
+                    pids: ctx.address().recipient(),
+                },
+                &actor,
+                &st,
+            ));
         }
         if let Some(first) = self.first.take() {
             self.step(&first, ctx);

@@ -1,8 +1,12 @@
 //! A starter as an actor: runs one `roost starter` process for a claim,
-//! hands it the job, forwards the slot's commands, records what it reports
-//! in the event log, and tells the slot when it has gone.
+//! hands it the job, tells it to go once it is durably in the log,
+//! forwards the slot's commands, records what it reports in the event log,
+//! tells it it may leave once every report is durable, and tells the slot
+//! when it has gone. After a restart, an actor of the same name waits for
+//! a starter of the last run to call again ([`StarterActor::reattach`]).
 
 use std::rc::Rc;
+use std::time::Duration;
 
 use actix::prelude::*;
 use nix::sys::signal::{Signal, killpg};
@@ -11,18 +15,20 @@ use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
 use tracing::{info, warn};
 
-use super::hook::hook_timeout;
-use super::messages::{SlotInput, StarterPids, deliver};
+use super::messages::{Attach, SlotInput, StarterPids, deliver};
 use super::shared::Shared;
-use crate::classad::unparse::{OldOrder, ad_to_old};
-use crate::classad::{ClassAd, FixedEnv, Value};
-use crate::config::daemon_knobs::DaemonSettings;
+use crate::events::replay::OpenStarter;
 use crate::events::{Event, StarterEvent};
 use crate::hooks::{self, Exit};
 use crate::policy::engine::Input;
 use crate::spawn::Stdio;
+use crate::spawn::process::Process;
 use crate::starter::cgroup::JobCgroup;
-use crate::starter::protocol::{Command, Lost, Report, Request, StarterHooks};
+use crate::starter::protocol::{Attached, Command, Lost, OLDEST_REATTACH, Report, Request};
+
+/// How long a starter of the last run, alive at the restart, has to call
+/// the daemon again before it is taken for lost (it calls every second).
+pub const REATTACH_WAIT: Duration = Duration::from_secs(30);
 
 /// A command from the slot.
 #[derive(Message)]
@@ -42,6 +48,11 @@ struct Line(Report);
 #[rtype(result = "()")]
 struct Gone(Exit);
 
+/// A starter of the last run did not call in time, or its process ended.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Missing;
+
 /// Who a starter reports to: a slot, or the backfill manager.
 pub struct StarterOwner {
     /// Hears [`Input::StarterExited`] when the starter has gone.
@@ -60,11 +71,16 @@ pub struct StarterActor {
     job: String,
     request: Option<Request>,
     pid: u32,
+    /// When the starter process started (clock ticks after boot; 0: not
+    /// known).
+    started_at: u64,
     job_pid: Option<u32>,
     /// The starter reported that the job's process ended.
     job_ended: bool,
     /// The starter reported running JOB_EXIT: the fetcher has heard.
     job_exit_heard: bool,
+    /// The starter said it has nothing more to report.
+    done: bool,
     /// `BASE_CGROUP` and the name of the job's cgroup the starter makes
     /// there (`<slot>.<starter pid>`), when it makes one.
     cgroup: Option<(String, String)>,
@@ -74,6 +90,19 @@ pub struct StarterActor {
     /// starter is lost, another starter records that there.
     note: Option<Request>,
     commands: Option<mpsc::UnboundedSender<String>>,
+    /// Commands held until the starter has been told to go (`None`: told).
+    held: Option<Vec<Command>>,
+    /// A starter of the last run: its process, the reports the log already
+    /// holds, and whether it has called.
+    old: Option<OldStarter>,
+}
+
+/// What an actor taking a starter of the last run knows of it.
+struct OldStarter {
+    process: Option<Rc<Process>>,
+    /// Reports of it the log holds; a hello repeats them first.
+    known: usize,
+    attached: bool,
 }
 
 impl StarterActor {
@@ -84,11 +113,13 @@ impl StarterActor {
         slot_id: &str,
         claim: u64,
         job_label: String,
-        request: Request,
+        mut request: Request,
     ) -> Addr<StarterActor> {
+        let id = format!("{slot_id}/starter/{}", shared.next_id());
+        request.actor.clone_from(&id);
         StarterActor {
             shared: Rc::clone(shared),
-            id: format!("{slot_id}/starter/{}", shared.next_id()),
+            id,
             slot,
             slot_id: slot_id.to_string(),
             claim,
@@ -97,11 +128,58 @@ impl StarterActor {
             note: request.names_user_log().then(|| request.clone()),
             request: Some(request),
             pid: 0,
+            started_at: 0,
             job_pid: None,
             job_ended: false,
             job_exit_heard: false,
+            done: false,
             cgroup: None,
             commands: None,
+            held: Some(Vec::new()),
+            old: None,
+        }
+        .start()
+    }
+
+    /// Takes `open`, a starter of the last run still alive at the restart
+    /// (actor `id` in that run), for its slot: it is expected to call
+    /// within [`REATTACH_WAIT`]; if it does not, or its process ends
+    /// first, it is lost.
+    pub fn reattach(
+        shared: &Rc<Shared>,
+        slot: StarterOwner,
+        id: &str,
+        open: &OpenStarter,
+    ) -> Addr<StarterActor> {
+        let settings = shared.settings();
+        StarterActor {
+            shared: Rc::clone(shared),
+            id: id.to_string(),
+            slot,
+            slot_id: open.slot.clone(),
+            claim: open.claim,
+            job: open.job.clone(),
+            execute: shared.dirs.execute.clone(),
+            note: None,
+            request: None,
+            pid: open.pid,
+            started_at: open.started,
+            job_pid: open.job_pid,
+            job_ended: false,
+            job_exit_heard: open.told,
+            done: false,
+            cgroup: settings
+                .base_cgroup
+                .clone()
+                .map(|base| (base, crate::starter::cgroup_name(&open.slot, open.pid))),
+            commands: None,
+            // Until it has called.
+            held: Some(Vec::new()),
+            old: Some(OldStarter {
+                process: None,
+                known: usize::try_from(open.reports).unwrap_or(usize::MAX),
+                attached: false,
+            }),
         }
         .start()
     }
@@ -166,15 +244,39 @@ impl StarterActor {
             warn!(message = "Cannot record starter event.", starter = %self.id, error = %err);
         }
     }
-}
 
-impl Actor for StarterActor {
-    type Context = Context<Self>;
+    /// Writes a command line to the starter.
+    fn send(&self, c: Command) {
+        if let Some(tx) = &self.commands {
+            let _ = tx.send(serde_json::to_string(&c).unwrap_or_default());
+        }
+    }
 
-    fn started(&mut self, ctx: &mut Context<Self>) {
-        let Some(request) = self.request.take() else {
-            return;
-        };
+    /// Tells the starter to go, then the commands held until then.
+    fn go(&mut self) {
+        self.send(Command::Go);
+        for c in self.held.take().unwrap_or_default() {
+            self.send(c);
+        }
+    }
+
+    /// Starts a task that writes each command line to `out`.
+    fn writer(&mut self, mut out: impl tokio::io::AsyncWrite + Unpin + 'static) {
+        let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+        self.commands = Some(tx);
+        actix::spawn(async move {
+            while let Some(mut line) = rx.recv().await {
+                line.push('\n');
+                if out.write_all(line.as_bytes()).await.is_err() {
+                    break;
+                }
+                let _ = out.flush().await;
+            }
+        });
+    }
+
+    /// Spawns the starter process for the request and hands it the job.
+    fn spawn_new(&mut self, request: Request, ctx: &mut Context<Self>) {
         let spare = self.shared.starters.take_spare();
         let warm = spare.is_some();
         let spawned = match spare {
@@ -202,6 +304,7 @@ impl Actor for StarterActor {
             }
         };
         self.pid = child.id();
+        self.started_at = crate::starter::process_started(self.pid).unwrap_or(0);
         self.cgroup = request
             .cgroup_base
             .clone()
@@ -212,13 +315,26 @@ impl Actor for StarterActor {
         });
         info!(message = "Starter spawned.", slot = %self.slot_id, claim = self.claim, pid = self.pid,
             spare = warm);
+        // The starter waits for its go until it is durably in the log, so
+        // a daemon restarted from the log knows every starter that may run
+        // a job.
+        // Recorded in its place among what the daemon does now (before
+        // REPLY_FETCH's start), and made durable before the go.
         self.record(StarterEvent::Spawned {
             slot: self.slot_id.clone(),
             claim: self.claim,
             pid: self.pid,
             job: self.job.clone(),
+            started: self.started_at,
         });
-        let (tx, mut rx) = mpsc::unbounded_channel::<String>();
+        let durable = self.shared.append_later(&self.id, Vec::new());
+        ctx.spawn(durable.into_actor(self).map(|r, act, _| match r {
+            Ok(_) => act.go(),
+            // The daemon stops on a log that cannot be written; the
+            // starter, never told to go, leaves without running the job.
+            Err(e) => warn!(message = "Cannot record the starter; it is not told to go.",
+                slot = %act.slot_id, error = %e),
+        }));
         let mut first = serde_json::to_string(&request).unwrap_or_default();
         first.push('\n');
         // The request goes into the pipe at once (it fits the pipe's
@@ -230,23 +346,14 @@ impl Actor for StarterActor {
             .and_then(|s| s.try_write(first.as_bytes()).ok())
             .unwrap_or(0);
         let rest = first.split_off(written.min(first.len()));
-        self.commands = Some(tx);
-        let pending = (!rest.is_empty()).then_some(rest);
-        if let Some(mut stdin) = child.stdin.take() {
-            actix::spawn(async move {
-                if let Some(rest) = pending
-                    && stdin.write_all(rest.as_bytes()).await.is_err()
-                {
-                    return;
-                }
-                while let Some(mut line) = rx.recv().await {
-                    line.push('\n');
-                    if stdin.write_all(line.as_bytes()).await.is_err() {
-                        break;
-                    }
-                    let _ = stdin.flush().await;
-                }
-            });
+        if let Some(stdin) = child.stdin.take() {
+            self.writer(stdin);
+            if !rest.is_empty()
+                && let Some(tx) = &self.commands
+            {
+                // The writer adds the newline the rest already ends with.
+                let _ = tx.send(rest.trim_end_matches('\n').to_string());
+            }
         }
         let me = ctx.address();
         if let Some(err) = child.stderr.take() {
@@ -270,33 +377,67 @@ impl Actor for StarterActor {
             let _ = me.send(Gone(exit)).await;
         });
     }
-}
 
-/// Hands each report line of a starter to its actor, until the starter's
-/// stdout ends or the actor is gone.
-async fn forward_reports(
-    out: impl tokio::io::AsyncRead + Unpin,
-    me: &Addr<StarterActor>,
-    slot: &str,
-) {
-    let mut lines = BufReader::new(out).lines();
-    while let Ok(Some(l)) = lines.next_line().await {
-        match serde_json::from_str::<Report>(&l) {
-            Ok(r) => {
-                if me.send(Line(r)).await.is_err() {
-                    return;
-                }
-            }
-            Err(e) => warn!(message = "Starter said something unreadable.",
-                slot = %slot, line = %l, error = %e),
+    /// Waits for the starter of the last run to call: records that it is
+    /// expected (its claim goes on), opens its process, and takes it for
+    /// lost when it ends or does not call in time.
+    fn await_call(&mut self, ctx: &mut Context<Self>) {
+        let Some(old) = self.old.as_mut() else {
+            return;
+        };
+        let reattached = StarterEvent::Reattached {
+            slot: self.slot_id.clone(),
+            claim: self.claim,
+            pid: self.pid,
+            started: self.started_at,
+            job: self.job.clone(),
+            job_pid: self.job_pid,
+            reports: u32::try_from(old.known).unwrap_or(u32::MAX),
+            told: self.job_exit_heard,
+        };
+        if let Err(e) = self
+            .shared
+            .record(&self.id, vec![Event::Starter(reattached)])
+        {
+            warn!(message = "Cannot record starter event.", starter = %self.id, error = %e);
         }
+        self.slot.pids.do_send(StarterPids {
+            starter: self.pid,
+            job: self.job_pid,
+        });
+        let process = match Process::open(self.pid, self.started_at) {
+            Ok(p) => p.map(Rc::new),
+            Err(e) => {
+                warn!(message = "Cannot watch a starter of the last run.", pid = self.pid,
+                    error = %e);
+                None
+            }
+        };
+        let me = ctx.address();
+        match &process {
+            Some(p) => {
+                let p = Rc::clone(p);
+                actix::spawn(async move {
+                    tokio::select! {
+                        () = p.exited() => {}
+                        () = tokio::time::sleep(REATTACH_WAIT) => {}
+                    }
+                    me.do_send(Missing);
+                });
+                self.shared
+                    .waiting
+                    .borrow_mut()
+                    .insert(self.pid, Some(ctx.address().recipient()));
+                info!(message = "Waiting for a starter of the last run to call.",
+                    slot = %self.slot_id, claim = self.claim, pid = self.pid);
+            }
+            None => me.do_send(Missing),
+        }
+        old.process = process;
     }
-}
 
-impl Handler<Line> for StarterActor {
-    type Result = ();
-
-    fn handle(&mut self, Line(r): Line, _: &mut Context<Self>) {
+    /// Handles one report: records it as an event and follows the job.
+    fn take_report(&mut self, r: Report, ctx: &mut Context<Self>) {
         // The job has started (or will not): a good moment to start the
         // spare that the next job will use.
         let refill = matches!(r, Report::JobStarted { .. } | Report::NotStarted { .. });
@@ -348,6 +489,17 @@ impl Handler<Line> for StarterActor {
                 warn!(message = "Starter warning.", slot = %self.slot_id, warning = %message);
                 StarterEvent::Warning { message }
             }
+            Report::Done => {
+                // The starter leaves once all it reported is durable.
+                self.done = true;
+                let durable = self.shared.append_later(&self.id, Vec::new());
+                ctx.spawn(durable.into_actor(self).map(|r, act, _| {
+                    if r.is_ok() {
+                        act.send(Command::Bye);
+                    }
+                }));
+                return;
+            }
         };
         self.record(e);
         if refill {
@@ -358,15 +510,140 @@ impl Handler<Line> for StarterActor {
     }
 }
 
+impl Actor for StarterActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        match self.request.take() {
+            Some(request) => self.spawn_new(request, ctx),
+            None => self.await_call(ctx),
+        }
+    }
+}
+
+/// Hands each report line of a starter to its actor, until the starter's
+/// stdout ends or the actor is gone.
+async fn forward_reports(
+    out: impl tokio::io::AsyncRead + Unpin,
+    me: &Addr<StarterActor>,
+    slot: &str,
+) {
+    let mut lines = BufReader::new(out).lines();
+    while let Ok(Some(l)) = lines.next_line().await {
+        match serde_json::from_str::<Report>(&l) {
+            Ok(r) => {
+                if me.send(Line(r)).await.is_err() {
+                    return;
+                }
+            }
+            Err(e) => warn!(message = "Starter said something unreadable.",
+                slot = %slot, line = %l, error = %e),
+        }
+    }
+}
+
+impl Handler<Line> for StarterActor {
+    type Result = ();
+
+    fn handle(&mut self, Line(r): Line, ctx: &mut Context<Self>) {
+        self.take_report(r, ctx);
+    }
+}
+
+impl Handler<Attach> for StarterActor {
+    type Result = ();
+
+    fn handle(&mut self, Attach { hello, stream }: Attach, ctx: &mut Context<Self>) {
+        let Some(old) = self.old.as_mut().filter(|o| !o.attached) else {
+            return;
+        };
+        let answer = if hello.protocol < OLDEST_REATTACH {
+            Attached::Abandon {
+                reason: format!(
+                    "protocol {} is older than this daemon takes ({OLDEST_REATTACH})",
+                    hello.protocol
+                ),
+            }
+        } else {
+            Attached::Welcome
+        };
+        let mut line = serde_json::to_string(&answer).unwrap_or_default();
+        line.push('\n');
+        let (read, mut write) = stream.into_split();
+        if matches!(answer, Attached::Abandon { .. }) {
+            warn!(message = "A starter of the last run speaks a protocol too old to take.",
+                slot = %self.slot_id, pid = self.pid, protocol = hello.protocol);
+            actix::spawn(async move {
+                let _ = write.write_all(line.as_bytes()).await;
+            });
+            // It kills its job and leaves; its end is seen as a loss.
+            return;
+        }
+        old.attached = true;
+        let known = old.known;
+        let process = old.process.clone();
+        info!(message = "A starter of the last run called: its job goes on.",
+            slot = %self.slot_id, claim = self.claim, pid = self.pid, build = %hello.build,
+            protocol = hello.protocol, reports = hello.reports.len());
+        // The welcome goes first; commands follow it through the writer.
+        self.writer(write);
+        if let Some(tx) = &self.commands {
+            let _ = tx.send(line.trim_end_matches('\n').to_string());
+        }
+        for r in hello.reports.into_iter().skip(known) {
+            self.take_report(r, ctx);
+        }
+        if hello.go {
+            for c in self.held.take().unwrap_or_default() {
+                self.send(c);
+            }
+        } else {
+            // Told nothing before its daemon went: its claim goes on.
+            self.go();
+        }
+        let me = ctx.address();
+        let slot = self.slot_id.clone();
+        actix::spawn(async move {
+            forward_reports(read, &me, &slot).await;
+            if let Some(p) = process {
+                p.exited().await;
+            }
+            // Not this daemon's child: its exit status is not known.
+            let _ = me.send(Gone(Exit::Code(-1))).await;
+        });
+    }
+}
+
+impl Handler<Missing> for StarterActor {
+    type Result = ();
+
+    fn handle(&mut self, _: Missing, ctx: &mut Context<Self>) {
+        let Some(old) = self.old.as_ref().filter(|o| !o.attached) else {
+            return;
+        };
+        self.shared.waiting.borrow_mut().remove(&self.pid);
+        let alive = old.process.clone();
+        warn!(message = "A starter of the last run did not call again; its job is lost.",
+            slot = %self.slot_id, claim = self.claim, pid = self.pid,
+            running = alive.is_some());
+        if let Some(p) = alive {
+            let _ = p.signal(Signal::SIGKILL as i32);
+        }
+        ctx.notify(Gone(Exit::Code(-1)));
+    }
+}
+
 impl Handler<Gone> for StarterActor {
     type Result = ();
 
     fn handle(&mut self, Gone(exit): Gone, ctx: &mut Context<Self>) {
-        // A starter that did not exit cleanly before running JOB_EXIT (it
-        // was killed, ran out of memory, panicked) left its job unwatched
-        // and the fetcher unaware: what is left of the job is killed, and
-        // the slot ends the claim as lost (EVICT_CLAIM tells the fetcher).
-        let lost = exit != Exit::Code(0) && !self.job_exit_heard;
+        // A starter that did not leave cleanly before running JOB_EXIT (it
+        // was killed, ran out of memory, panicked, or did not call again
+        // after a restart) left its job unwatched and the fetcher unaware:
+        // what is left of the job is killed, and the slot ends the claim as
+        // lost (EVICT_CLAIM tells the fetcher).
+        let clean = exit == Exit::Code(0) || self.done;
+        let lost = !clean && !self.job_exit_heard;
         if lost {
             warn!(message = "Starter lost before JOB_EXIT.", slot = %self.slot_id,
                 starter = self.pid, exit = %exit, job_pid = ?self.job_pid);
@@ -417,12 +694,14 @@ impl Handler<StarterCmd> for StarterActor {
 
     fn handle(&mut self, cmd: StarterCmd, _: &mut Context<Self>) {
         match cmd {
-            StarterCmd::Send(c) => {
-                if let Some(tx) = &self.commands {
-                    let _ = tx.send(serde_json::to_string(&c).unwrap_or_default());
-                }
-            }
+            StarterCmd::Send(c) => match self.held.as_mut() {
+                Some(held) => held.push(c),
+                None => self.send(c),
+            },
             StarterCmd::KillAll => {
+                if let Some(p) = self.old.as_ref().and_then(|o| o.process.as_ref()) {
+                    let _ = p.signal(Signal::SIGKILL as i32);
+                }
                 for pid in [self.job_pid, Some(self.pid)].into_iter().flatten() {
                     if let Ok(p) = i32::try_from(pid)
                         && p > 0
@@ -440,89 +719,5 @@ async fn log_lines(err: impl tokio::io::AsyncRead + Unpin, slot: &str) {
     let mut lines = BufReader::new(err).lines();
     while let Ok(Some(l)) = lines.next_line().await {
         info!(target: "starter", slot = %slot, "{l}");
-    }
-}
-
-/// What a starter is asked to do for `job`, with `hooks`, in slot `slot`,
-/// whose ad is `machine`; `vacate_grace` is how long the job may take to
-/// leave if the daemon goes away.
-pub fn starter_request(
-    shared: &Shared,
-    settings: &DaemonSettings,
-    slot: &str,
-    job: &ClassAd,
-    hooks: StarterHooks,
-    machine: &ClassAd,
-    vacate_grace: u64,
-) -> Request {
-    Request {
-        slot: slot.to_string(),
-        job: ad_to_old(job, OldOrder::Bytes),
-        machine: ad_to_old(machine, OldOrder::Bytes),
-        execute: shared.dirs.execute.clone(),
-        hooks,
-        update_intervals: settings.starter_update_intervals,
-        hook_env: shared.hooks.env.clone(),
-        stdout_limit: settings.pipe_buffer_max,
-        vacate_grace,
-        cgroup_base: settings.base_cgroup.clone(),
-        cgroup_home: shared.cgroup_home.clone(),
-        lost: None,
-        owner: match job.eval_attr("Owner", &FixedEnv::new(0)) {
-            Value::Str(o) if !o.is_empty() => shared.starters.account(
-                &o.to_string_lossy(),
-                shared.clock.now(),
-                settings.passwd_cache_refresh,
-            ),
-            _ => None,
-        },
-        debug_log: tracing::enabled!(target: "starter", tracing::Level::DEBUG),
-    }
-}
-
-fn defines_hooks(settings: &DaemonSettings, keyword: &str) -> bool {
-    ["PREPARE_JOB", "UPDATE_JOB_INFO", "JOB_EXIT"]
-        .iter()
-        .any(|h| settings.hook_path(keyword, h).is_some())
-}
-
-/// The starter hooks for a job: `STARTER_JOB_HOOK_KEYWORD`, else the job's
-/// `HookKeyword` when that keyword defines hooks, else
-/// `STARTER_DEFAULT_JOB_HOOK_KEYWORD`. Paths that fail HTCondor's checks,
-/// and arguments that do not split, are left out (and logged).
-pub fn starter_hooks(settings: &DaemonSettings, job: &ClassAd) -> StarterHooks {
-    let from_job = match job.eval_attr("HookKeyword", &FixedEnv::new(0)) {
-        Value::Str(s) => Some(s.to_string_lossy()).filter(|k| defines_hooks(settings, k)),
-        _ => None,
-    };
-    let keyword = (settings.starter_job_hook_keyword.clone())
-        .or(from_job)
-        .or_else(|| settings.starter_default_job_hook_keyword.clone());
-    let Some(kw) = keyword else {
-        return StarterHooks::default();
-    };
-    let checked = |hook: &str| {
-        let p = settings.hook_path(&kw, hook)?.to_path_buf();
-        match hooks::validate(&p) {
-            Ok(()) => Some(p),
-            Err(e) => {
-                warn!(message = "Starter hook refused.", hook, error = %e);
-                None
-            }
-        }
-    };
-    let args = settings.hook_args(&kw, "PREPARE_JOB").to_vec();
-    let timeout = |hook: &str| hook_timeout(settings, &kw, hook);
-    StarterHooks {
-        prepare_job: checked("PREPARE_JOB"),
-        prepare_job_args: args,
-        update_job_info: checked("UPDATE_JOB_INFO"),
-        job_exit: checked("JOB_EXIT"),
-        timeouts: [
-            timeout("PREPARE_JOB"),
-            timeout("UPDATE_JOB_INFO"),
-            timeout("JOB_EXIT"),
-        ],
-        keyword: Some(kw),
     }
 }

@@ -227,6 +227,7 @@ fn starter_run(n: u64, slot: &str, pid: u32) -> Vec<StarterEvent> {
             claim: n,
             pid,
             job: format!("{n}.0 alice"),
+            started: 0,
         },
         StarterEvent::Hook {
             hook: "PREPARE_JOB".into(),

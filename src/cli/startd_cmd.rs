@@ -4,6 +4,7 @@
 //! shutdown (SIGTERM graceful, SIGQUIT fast, SIGINT graceful then fast;
 //! SIGHUP re-reads the configuration).
 
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -24,6 +25,7 @@ use crate::actors::shared::{Dirs, HookSettings, Shared};
 use crate::admin::socket_path;
 use crate::config::Config;
 use crate::config::daemon_knobs::DaemonSettings;
+use crate::events::replay::OpenStarter;
 use crate::events::{
     CheckpointEvery, Checkpointer, DaemonEvent, Event, EventStore, GroupCommitter, Replay,
     Retention, SledStore,
@@ -193,16 +195,79 @@ fn retention(settings: &DaemonSettings, events_dir: &Path) -> Retention {
     }
 }
 
+/// What the last run left, as a new run starts.
+struct LastRun {
+    /// Its replay (before the reconciliation).
+    replay: Replay,
+    /// Its starters taken again, by actor.
+    reattach: BTreeMap<String, OpenStarter>,
+    /// The slots of those starters (and a dynamic slot's parent), as the
+    /// reconciliation leaves them, to go on from.
+    restored: BTreeMap<String, crate::policy::slot::Slot>,
+}
+
 /// Replays the last run from the log and appends what closes what it left
-/// open (claims, slots, starters, hooks); returns the replay.
-fn reconcile_last_run(store: &mut SledStore, now: i64) -> Result<Replay> {
+/// open (claims, slots, starters, hooks), except what goes on with the
+/// starters still running, which are taken again when they wait for a
+/// daemon (`ROOST_STARTER_ORPHAN_TIMEOUT` above 0); kills what is left of
+/// the jobs of starters that died meanwhile.
+fn reconcile_last_run(
+    store: &mut SledStore,
+    now: i64,
+    settings: &DaemonSettings,
+) -> Result<LastRun> {
+    let reattach = settings.starter_orphan_timeout > 0;
     let last = Replay::from_last_start(store);
     for p in &last.problems {
         warn!(message = "Event log problem while replaying the last run.", problem = %p);
     }
-    let fix = last.reconcile(now);
+    let alive = |st: &OpenStarter| {
+        st.started != 0 && crate::starter::process_started(st.pid) == Some(st.started)
+    };
+    let taken = if reattach {
+        last.reattachable(alive)
+    } else {
+        BTreeMap::new()
+    };
+    // A starter that died while no daemon ran left its job unwatched.
+    let home = crate::starter::cgroup::JobCgroup::own_home().ok();
+    for (actor, st) in &last.starters {
+        if taken.contains_key(actor) || alive(st) || st.told {
+            continue;
+        }
+        let cgroup = settings.base_cgroup.as_deref().zip(home.as_deref());
+        if crate::starter::kill_remains(&st.slot, st.pid, st.started, st.job_pid, cgroup) {
+            warn!(message = "Killed what was left of a job whose starter died.",
+                slot = %st.slot, claim = st.claim, starter = st.pid, job = ?st.job_pid);
+        }
+    }
+    let fix = last.reconcile(now, &taken, alive);
+    let mut after = last.clone();
+    for (actor, e) in &fix {
+        after.apply_event(after.last_seq, now, actor, e);
+    }
+    let mut restored = BTreeMap::new();
+    for st in taken.values() {
+        if let Some(slot) = after.slots.get(&st.slot) {
+            if let crate::policy::slot::SlotKind::Dynamic { parent } = &slot.kind
+                && let Some(p) = after.slots.get(parent)
+            {
+                restored.insert(parent.clone(), p.clone());
+            }
+            restored.insert(st.slot.clone(), slot.clone());
+        }
+    }
+    for (actor, st) in &taken {
+        info!(message = "A starter of the last run is still running; it will be taken again.",
+            slot = %st.slot, claim = st.claim, pid = st.pid, starter = %actor);
+    }
+    let done = LastRun {
+        replay: last,
+        reattach: taken,
+        restored,
+    };
     if fix.is_empty() {
-        return Ok(last);
+        return Ok(done);
     }
     for (actor, e) in &fix {
         match e {
@@ -220,7 +285,7 @@ fn reconcile_last_run(store: &mut SledStore, now: i64) -> Result<Replay> {
     store
         .append(next, &batch)
         .map_err(|e| anyhow!("event log: cannot record the reconciliation: {e}"))?;
-    Ok(last)
+    Ok(done)
 }
 
 /// What `roost startd` opens and works out before its actors start: the
@@ -232,6 +297,9 @@ pub struct Prepared {
     /// Reads the log while the daemon writes it (for the admin socket).
     pub reader: crate::events::SledReader,
     lost: Vec<crate::events::LostClaim>,
+    /// The last run's starters taken again, and when that run started
+    /// (their claims keep the `ClaimId` it gave them).
+    reattach: (BTreeMap<String, OpenStarter>, i64),
     first_id: u64,
     slots: Vec<(
         crate::policy::slot::Slot,
@@ -258,11 +326,15 @@ impl Prepared {
     pub fn open(config: &Config, dirs: Dirs, now: i64) -> Result<Prepared> {
         let events_dir = dirs.spool.join("roost-events");
         let mut store = SledStore::open(&events_dir).map_err(|e| anyhow!("event log: {e}"))?;
-        let last = reconcile_last_run(&mut store, now)?;
-        let lost = last.lost_claims();
+        let settings = DaemonSettings::read(config).map_err(|e| anyhow!(e))?;
+        let LastRun {
+            replay: last,
+            reattach,
+            mut restored,
+        } = reconcile_last_run(&mut store, now, &settings)?;
+        let lost = last.lost_claims(&reattach);
         let first_id = store.next_seq();
         let reader = store.reader();
-        let settings = DaemonSettings::read(config).map_err(|e| anyhow!(e))?;
         let checkpoints =
             Checkpointer::new(Replay::from_last_start(&store), checkpoint_every(&settings))
                 .with_retention(retention(&settings, &events_dir));
@@ -280,8 +352,30 @@ impl Prepared {
             let policy = Policy::from_config(config, &id, spec.type_id)
                 .map_err(|e| anyhow!("policy of {id}: {e}"))?;
             let attrs = StartdAttrs::from_config(config, &id).map_err(|e| anyhow!("{id}: {e}"))?;
-            let mut slot = spec.new_slot(&m, &host, now);
-            slot.next_claim = last.next_claim(&id);
+            // A slot whose starter is taken again goes on as it was.
+            let slot = restored.remove(&id).unwrap_or_else(|| {
+                let mut slot = spec.new_slot(&m, &host, now);
+                slot.next_claim = last.next_claim(&id);
+                slot
+            });
+            slots.push((slot, spec, policy, attrs));
+        }
+        // The dynamic slots of starters taken again, under their parents.
+        for (id, slot) in restored {
+            let crate::policy::slot::SlotKind::Dynamic { parent } = &slot.kind else {
+                continue;
+            };
+            let Some(mut spec) = slots
+                .iter()
+                .find(|(s, ..)| &s.id == parent)
+                .map(|(_, spec, ..)| spec.clone())
+            else {
+                continue;
+            };
+            spec.partitionable = false;
+            let policy = Policy::from_config(config, &id, spec.type_id)
+                .map_err(|e| anyhow!("policy of {id}: {e}"))?;
+            let attrs = StartdAttrs::from_config(config, &id).map_err(|e| anyhow!("{id}: {e}"))?;
             slots.push((slot, spec, policy, attrs));
         }
         let hooks = HookSettings {
@@ -304,11 +398,13 @@ impl Prepared {
             log = %events_dir.display(),
             program = %starter_exe.display()
         );
+        let last_start = last.run.as_ref().map_or(0, |(t, _)| *t);
         Ok(Prepared {
             store,
             checkpoints,
             reader,
             lost,
+            reattach: (reattach, last_start),
             first_id,
             slots,
             dirs,
@@ -377,8 +473,14 @@ impl Prepared {
             self.starter_exe,
             self.first_id,
         ));
+        // Starters of the last run that call before their actors start are
+        // asked to wait for them.
+        for st in self.reattach.0.values() {
+            shared.waiting.borrow_mut().insert(st.pid, None);
+        }
         let node = NodeActor::new(std::rc::Rc::clone(&shared), self.slots, reload)
             .with_lost(self.lost)
+            .with_reattach(self.reattach.0, self.reattach.1)
             .start();
         (shared, node, committer)
     }
@@ -432,10 +534,14 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
         eprintln!("roost: warning: {w}");
     }
     DaemonSettings::read(&config).map_err(|e| anyhow!(e))?;
+    let socket = socket_path(&config).ok_or_else(|| {
+        anyhow!("no place for the admin socket: set LOCK, LOG or ROOST_ADMIN_SOCKET")
+    })?;
     let dirs = Dirs {
         log: dir(&config, "LOG")?,
         execute: dir(&config, "EXECUTE")?,
         spool: dir(&config, "SPOOL")?,
+        socket: Some(socket.clone()),
     };
     if !cmd.foreground {
         nix::unistd::daemon(true, false).map_err(|e| anyhow!("cannot detach: {e}"))?;
@@ -447,9 +553,6 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     // Hooks and jobs get files no one else may write.
     nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o022));
 
-    let socket = socket_path(&config).ok_or_else(|| {
-        anyhow!("no place for the admin socket: set LOCK, LOG or ROOST_ADMIN_SOCKET")
-    })?;
     let listener = crate::actors::admin::bind(&socket).map_err(|e| anyhow!("admin socket: {e}"))?;
 
     let events_dir = dirs.spool.join("roost-events");
@@ -482,7 +585,12 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
                 log_file.set_limits(&s);
             }
         }));
-        actix::spawn(crate::actors::admin::serve(listener, node.clone(), reader));
+        actix::spawn(crate::actors::admin::serve(
+            listener,
+            node.clone(),
+            reader,
+            shared.waiting.clone(),
+        ));
         match Handlers::install() {
             Ok(h) => {
                 actix::spawn(signals(h, node));

@@ -81,6 +81,10 @@ pub struct DaemonSettings {
     pub pipe_buffer_max: usize,
     /// `ROOST_SPARE_STARTERS` (1).
     pub spare_starters: usize,
+    /// `ROOST_STARTER_ORPHAN_TIMEOUT` (3600): seconds a starter keeps its
+    /// job running after its daemon went away, waiting for a daemon to
+    /// take it again; 0: the job is evicted at once.
+    pub starter_orphan_timeout: u64,
     /// `BASE_CGROUP`: the cgroup jobs' cgroups go under (`htcondor` when
     /// unset; `None` when set empty: no cgroups).
     pub base_cgroup: Option<String>,
@@ -164,6 +168,7 @@ impl DaemonSettings {
             spare_starters: spare_starters(config)?
                 .and_then(|n| usize::try_from(n).ok())
                 .unwrap_or(DEFAULT_SPARE_STARTERS),
+            starter_orphan_timeout: count_or("ROOST_STARTER_ORPHAN_TIMEOUT", 3600)?,
             base_cgroup: match config.expanded("BASE_CGROUP")? {
                 Some(b) => Some(b.trim().to_string()).filter(|b| !b.is_empty()),
                 None => Some("htcondor".to_string()),

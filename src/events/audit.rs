@@ -348,7 +348,9 @@ impl Audit {
     }
 
     fn starter(&mut self, env: &Envelope, e: &StarterEvent) {
-        if let StarterEvent::Spawned { slot, claim, .. } = e {
+        if let StarterEvent::Spawned { slot, claim, .. }
+        | StarterEvent::Reattached { slot, claim, .. } = e
+        {
             if let Some(i) = self.find(slot, *claim) {
                 self.starters.insert(env.actor.clone(), i);
             }
@@ -541,6 +543,7 @@ mod tests {
                     claim: 7,
                     pid: 10,
                     job: "3.0 u".into(),
+                    started: 0,
                 }),
             ));
         }
@@ -558,6 +561,9 @@ mod tests {
                         job_pid: Some(11),
                         job: "3.0 u".into(),
                         since: 3,
+                        started: 0,
+                        reports: 0,
+                        told: false,
                     },
                 )]),
                 hooks: BTreeMap::new(),

@@ -35,6 +35,43 @@ pub struct OpenStarter {
     pub job: String,
     /// Sequence number of its `Spawned`.
     pub since: u64,
+    /// When it started, in clock ticks after boot (0: not known, a log of
+    /// a build before reattaching).
+    #[serde(default, skip_serializing_if = "super::runtime::is_zero")]
+    pub started: u64,
+    /// How many of its reports the log holds (each report is one event).
+    #[serde(default, skip_serializing_if = "is_zero32")]
+    pub reports: u32,
+    /// It reported running JOB_EXIT: the fetcher has heard the job's fate.
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub told: bool,
+}
+
+impl OpenStarter {
+    /// A starter as its `Spawned` (at `seq`) tells of it.
+    fn spawned(seq: u64, slot: &str, claim: u64, pid: u32, job: &str, started: u64) -> Self {
+        OpenStarter {
+            slot: slot.to_string(),
+            claim,
+            pid,
+            job_pid: None,
+            job: job.to_string(),
+            since: seq,
+            started,
+            reports: 0,
+            told: false,
+        }
+    }
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_zero32(n: &u32) -> bool {
+    *n == 0
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// A hook invocation the log saw started and never saw finish.
@@ -190,6 +227,9 @@ pub struct LostClaim {
     pub fetched: bool,
     /// The `ClaimId` the stopped run gave its hooks.
     pub claim_id: String,
+    /// Its starter had run JOB_EXIT: the fetcher knows the job's end, and
+    /// is not told again.
+    pub told: bool,
 }
 
 impl Replay {
@@ -299,28 +339,42 @@ impl Replay {
                 claim,
                 pid,
                 job,
+                started,
             } => {
-                self.starters.insert(
-                    actor.to_string(),
-                    OpenStarter {
-                        slot: slot.clone(),
-                        claim: *claim,
-                        pid: *pid,
-                        job_pid: None,
-                        job: job.clone(),
-                        since: seq,
-                    },
-                );
+                let open = OpenStarter::spawned(seq, slot, *claim, *pid, job, *started);
+                self.starters.insert(actor.to_string(), open);
             }
-            StarterEvent::JobStarted { pid } => {
-                if let Some(s) = self.starters.get_mut(actor) {
-                    s.job_pid = Some(*pid);
-                }
+            StarterEvent::Reattached {
+                slot,
+                claim,
+                pid,
+                started,
+                job,
+                job_pid,
+                reports,
+                told,
+            } => {
+                let open = OpenStarter {
+                    job_pid: *job_pid,
+                    reports: *reports,
+                    told: *told,
+                    ..OpenStarter::spawned(seq, slot, *claim, *pid, job, *started)
+                };
+                self.starters.insert(actor.to_string(), open);
             }
             StarterEvent::Exited { .. } => {
                 self.starters.remove(actor);
             }
-            _ => {}
+            report => {
+                if let Some(s) = self.starters.get_mut(actor) {
+                    s.reports += 1;
+                    match report {
+                        StarterEvent::JobStarted { pid } => s.job_pid = Some(*pid),
+                        StarterEvent::Hook { hook, .. } if hook == "JOB_EXIT" => s.told = true,
+                        _ => {}
+                    }
+                }
+            }
         }
     }
 
@@ -344,15 +398,45 @@ impl Replay {
         Replay::run(store.read_from(from))
     }
 
+    /// The open starters a new run takes again, by actor: those `alive`
+    /// says are still running whose slot still holds their claim with a
+    /// starter. The caller has checked each is the same process (pid and
+    /// start time).
+    pub fn reattachable(
+        &self,
+        alive: impl Fn(&OpenStarter) -> bool,
+    ) -> BTreeMap<String, OpenStarter> {
+        self.starters
+            .iter()
+            .filter(|(_, st)| {
+                self.slots.get(&st.slot).is_some_and(|s| {
+                    !s.deleted && s.starter && s.claim.as_ref().is_some_and(|c| c.id == st.claim)
+                })
+            })
+            .filter(|(_, st)| st.started != 0 && alive(st))
+            .map(|(a, st)| (a.clone(), st.clone()))
+            .collect()
+    }
+
     /// The events a new run appends to close what the last run left open:
     /// each open claim ends with [`EndCause::Restart`], each slot that was
     /// not idle goes to Owner/Idle, dynamic slots are deleted, and each
-    /// starter or hook still open is reported. Pure: the caller appends
-    /// them and deals with the processes.
-    pub fn reconcile(&self, now: i64) -> Vec<(String, Event)> {
+    /// starter or hook still open is reported — except the slots of the
+    /// starters taken again (`reattach`, from [`Replay::reattachable`]),
+    /// which go on as they were. `alive` says which starters' processes
+    /// are still running (evicting their jobs on their own). Pure: the
+    /// caller appends them and deals with the processes.
+    pub fn reconcile(
+        &self,
+        now: i64,
+        reattach: &BTreeMap<String, OpenStarter>,
+        alive: impl Fn(&OpenStarter) -> bool,
+    ) -> Vec<(String, Event)> {
+        let kept: std::collections::BTreeSet<&str> =
+            reattach.values().map(|st| st.slot.as_str()).collect();
         let mut out = Vec::new();
         for (id, slot) in &self.slots {
-            if slot.deleted {
+            if slot.deleted || kept.contains(id.as_str()) {
                 continue;
             }
             let mut s = slot.clone();
@@ -407,14 +491,25 @@ impl Replay {
                 }
             }
         }
-        for (actor, st) in &self.starters {
+        for (actor, st) in self
+            .starters
+            .iter()
+            .filter(|(a, _)| !reattach.contains_key(*a))
+        {
+            let fate = if st.told {
+                "it had told the fetcher the job's end"
+            } else if alive(st) {
+                "it evicts its job on its own"
+            } else {
+                "it is gone, and no daemon heard how its job ended"
+            };
             out.push((
                 "daemon".into(),
                 Event::Daemon(DaemonEvent::Reconciled {
                     slot: st.slot.clone(),
                     what: format!(
                         "starter {actor} (pid {}, job {}) was running when the daemon stopped; \
-                         it evicts its job on its own",
+                         {fate}",
                         st.pid, st.job
                     ),
                 }),
@@ -437,12 +532,14 @@ impl Replay {
     }
 
     /// The claims the replayed run left open (current and waiting), with
-    /// the `ClaimId` it gave them.
-    pub fn lost_claims(&self) -> Vec<LostClaim> {
+    /// the `ClaimId` it gave them: those of the slots of starters taken
+    /// again (`reattach`) left out, and those whose starter had told the
+    /// fetcher the job's end marked as told.
+    pub fn lost_claims(&self, reattach: &BTreeMap<String, OpenStarter>) -> Vec<LostClaim> {
         let (started, host) = self.run.clone().unwrap_or((0, String::new()));
         let mut out = Vec::new();
         for (id, slot) in &self.slots {
-            if slot.deleted {
+            if slot.deleted || reattach.values().any(|st| &st.slot == id) {
                 continue;
             }
             let teller = match &slot.kind {
@@ -457,6 +554,10 @@ impl Replay {
                     job: c.job.clone(),
                     fetched: c.fetched,
                     claim_id: claim_id(&host, started, c.id, id),
+                    told: self
+                        .starters
+                        .values()
+                        .any(|st| &st.slot == id && st.claim == c.id && st.told),
                 });
             }
         }
@@ -545,6 +646,7 @@ mod tests {
                     claim: 7,
                     pid: 4242,
                     job: "1.0 u".into(),
+                    started: 0,
                 }),
             ),
         ]
@@ -556,7 +658,7 @@ mod tests {
         assert_eq!(r.slots["slot1"].state, State::Claimed);
         assert_eq!(r.next_claim("slot1"), 8);
         assert_eq!(r.starters["starter-1"].pid, 4242);
-        let fix = r.reconcile(500);
+        let fix = r.reconcile(500, &BTreeMap::new(), |_| false);
         // Replaying the fix leaves the slot idle and claimless.
         let mut after = r.clone();
         for (i, (actor, e)) in fix.iter().enumerate() {
@@ -576,7 +678,12 @@ mod tests {
             && matches!(e, Event::Daemon(DaemonEvent::Reconciled { what, .. }) if what.contains("4242"))));
         // Reconciling again finds nothing but the starter note, which a new
         // run's `Started` clears.
-        assert!(after.reconcile(600).iter().all(|(a, _)| a == "daemon"));
+        assert!(
+            after
+                .reconcile(600, &BTreeMap::new(), |_| false)
+                .iter()
+                .all(|(a, _)| a == "daemon")
+        );
     }
 
     #[test]
@@ -600,7 +707,7 @@ mod tests {
                 .map(|(i, e)| Ok(env(i as u64 + 1, "slot1", Event::Slot(e)))),
         );
         assert!(r.slots["slot1"].backfill);
-        let fix = r.reconcile(9);
+        let fix = r.reconcile(9, &BTreeMap::new(), |_| false);
         let mut after = r.clone();
         for (i, (actor, e)) in fix.iter().enumerate() {
             after.apply(&env(10 + i as u64, actor, e.clone()));

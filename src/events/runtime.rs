@@ -68,6 +68,10 @@ pub enum StarterEvent {
         pid: u32,
         /// The job's `ClusterId.ProcId` and `Owner`, for the audit trail.
         job: String,
+        /// When the starter process started, in clock ticks after boot
+        /// (with the pid, which process it is; 0: not known).
+        #[serde(default, skip_serializing_if = "is_zero")]
+        started: u64,
     },
     /// The job process exists.
     JobStarted {
@@ -106,6 +110,27 @@ pub enum StarterEvent {
         /// Seconds it ran.
         duration: f64,
     },
+    /// A starter of the daemon's last run, still alive when this run
+    /// began, is expected to call again (its job goes on under the same
+    /// claim): what the last run's log said of it, carried into this run.
+    Reattached {
+        /// The slot.
+        slot: String,
+        /// The claim.
+        claim: u64,
+        /// The starter's pid.
+        pid: u32,
+        /// When it started, in clock ticks after boot.
+        started: u64,
+        /// The job's `ClusterId.ProcId` and `Owner`.
+        job: String,
+        /// The job's pid, if it had started.
+        job_pid: Option<u32>,
+        /// How many of its reports the log holds.
+        reports: u32,
+        /// The fetcher has heard the job's fate (JOB_EXIT ran).
+        told: bool,
+    },
     /// The starter process ended.
     Exited {
         /// How.
@@ -116,6 +141,13 @@ pub enum StarterEvent {
         /// The message.
         message: String,
     },
+}
+
+/// For `skip_serializing_if`: a field added since schema 1 is left out at
+/// its default, so the events that do not use it encode as before.
+#[allow(clippy::trivially_copy_pass_by_ref)]
+pub(crate) fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// The daemon's own events.

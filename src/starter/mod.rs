@@ -7,6 +7,7 @@
 pub mod cgroup;
 pub mod error;
 pub mod job;
+pub mod link;
 pub mod protocol;
 pub mod run;
 pub mod userlog;
@@ -70,6 +71,68 @@ pub fn cgroup_name(slot: &str, pid: u32) -> String {
     format!("{slot}.{pid}")
 }
 
+/// When process `pid` started, in clock ticks since boot (the 22nd field of
+/// `/proc/<pid>/stat`); `None` when there is no such process, or it has
+/// ended and waits to be reaped (a zombie). With the pid it names one
+/// process: a pid used again has a later start.
+pub fn process_started(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold anything.
+    let (_, rest) = stat.rsplit_once(')')?;
+    let mut fields = rest.split_ascii_whitespace();
+    if matches!(fields.next(), Some("Z" | "X" | "x")) {
+        return None;
+    }
+    fields.nth(18)?.parse().ok()
+}
+
+/// Kills what is left of a job whose starter (pid `starter`, started at
+/// `started` ticks) died while no daemon ran: the job's cgroup under
+/// `cgroup` (`BASE_CGROUP` and the daemon's cgroup home), and the process
+/// group of `job_pid` if that process is still the job's — a group leader
+/// started after the starter. Returns whether anything was found.
+pub fn kill_remains(
+    slot: &str,
+    starter: u32,
+    started: u64,
+    job_pid: Option<u32>,
+    cgroup: Option<(&str, &std::path::Path)>,
+) -> bool {
+    let mut found = false;
+    if let Some((base, home)) = cgroup
+        && let Some(cg) = cgroup::JobCgroup::existing(home, base, &cgroup_name(slot, starter))
+    {
+        cg.kill_all();
+        found = true;
+        if let Err(e) = cg.remove() {
+            tracing::warn!(message = "Cannot remove a lost job's cgroup.", slot, error = %e);
+        }
+    }
+    let leader = job_pid.filter(|&pid| {
+        let Ok(stat) = std::fs::read_to_string(format!("/proc/{pid}/stat")) else {
+            return false;
+        };
+        let Some((_, rest)) = stat.rsplit_once(')') else {
+            return false;
+        };
+        let fields: Vec<&str> = rest.split_ascii_whitespace().collect();
+        // Field 5 is the process group, field 22 the start time.
+        fields.get(2).and_then(|g| g.parse::<u32>().ok()) == Some(pid)
+            && fields
+                .get(19)
+                .and_then(|t| t.parse::<u64>().ok())
+                .is_some_and(|t| t >= started)
+    });
+    if let Some(pid) = leader.and_then(|p| i32::try_from(p).ok()) {
+        let _ = nix::sys::signal::killpg(
+            nix::unistd::Pid::from_raw(pid),
+            nix::sys::signal::Signal::SIGKILL,
+        );
+        found = true;
+    }
+    found
+}
+
 /// The sandboxes under `execute` whose starter is gone: `dir_<pid>` with no
 /// process `pid` (a machine crash), and any set aside ([`set_aside`]) that a
 /// daemon stopped before deleting. A sandbox whose pid names a live process
@@ -103,6 +166,15 @@ pub fn orphaned_sandboxes(execute: &std::path::Path) -> Vec<std::path::PathBuf> 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_process_start_time_names_this_process_and_none_for_no_process() {
+        let me = process_started(std::process::id()).expect("own start time");
+        assert_eq!(process_started(std::process::id()), Some(me));
+        let parent = std::os::unix::process::parent_id();
+        assert!(process_started(parent).is_some_and(|p| p <= me));
+        assert_eq!(process_started(u32::MAX), None);
+    }
 
     #[test]
     fn a_sandbox_is_set_aside_beside_an_earlier_one_and_both_are_found() {

@@ -1,6 +1,14 @@
 //! What the daemon and a `roost starter` process say to each other: one
 //! JSON [`Request`] line on the starter's stdin, then [`Command`] lines;
 //! [`Report`] lines on its stdout. The starter's stderr is its log.
+//!
+//! From [`PROTOCOL`] 2 on, a starter outlives its daemon: it waits for
+//! [`Command::Go`] before it does anything with the job (the daemon sends
+//! it once the starter is durably in its log), ends with [`Report::Done`]
+//! and waits for [`Command::Bye`] (sent once every report is durable), and
+//! when its daemon goes away it keeps the job running and calls the
+//! daemon's admin socket again with a [`Hello`] — every report it made —
+//! until a daemon answers [`Attached`] or its orphan timeout runs out.
 
 use std::path::PathBuf;
 
@@ -75,6 +83,67 @@ pub struct Request {
     /// and exit), which the daemon says itself at the default level.
     #[serde(default)]
     pub debug_log: bool,
+    /// The protocol the daemon speaks (absent: 1, which knows no `Go`,
+    /// `Done`, `Bye` and no reattaching).
+    #[serde(default = "protocol_one")]
+    pub protocol: u32,
+    /// The daemon's name for this starter (its actor), said again when it
+    /// calls a restarted daemon.
+    #[serde(default)]
+    pub actor: String,
+    /// Where to call a restarted daemon (its admin socket); `None`: the
+    /// job is evicted as soon as the daemon is gone.
+    #[serde(default)]
+    pub reattach: Option<PathBuf>,
+    /// `ROOST_STARTER_ORPHAN_TIMEOUT`: seconds the job keeps running
+    /// without a daemon before it is evicted (0: at once).
+    #[serde(default)]
+    pub orphan_timeout: u64,
+}
+
+fn protocol_one() -> u32 {
+    1
+}
+
+/// The protocol this build speaks.
+pub const PROTOCOL: u32 = 2;
+
+/// The oldest protocol of a starter this build's daemon reattaches to.
+pub const OLDEST_REATTACH: u32 = 2;
+
+/// What a starter whose daemon went away says when it calls a daemon
+/// (as the admin request `attach`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Hello {
+    /// The starter's protocol.
+    pub protocol: u32,
+    /// The starter's build (`BUILD_ID`), for the log.
+    pub build: String,
+    /// The starter's pid (checked against the caller's credentials).
+    pub pid: u32,
+    /// When the starter process started, in clock ticks since boot (the
+    /// 22nd field of `/proc/<pid>/stat`): with the pid, which process.
+    pub started: u64,
+    /// The daemon's name for it ([`Request::actor`]).
+    pub actor: String,
+    /// It was told [`Command::Go`].
+    pub go: bool,
+    /// Every report it made, in order; the daemon keeps those it has not.
+    pub reports: Vec<Report>,
+}
+
+/// The daemon's answer to a [`Hello`].
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Attached {
+    /// Taken: commands follow, reports may be sent.
+    Welcome,
+    /// Not taken: the daemon does not know this starter, or has already
+    /// ended its claim (and told the fetcher). The starter kills its job,
+    /// if any, and leaves without telling anyone.
+    Abandon {
+        /// Why, for the starter's log.
+        reason: String,
+    },
 }
 
 /// A user account: its name and ids.
@@ -132,6 +201,10 @@ pub enum Command {
     SoftKill,
     /// SIGKILL the job's process group.
     HardKill,
+    /// The starter is in the daemon's log: it may run the job (protocol 2).
+    Go,
+    /// Every report is durable: the starter may exit (protocol 2).
+    Bye,
 }
 
 /// From a starter to the daemon.
@@ -179,6 +252,9 @@ pub enum Report {
         /// The message.
         message: String,
     },
+    /// Nothing more will be reported; the starter waits for
+    /// [`Command::Bye`] (protocol 2).
+    Done,
 }
 
 /// Default timeouts of hooks, in seconds. HTCondor has only JOB_EXIT's
@@ -211,6 +287,10 @@ mod tests {
             lost: None,
             owner: None,
             debug_log: false,
+            protocol: PROTOCOL,
+            actor: String::new(),
+            reattach: None,
+            orphan_timeout: 0,
         }
     }
 

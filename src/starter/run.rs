@@ -1,22 +1,21 @@
 //! The `roost starter` process: makes the sandbox, runs PREPARE_JOB, the
 //! job (in its own process group, as its owner), UPDATE_JOB_INFO on its
 //! timer and JOB_EXIT at the end, obeys the daemon's commands, and reports
-//! every step as a JSON line on stdout.
+//! every step through its [`Link`] to the daemon (JSON lines on stdout,
+//! or on the daemon's socket once it has called a restarted daemon).
 
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nix::sys::signal::{Signal, killpg};
 use nix::unistd::{Gid, Pid, Uid, User};
-use std::os::fd::AsFd;
-use std::sync::OnceLock;
 
-use tokio::io::{AsyncBufReadExt, AsyncRead, AsyncWriteExt, BufReader};
-use tokio::net::unix::pipe;
+use tokio::io::{AsyncBufReadExt, BufReader};
 
 use super::cgroup::JobCgroup;
 pub use super::error::SetupError;
 use super::job::{JobSpec, job_spec, signal_description, under};
+use super::link::{Heard, Link, Setup, report};
 use super::protocol::{Account, Command, Lost, Report, Request};
 use super::userlog::{self, End, Event, JobId, Stamp, Usage};
 use crate::classad::old::OldReader;
@@ -47,7 +46,7 @@ fn run_starter() -> i32 {
     // the end of its stdin.
     let spare = std::env::args().skip(1).any(|a| a == "--spare");
     let code = rt.block_on(async {
-        let mut lines = BufReader::new(stdin()).lines();
+        let mut lines = BufReader::new(super::link::stdin()).lines();
         let request = match lines.next_line().await {
             Ok(Some(l)) => serde_json::from_str::<Request>(&l)
                 .map_err(|e| Some(format!("the request line is not valid: {e}"))),
@@ -56,7 +55,19 @@ fn run_starter() -> i32 {
             Err(e) => Err(Some(format!("cannot read stdin: {e}"))),
         };
         match request {
-            Ok(r) => Starter::new(r).run(lines).await,
+            Ok(r) => {
+                let link = Link::start(
+                    lines,
+                    super::link::stdout(),
+                    Setup {
+                        protocol: r.protocol,
+                        actor: r.actor.clone(),
+                        reattach: r.reattach.clone(),
+                        orphan_timeout: Duration::from_secs(r.orphan_timeout),
+                    },
+                );
+                Starter::new(r, link).run().await
+            }
             Err(None) => 0,
             Err(Some(e)) => {
                 eprintln!("roost starter: {e}");
@@ -75,61 +86,9 @@ fn now() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX))
 }
 
-/// The daemon's commands, one JSON line each.
-type Commands = tokio::io::Lines<BufReader<Box<dyn AsyncRead + Unpin>>>;
-
-/// Standard input. The daemon gives a pipe, which is read through the
-/// runtime's poller; anything else (a file, a terminal) through tokio's
-/// blocking reader, which needs a thread of its own.
-fn stdin() -> Box<dyn AsyncRead + Unpin> {
-    let piped = std::io::stdin()
-        .as_fd()
-        .try_clone_to_owned()
-        .ok()
-        .and_then(|fd| pipe::Receiver::from_owned_fd(fd).ok());
-    match piped {
-        Some(r) => Box::new(r),
-        None => Box::new(tokio::io::stdin()),
-    }
-}
-
-/// Standard output when it is a pipe (as the daemon gives it), written
-/// through the runtime's poller.
-static OUT: OnceLock<Option<pipe::Sender>> = OnceLock::new();
-
-async fn report(r: &Report) {
-    let Ok(mut line) = serde_json::to_string(r) else {
-        return;
-    };
-    line.push('\n');
-    // The daemon may be gone; the job goes on regardless.
-    let piped = OUT.get_or_init(|| {
-        let fd = std::io::stdout().as_fd().try_clone_to_owned().ok()?;
-        pipe::Sender::from_owned_fd(fd).ok()
-    });
-    let Some(out) = piped else {
-        let mut out = tokio::io::stdout();
-        let _ = out.write_all(line.as_bytes()).await;
-        let _ = out.flush().await;
-        return;
-    };
-    let mut rest = line.as_bytes();
-    while !rest.is_empty() {
-        match out.try_write(rest) {
-            Ok(n) => rest = &rest[n..],
-            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
-                if out.writable().await.is_err() {
-                    return;
-                }
-            }
-            Err(_) => return,
-        }
-    }
-}
-
 /// Writes a line to the starter's log (stderr, read by the daemon). The
 /// daemon may be gone: a failed write is ignored, never a panic.
-fn log(msg: &str) {
+pub(super) fn log_line(msg: &str) {
     use std::io::Write;
     // One write per line: stderr is unbuffered, and `writeln!` would write
     // the message and its newline apart.
@@ -148,10 +107,12 @@ struct Starter {
     /// The job's user is known (or we are not root): the job event log
     /// may be written.
     may_log: bool,
+    /// The way to the daemon.
+    link: Link,
 }
 
 impl Starter {
-    fn new(req: Request) -> Starter {
+    fn new(req: Request, link: Link) -> Starter {
         let reader = OldReader {
             skip_comments: true,
             ..OldReader::default()
@@ -171,6 +132,7 @@ impl Starter {
             sandbox,
             user: None,
             may_log: false,
+            link,
         }
     }
 
@@ -204,7 +166,7 @@ impl Starter {
         let sandbox = &self.sandbox;
         match new_sandbox_dir(sandbox) {
             Ok(None) => {}
-            Ok(Some(aside)) => log(&format!(
+            Ok(Some(aside)) => log_line(&format!(
                 "set aside a sandbox left by an earlier starter: {}",
                 aside.display()
             )),
@@ -283,7 +245,7 @@ impl Starter {
     /// debug level.
     fn debug(&self, msg: impl FnOnce() -> String) {
         if self.req.debug_log {
-            log(&msg());
+            log_line(&msg());
         }
     }
 
@@ -294,11 +256,25 @@ impl Starter {
         }
     }
 
-    async fn run(mut self, mut commands: Commands) -> i32 {
+    async fn run(mut self) -> i32 {
         if let Some(lost) = self.req.lost.take() {
             self.record_lost(&lost);
             return 0;
         }
+        // Nothing is done with the job before the daemon has this starter
+        // in its log: a daemon that restarts without it has ended the
+        // claim and told the fetcher.
+        if let Err(why) = self.link.go().await {
+            log_line(&format!("the job is not started: {why}"));
+            return 0;
+        }
+        let code = self.work().await;
+        self.link.finish().await;
+        code
+    }
+
+    /// The job from its ad to JOB_EXIT.
+    async fn work(&mut self) -> i32 {
         let spec = job_spec(&self.job);
         let user = match &spec {
             Ok(s) => self.resolve_user(s),
@@ -325,7 +301,7 @@ impl Starter {
         }
         // PREPARE_JOB may have changed the job.
         let spec = job_spec(&self.job).unwrap_or(spec);
-        self.run_job(&spec, &mut commands).await
+        self.run_job(&spec).await
     }
 
     /// Writes to the job event log that the job's starter was lost (see
@@ -338,13 +314,13 @@ impl Starter {
             .and_then(|spec| self.resolve_user(&spec).map_err(|e| e.to_string()));
         match user {
             Ok(u) => self.user = u,
-            Err(e) => return log(&format!("cannot write the job event log: {e}")),
+            Err(e) => return log_line(&format!("cannot write the job event log: {e}")),
         }
         let has_iwd = matches!(self.job.eval_attr("Iwd", &env), Value::Str(s) if !s.is_empty());
         let relative = matches!(self.job.eval_attr("StarterUserLog", &env),
             Value::Str(s) if !s.to_string_lossy().starts_with('/'));
         if relative && !has_iwd {
-            return log("the job event log was in the lost starter's sandbox, which is gone");
+            return log_line("the job event log was in the lost starter's sandbox, which is gone");
         }
         self.may_log = true;
         self.user_log(|| Event::StarterError {
@@ -366,15 +342,14 @@ impl Starter {
     /// [`Self::not_started`], with the starter error the job event log
     /// gets when it differs from the reason JOB_EXIT hears.
     async fn not_started_as(&self, reason: &str, how: &str, error: &str) -> i32 {
-        log(&format!("job not started: {reason}"));
+        log_line(&format!("job not started: {reason}"));
         self.user_log(|| Event::StarterError {
             host: self.execute_host(),
             message: error.to_string(),
         });
-        report(&Report::NotStarted {
+        report(Report::NotStarted {
             reason: reason.to_string(),
-        })
-        .await;
+        });
         let mut ad = self.job.clone();
         let (name, value) = if how == "hold" {
             ("HoldReason", reason)
@@ -387,7 +362,7 @@ impl Starter {
         if !self.sandbox.exists()
             && let Err(e) = self.make_sandbox()
         {
-            log(&e.to_string());
+            log_line(&e.to_string());
         }
         self.job_exit(&ad, how).await;
         self.cleanup();
@@ -407,7 +382,7 @@ impl Starter {
             Ok(o) => o,
             Err(e) => {
                 let reason = format!("PREPARE_JOB ({}) failed: {e}", hook_name(&path));
-                report(&hook_report("PREPARE_JOB", args, None, false, &reason)).await;
+                report(hook_report("PREPARE_JOB", args, None, false, &reason));
                 return Err((reason.clone(), "evict", reason));
             }
         };
@@ -422,13 +397,12 @@ impl Starter {
                     edits.insert(n.clone(), e.clone());
                 }
                 if let Some(line) = bad_line {
-                    report(&Report::Warning {
+                    report(Report::Warning {
                         message: format!(
                             "PREPARE_JOB output line {line} is not 'Name = expression'; \
                              it and what follows were ignored"
                         ),
-                    })
-                    .await;
+                    });
                     break 'items;
                 }
             }
@@ -464,14 +438,13 @@ impl Starter {
         };
         let outcome = format!("PREPARE_JOB ({}) failed ({detail}", hook_name(&path));
         if status != 0 || out.timed_out {
-            report(&hook_report(
+            report(hook_report(
                 "PREPARE_JOB",
                 args,
                 Some(out.exit),
                 out.timed_out,
                 &outcome,
-            ))
-            .await;
+            ));
             let how = if (1..300).contains(&status) {
                 "hold"
             } else {
@@ -485,19 +458,17 @@ impl Starter {
             return Err((reason, how, outcome));
         }
         if let Some(m) = &message {
-            report(&Report::Warning {
+            report(Report::Warning {
                 message: format!("PREPARE_JOB ({}) says: {m}", hook_name(&path)),
-            })
-            .await;
+            });
         }
-        report(&hook_report(
+        report(hook_report(
             "PREPARE_JOB",
             args,
             Some(out.exit),
             false,
             &format!("{} attribute(s) merged into the job ad", edits.len()),
-        ))
-        .await;
+        ));
         self.job.update(&edits);
         Ok(())
     }
@@ -533,7 +504,7 @@ impl Starter {
         Ok(out)
     }
 
-    async fn run_job(&mut self, spec: &JobSpec, commands: &mut Commands) -> i32 {
+    async fn run_job(&mut self, spec: &JobSpec) -> i32 {
         let iwd = self.iwd();
         if self.job.lookup("Iwd").is_none() {
             self.job.insert_value("Iwd", Value::from(iwd.as_str()));
@@ -572,7 +543,7 @@ impl Starter {
                     let _inside = cgroup.as_ref().and_then(|cg| match cg.enter() {
                         Ok(g) => Some(g),
                         Err(e) => {
-                            log(&format!("cannot enter the job's cgroup: {e}"));
+                            log_line(&format!("cannot enter the job's cgroup: {e}"));
                             None
                         }
                     });
@@ -581,7 +552,7 @@ impl Starter {
                 r => r,
             },
             Some(Err(e)) => {
-                log(&format!("cannot open the job's cgroup: {e}"));
+                log_line(&format!("cannot open the job's cgroup: {e}"));
                 c.spawn()
             }
             None => c.spawn(),
@@ -603,7 +574,7 @@ impl Starter {
         };
         let pid = child.id();
         self.debug(|| format!("job {}.{} started: pid {pid}", spec.id.0, spec.id.1));
-        report(&Report::JobStarted { pid }).await;
+        report(Report::JobStarted { pid });
         self.user_log(|| Event::Execute {
             host: self.execute_host(),
         });
@@ -616,45 +587,31 @@ impl Starter {
         let mut next_update = tokio::time::Instant::now() + Duration::from_secs(first.min(every));
         let mut suspended = false;
         let mut evicted = false;
-        let mut commands_open = true;
-        // Once the daemon is gone, the job is evicted: no one would follow
-        // it, and the restarted daemon offers the slot again.
+        // Once the daemon has been gone for the orphan timeout, the job is
+        // evicted; a daemon that refuses this starter has ended the claim
+        // and told the fetcher, so the job is killed and no one is told.
         let mut kill_at: Option<tokio::time::Instant> = None;
+        let mut abandoned = false;
         let group = Pid::from_raw(i32::try_from(pid).unwrap_or(0));
         let status = loop {
             tokio::select! {
                 s = child.wait() => break s,
-                line = commands.next_line(), if commands_open => {
-                    let cmd = match line {
-                        Ok(Some(l)) => serde_json::from_str::<Command>(&l).ok(),
-                        _ => {
-                            commands_open = false;
-                            log(&format!(
-                                "the daemon went away: evicting the job ({} s to leave)",
-                                self.req.vacate_grace
-                            ));
-                            kill_at = Some(
-                                tokio::time::Instant::now()
-                                    + Duration::from_secs(self.req.vacate_grace),
-                            );
-                            Some(Command::SoftKill)
-                        }
-                    };
-                    match cmd {
-                        Some(Command::Suspend) if !suspended => {
+                heard = self.link.heard() => {
+                    match self.command_of(heard, &mut kill_at, &mut abandoned) {
+                        Command::Suspend if !suspended => {
                             track.signal(group, Signal::SIGSTOP);
                             suspended = true;
-                            report(&Report::Suspended { stopped: true }).await;
+                            report(Report::Suspended { stopped: true });
                             let pids = track.usage(pid).4;
                             self.user_log(|| Event::Suspended { pids });
                         }
-                        Some(Command::Continue) if suspended => {
+                        Command::Continue if suspended => {
                             track.signal(group, Signal::SIGCONT);
                             suspended = false;
-                            report(&Report::Suspended { stopped: false }).await;
+                            report(Report::Suspended { stopped: false });
                             self.user_log(|| Event::Unsuspended);
                         }
-                        Some(Command::SoftKill) => {
+                        Command::SoftKill => {
                             evicted = true;
                             let sig = Signal::try_from(spec.kill_sig).unwrap_or(Signal::SIGTERM);
                             track.signal(group, sig);
@@ -663,7 +620,7 @@ impl Starter {
                                 suspended = false;
                             }
                         }
-                        Some(Command::HardKill) => {
+                        Command::HardKill => {
                             evicted = true;
                             track.kill(group);
                         }
@@ -677,7 +634,7 @@ impl Starter {
                     }
                 } => {
                     kill_at = None;
-                    log("the job did not leave in time: killing it");
+                    log_line("the job did not leave in time: killing it");
                     track.kill(group);
                 }
                 () = tokio::time::sleep_until(next_update) => {
@@ -696,12 +653,11 @@ impl Starter {
         let duration = started.elapsed().as_secs_f64();
         let how = if evicted { "evict" } else { "exit" };
         self.debug(|| format!("job exited: {exit} ({how})"));
-        report(&Report::JobExited {
+        report(Report::JobExited {
             exit: exit.clone(),
             how: how.to_string(),
             duration,
-        })
-        .await;
+        });
         let mut ad = self.job.clone();
         publish_usage(&mut ad, pid, "Exited", &track);
         remove_cgroup(cgroup);
@@ -738,9 +694,41 @@ impl Starter {
                 }
             }
         });
-        self.job_exit(&ad, how).await;
+        if abandoned {
+            log_line("the job was killed: a daemon ended its claim while the starter was away");
+        } else {
+            self.job_exit(&ad, how).await;
+        }
         self.cleanup();
         0
+    }
+
+    /// What the job's loop does on what the link heard: the daemon's
+    /// command; on no daemon for the orphan timeout, the soft kill, with
+    /// the kill due after the vacate grace (`kill_at`); on a daemon that
+    /// refuses the starter, the hard kill (`abandoned`: no one is told).
+    fn command_of(
+        &self,
+        heard: Heard,
+        kill_at: &mut Option<tokio::time::Instant>,
+        abandoned: &mut bool,
+    ) -> Command {
+        match heard {
+            Heard::Command(c) => c,
+            Heard::Orphaned => {
+                log_line(&format!(
+                    "no daemon: evicting the job ({} s to leave)",
+                    self.req.vacate_grace
+                ));
+                *kill_at =
+                    Some(tokio::time::Instant::now() + Duration::from_secs(self.req.vacate_grace));
+                Command::SoftKill
+            }
+            Heard::Abandoned(_) => {
+                *abandoned = true;
+                Command::HardKill
+            }
+        }
     }
 
     /// The job's own cgroup, if `BASE_CGROUP` asks for one and the machine
@@ -758,7 +746,7 @@ impl Starter {
                 Some(cg)
             }
             Err(e) => {
-                log(&format!(
+                log_line(&format!(
                     "no cgroup for the job ({e}): it is tracked by its process group"
                 ));
                 None
@@ -816,7 +804,7 @@ impl Starter {
             userlog::text(id, at, &event)
         };
         if let Err(e) = self.append_as_user(Path::new(&path), record.as_bytes()) {
-            log(&format!("the job event log: {e}"));
+            log_line(&format!("the job event log: {e}"));
         }
     }
 
@@ -868,14 +856,13 @@ impl Starter {
                 }
                 Err(e) => (None, false, e.to_string()),
             };
-            report(&hook_report(
+            report(hook_report(
                 "UPDATE_JOB_INFO",
                 Vec::new(),
                 exit,
                 timed_out,
                 &outcome,
-            ))
-            .await;
+            ));
         });
     }
 
@@ -902,12 +889,12 @@ impl Starter {
             }
             Err(e) => (None, false, e.to_string()),
         };
-        report(&hook_report("JOB_EXIT", args, exit, timed_out, &outcome)).await;
+        report(hook_report("JOB_EXIT", args, exit, timed_out, &outcome));
     }
 
     fn cleanup(&self) {
         if let Err(e) = remove_sandbox(&self.sandbox) {
-            log(&format!(
+            log_line(&format!(
                 "cannot remove sandbox {}: {e}",
                 self.sandbox.display()
             ));
@@ -1007,10 +994,10 @@ fn usage_of(ad: &ClassAd) -> Usage {
 
 fn log_stderr(hook: &str, out: &HookOutput) {
     for line in &out.stderr {
-        log(&format!("{hook} stderr: {line}"));
+        log_line(&format!("{hook} stderr: {line}"));
     }
     if out.truncated {
-        log(&format!("{hook}: stdout went past the limit and was cut"));
+        log_line(&format!("{hook}: stdout went past the limit and was cut"));
     }
 }
 
@@ -1089,7 +1076,7 @@ fn remove_cgroup(cgroup: Option<JobCgroup>) {
     if let Some(cg) = cgroup
         && let Err(e) = cg.remove()
     {
-        log(&format!("cannot remove the job's cgroup: {e}"));
+        log_line(&format!("cannot remove the job's cgroup: {e}"));
     }
 }
 

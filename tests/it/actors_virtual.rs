@@ -57,6 +57,7 @@ pub(crate) fn prepare(
         log: dirs[0].clone(),
         execute: dirs[1].clone(),
         spool: dirs[2].clone(),
+        socket: None,
     };
     let prepared = Prepared::open(&config, dirs, now).expect("the daemon prepares");
     let reload = Box::new(move || load_startd_config(Some(&root)));

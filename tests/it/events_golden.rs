@@ -191,6 +191,7 @@ fn samples() -> Vec<(&'static str, Event)> {
                 claim: 3,
                 pid: 5000,
                 job: "12.0 alice".into(),
+                started: 0,
             }),
         ),
         (
@@ -285,6 +286,9 @@ fn samples() -> Vec<(&'static str, Event)> {
                         job_pid: Some(4243),
                         job: "12.0 alice".into(),
                         since: 990,
+                        started: 0,
+                        reports: 0,
+                        told: false,
                     },
                 )]),
                 hooks: BTreeMap::from([(
@@ -441,6 +445,29 @@ fn samples() -> Vec<(&'static str, Event)> {
                     last_request: 3,
                     drain_times: (at - 60, at - 600),
                 },
+            }),
+        ),
+        (
+            "starter-spawned-with-start-time",
+            Event::Starter(StarterEvent::Spawned {
+                slot: "slot1".into(),
+                claim: 4,
+                pid: 5002,
+                job: "13.0 alice".into(),
+                started: 123_456,
+            }),
+        ),
+        (
+            "starter-reattached",
+            Event::Starter(StarterEvent::Reattached {
+                slot: "slot1".into(),
+                claim: 4,
+                pid: 5002,
+                started: 123_456,
+                job: "13.0 alice".into(),
+                job_pid: Some(5003),
+                reports: 2,
+                told: false,
             }),
         ),
     ]

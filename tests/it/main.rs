@@ -14,6 +14,7 @@ mod daemon_backfill;
 mod daemon_cgroup;
 mod daemon_config;
 mod daemon_log;
+mod daemon_reattach;
 mod daemon_restart;
 mod daemon_spares;
 mod events_cli;

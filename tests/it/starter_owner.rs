@@ -34,6 +34,11 @@ fn run(dir: &Path, owner: &str, account: Option<Account>) -> Vec<Report> {
         lost: None,
         owner: account,
         debug_log: false,
+        // A daemon of the first protocol: no go, no goodbye.
+        protocol: 1,
+        actor: String::new(),
+        reattach: None,
+        orphan_timeout: 0,
     };
     let mut child = Command::new(env!("CARGO_BIN_EXE_roost-starter"))
         .stdin(Stdio::piped())

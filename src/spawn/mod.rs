@@ -15,10 +15,9 @@
 //! per-thread state beyond `errno`.
 //!
 //! The parent gets a pidfd, which makes waiting for the exit an ordinary
-//! readiness event for tokio and makes signals race-free until the reap.
-//!
-//! This is the one module of Roost allowed `unsafe` code (the crate denies
-//! it elsewhere); every block says why it is sound.
+//! readiness event for tokio and signals race-free until the reap
+//! ([`process`]: the same for a process that is not our child). The one
+//! module allowed `unsafe` code (denied elsewhere); each block says why.
 
 #![allow(unsafe_code)]
 
@@ -35,6 +34,7 @@ use nix::libc;
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
+pub mod process;
 
 /// What one of the child's standard streams is connected to.
 #[derive(Debug)]
@@ -795,20 +795,7 @@ impl Child {
         if self.status.is_some() {
             return Ok(());
         }
-        // SAFETY: pidfd_send_signal on our own pidfd.
-        let r = unsafe {
-            libc::syscall(
-                libc::SYS_pidfd_send_signal,
-                self.pid_fd.as_fd().as_raw_fd(),
-                sig,
-                std::ptr::null::<libc::siginfo_t>(),
-                0,
-            )
-        };
-        if r != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        process::pidfd_signal(self.pid_fd.as_fd(), sig)
     }
 }
 

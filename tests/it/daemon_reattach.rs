@@ -1,0 +1,184 @@
+//! A daemon killed with SIGKILL while a job runs, its starters waiting for
+//! a daemon (`ROOST_STARTER_ORPHAN_TIMEOUT` above 0, the default): the job
+//! goes on, the restarted daemon takes its starter again, the slot stays
+//! Claimed/Busy under the same claim, and the fetcher hears the job's end
+//! once (JOB_EXIT `exit`), never EVICT_CLAIM; commands reach the job after
+//! the restart; a starter that dies while no daemon runs is reported lost
+//! once.
+
+use super::daemon::{count, events, stop, wait_for};
+use super::daemon_admin::{Node, records, text};
+use super::daemon_restart::claim_id;
+use super::events_cli::roost_log;
+
+/// Leftover starters of a failed test go within a minute.
+const ORPHANS: &str = "ROOST_STARTER_ORPHAN_TIMEOUT = 60\n";
+
+/// The records of `hook` for job `cluster`.0.
+fn of_job(node: &Node, hook: &str, cluster: u32) -> Vec<String> {
+    records(&node.dir, hook)
+        .into_iter()
+        .filter(|r| r.contains(&format!("\nClusterId = {cluster}\n")))
+        .collect()
+}
+
+/// Starts a daemon on `node`, lets job `cluster`.0 (`sleep secs`) start,
+/// and kills the daemon with SIGKILL; the event log's directory.
+fn start_job_then_kill(node: &Node, cluster: u32, secs: &str) -> std::path::PathBuf {
+    node.job(&format!("j{cluster}"), cluster, secs);
+    let first = node.start();
+    wait_for("the job to run", || !node.job_pid().is_empty());
+    let log = node.dir.join("spool/roost-events");
+    wait_for("the job's start in the log", || {
+        count(&events(&log), "/event/Starter/JobStarted/pid", |_| true) >= 1
+    });
+    first.kill();
+    log
+}
+
+#[test]
+fn a_restarted_daemon_takes_its_running_job_again_and_the_fetcher_hears_its_end_once() {
+    let node = Node::setup("reattach", ORPHANS);
+    let log = start_job_then_kill(&node, 1, "5");
+    let pid_before = {
+        let ev = events(&log);
+        ev.iter()
+            .find_map(|e| e.pointer("/event/Starter/JobStarted/pid")?.as_u64())
+            .expect("job pid")
+    };
+    // The job goes on without a daemon.
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    assert!(
+        std::path::Path::new(&format!("/proc/{pid_before}")).exists(),
+        "the job still runs"
+    );
+    let second = node.start();
+    wait_for("the slot busy with the same job", || {
+        node.job_pid() == pid_before.to_string()
+    });
+    assert!(node.states().contains("Claimed Busy"), "{}", node.states());
+    wait_for("JOB_EXIT of job 1", || !of_job(&node, "exit", 1).is_empty());
+    wait_for("the slot to be free again", || {
+        !node.states().contains("Claimed Busy")
+    });
+    let status = stop(second);
+    assert!(status.success(), "daemon exit: {status}");
+
+    let exits = of_job(&node, "exit", 1);
+    assert_eq!(exits.len(), 1, "{exits:?}");
+    assert!(exits[0].starts_with("argv: exit\n"), "{}", exits[0]);
+    assert!(exits[0].contains("\nExitCode = 0\n"), "{}", exits[0]);
+    // One hand-out, accepted once; the claim's end, if the fetcher hears
+    // of it, under the ClaimId it was accepted with.
+    let replies = of_job(&node, "reply", 1);
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    for evicted in of_job(&node, "evict", 1) {
+        assert_eq!(claim_id(&evicted), claim_id(&replies[0]), "{evicted}");
+    }
+
+    let ev = events(&log);
+    assert_eq!(
+        count(&ev, "/event/Slot/ClaimEnded/cause", |c| c == "Restart"),
+        0
+    );
+    assert_eq!(count(&ev, "/event/Starter/Reattached/pid", |_| true), 1);
+    assert_eq!(count(&ev, "/event/Starter/JobStarted/pid", |_| true), 1);
+    assert_eq!(
+        count(&ev, "/event/Starter/JobExited/how", |h| h == "exit"),
+        1,
+        "the job's exit, reported after the restart, is in the log once"
+    );
+    assert_eq!(
+        count(&ev, "/event/Starter/Hook/hook", |h| h == "JOB_EXIT"),
+        1
+    );
+    // The audit trail: one claim, its job run once, no anomaly.
+    let audit = roost_log(&log, &["claims", "--json"]);
+    let claims: Vec<serde_json::Value> = audit
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    assert_eq!(claims.len(), 1, "{audit}");
+    assert_eq!(claims[0]["job"], "1.0");
+    assert_eq!(claims[0]["anomalies"], serde_json::json!([]), "{audit}");
+    assert!(
+        claims[0]["job_outcome"]
+            .as_str()
+            .is_some_and(|o| o.starts_with("exit: ")),
+        "{audit}"
+    );
+    assert!(roost_log(&log, &["verify"]).starts_with("ok: "));
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+#[test]
+fn after_a_restart_the_daemon_commands_the_job_it_took_again() {
+    let node = Node::setup("reattach-vacate", ORPHANS);
+    let _log = start_job_then_kill(&node, 1, "300");
+    let second = node.start();
+    wait_for("the slot busy with the job", || {
+        node.states().contains("Claimed Busy") && !node.job_pid().is_empty()
+    });
+    // A vacate after the restart reaches the job through the starter.
+    let o = node.roost(&["vacate", "-fast"]);
+    assert!(o.status.success(), "{}", text(&o));
+    wait_for("JOB_EXIT evict", || {
+        of_job(&node, "exit", 1)
+            .iter()
+            .any(|r| r.starts_with("argv: evict\n"))
+    });
+    let status = stop(second);
+    assert!(status.success(), "daemon exit: {status}");
+    assert_eq!(of_job(&node, "exit", 1).len(), 1);
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+#[test]
+fn a_starter_that_dies_while_no_daemon_runs_is_reported_lost_once() {
+    let node = Node::setup("reattach-lost", ORPHANS);
+    let log = start_job_then_kill(&node, 1, "300");
+    let starter = events(&log)
+        .iter()
+        .find_map(|e| e.pointer("/event/Starter/Spawned/pid")?.as_u64())
+        .expect("starter pid");
+    let job = node_job_pid(&log);
+    // The starter dies (the OOM killer, an admin) while no daemon runs;
+    // its job is left alone in its process group.
+    let kill = |pid: u64, sig| {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(pid).unwrap_or(0)),
+            sig,
+        );
+    };
+    kill(starter, nix::sys::signal::Signal::SIGKILL);
+    let second = node.start();
+    wait_for("EVICT_CLAIM for the lost job", || {
+        !of_job(&node, "evict", 1).is_empty()
+    });
+    // Its remains were killed.
+    wait_for("the job's process to be gone", || {
+        !std::path::Path::new(&format!("/proc/{job}")).exists()
+            || std::fs::read_to_string(format!("/proc/{job}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+    });
+    let status = stop(second);
+    assert!(status.success(), "daemon exit: {status}");
+    assert_eq!(of_job(&node, "evict", 1).len(), 1);
+    assert_eq!(of_job(&node, "exit", 1), Vec::<String>::new());
+    let ev = events(&log);
+    assert_eq!(count(&ev, "/event/Starter/Reattached/pid", |_| true), 0);
+    assert_eq!(
+        count(&ev, "/event/Slot/ClaimEnded/cause", |c| c == "Restart"),
+        1
+    );
+    assert!(roost_log(&log, &["verify"]).starts_with("ok: "));
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+/// The job's pid, from the log.
+fn node_job_pid(log: &std::path::Path) -> u64 {
+    events(log)
+        .iter()
+        .find_map(|e| e.pointer("/event/Starter/JobStarted/pid")?.as_u64())
+        .expect("job pid")
+}

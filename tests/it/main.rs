@@ -26,6 +26,7 @@ mod policy_engine;
 mod policy_props;
 mod policy_publish;
 mod policy_simulate;
+mod starter_link;
 mod starter_owner;
 mod tidy;
 mod two_drivers;

@@ -1,6 +1,8 @@
 //! A hook invocation as an actor: validates the path, starts the process,
 //! records `Started`, waits (with the timeout), records `Finished` with
-//! what the output meant, answers whoever asked, and stops.
+//! what the output meant, answers whoever asked, and stops. A job that
+//! FETCH_WORK handed out is in the log durably (`Finished` holds it) before
+//! anyone is told of it, so a daemon restarted from the log answers it.
 
 use std::rc::Rc;
 
@@ -23,8 +25,9 @@ pub struct HookDone {
     pub output: Result<HookOutput, hooks::HookError>,
 }
 
-/// Says what a hook's output means, for the log.
-pub type Classify = fn(&HookOutput) -> String;
+/// Says what a hook's output means, for the log, and the job it handed
+/// out, if any (FETCH_WORK), to keep in the log.
+pub type Classify = fn(&HookOutput) -> (String, Option<String>);
 
 /// One hook invocation.
 pub struct HookActor {
@@ -111,36 +114,63 @@ impl Actor for HookActor {
             for line in &out.stderr {
                 warn!(message = "Hook stderr.", hook = act.hook, slot = %act.slot, line = %line);
             }
-            let outcome = (act.classify)(&out);
+            let (outcome, handout) = (act.classify)(&out);
             if out.timed_out {
                 warn!(message = "Hook killed at its timeout.", hook = act.hook, slot = %act.slot,
                     seconds = out.elapsed.as_secs_f64());
             }
-            let ev = HookEvent::Finished {
+            let durable = handout.is_some();
+            let ev = vec![Event::Hook(HookEvent::Finished {
                 exit: out.exit.clone(),
                 timed_out: out.timed_out,
                 truncated: out.truncated,
                 stdout_bytes: out.stdout.len() as u64,
                 outcome,
                 elapsed: out.elapsed.as_secs_f64(),
+                handout,
+            })];
+            let done = HookDone {
+                hook: act.hook,
+                output: Ok(out),
             };
-            if let Err(e) = act.shared.record(&act.id, vec![Event::Hook(ev)]) {
-                warn!(message = "Cannot record hook end.", hook = act.hook, error = %e);
+            if !durable {
+                if let Err(e) = act.shared.record(&act.id, ev) {
+                    warn!(message = "Cannot record hook end.", hook = act.hook, error = %e);
+                }
+                act.answer(done);
+                ctx.stop();
+                return;
             }
-            if let Some(r) = act.reply.take() {
-                r.do_send(HookDone {
-                    hook: act.hook,
-                    output: Ok(out),
-                });
-            }
-            ctx.stop();
+            // A hand-out is acted on only once the log holds it.
+            let append = act.shared.append_later(&act.id, ev);
+            ctx.wait(append.into_actor(act).map(move |r, act, ctx| {
+                match r {
+                    Ok(_) => {
+                        crate::failpoint::hit("handout-recorded");
+                        act.answer(done);
+                    }
+                    // The daemon stops on a log it cannot write; the job
+                    // is not taken.
+                    Err(e) => warn!(message = "Cannot record a fetched job; not acting on it.",
+                        slot = %act.slot, error = %e),
+                }
+                ctx.stop();
+            }));
         }));
     }
 }
 
+impl HookActor {
+    fn answer(&mut self, done: HookDone) {
+        if let Some(r) = self.reply.take() {
+            r.do_send(done);
+        }
+    }
+}
+
 /// For hooks whose output is ignored.
-pub fn ignored(out: &HookOutput) -> String {
-    format!("{} (output ignored)", out.exit)
+pub fn ignored(out: &HookOutput) -> (String, Option<String>) {
+    (format!("{} (output ignored)", out.exit), None)
 }
 
 /// `<KEYWORD>_HOOK_<TYPE>_TIMEOUT` in seconds, else the hook's default.

@@ -26,7 +26,7 @@ use crate::classad::{ClassAd, Value, parse_ad};
 use crate::config::Config;
 use crate::config::daemon_knobs::DaemonSettings;
 use crate::events::replay::OpenStarter;
-use crate::events::{DaemonEvent, Event, LostClaim};
+use crate::events::{DaemonEvent, Event, LostClaim, Unanswered};
 use crate::policy::engine::{DrainHow, Input, Policy};
 use crate::policy::layout::SlotSpec;
 pub use crate::policy::node::DrainRequest;
@@ -80,6 +80,8 @@ pub struct NodeActor {
     state: NodeState,
     reload: Reload,
     lost: Vec<LostClaim>,
+    /// Jobs the last run was handed and did not answer.
+    unanswered: Vec<Unanswered>,
     /// Starters of the last run to take again, by actor, and when that run
     /// started.
     reattach: (BTreeMap<String, OpenStarter>, i64),
@@ -116,6 +118,7 @@ impl NodeActor {
             state: NodeState::default(),
             reload,
             lost: Vec::new(),
+            unanswered: Vec::new(),
             reattach: (BTreeMap::new(), 0),
             specs: BTreeMap::new(),
             benchmarking: Vec::new(),
@@ -123,11 +126,13 @@ impl NodeActor {
         }
     }
 
-    /// Claims the last run left open: each slot's EVICT_CLAIM hears of
-    /// its own when the slot starts.
+    /// Claims the last run left open, and jobs it was handed and did not
+    /// answer: each slot's EVICT_CLAIM and REPLY_FETCH hear of its own when
+    /// the slot starts.
     #[must_use]
-    pub fn with_lost(mut self, lost: Vec<LostClaim>) -> NodeActor {
+    pub fn with_lost(mut self, lost: Vec<LostClaim>, unanswered: Vec<Unanswered>) -> NodeActor {
         self.lost = lost;
+        self.unanswered = unanswered;
         self
     }
 
@@ -418,6 +423,10 @@ impl Actor for NodeActor {
                 .into_iter()
                 .partition(|l| l.teller == id);
             self.lost = others;
+            let (owed, others) = std::mem::take(&mut self.unanswered)
+                .into_iter()
+                .partition(|u| u.teller == id);
+            self.unanswered = others;
             let (starters, run_started) = &mut self.reattach;
             let taken: Vec<(String, OpenStarter)> = starters
                 .iter()
@@ -435,7 +444,7 @@ impl Actor for NodeActor {
                 attrs,
                 Input::Evaluate,
             )
-            .with_lost(mine)
+            .with_lost(mine, owed)
             .with_reattach(taken, run_started)
             .start();
             self.slots.insert(id, addr);

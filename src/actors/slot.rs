@@ -19,7 +19,7 @@ use super::starter::{StarterActor, StarterCmd, StarterOwner};
 use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, FixedEnv, Value, parse_ad};
 use crate::events::replay::OpenStarter;
-use crate::events::{Event, LostClaim};
+use crate::events::{Event, LostClaim, Unanswered};
 use crate::hooks::HookRun;
 use crate::hooks::output::{Fetched, fetched};
 use crate::policy::engine::{
@@ -56,6 +56,9 @@ pub struct SlotActor {
     first: Option<Input>,
     /// Claims of the last run to tell EVICT_CLAIM about when it starts.
     lost: Vec<LostClaim>,
+    /// Jobs the last run was handed, to answer with REPLY_FETCH when it
+    /// starts.
+    unanswered: Vec<Unanswered>,
     /// The last run's starter of this slot to take again when it starts
     /// (its actor and what the log says of it).
     reattach: Option<(String, OpenStarter)>,
@@ -91,15 +94,18 @@ impl SlotActor {
             work_seen: None,
             first: Some(first),
             lost: Vec::new(),
+            unanswered: Vec::new(),
             reattach: None,
             old_claim: None,
         }
     }
 
-    /// Claims the last run left open, for EVICT_CLAIM when the actor starts.
+    /// Claims the last run left open, for EVICT_CLAIM when the actor
+    /// starts, and jobs it did not answer, for REPLY_FETCH.
     #[must_use]
-    pub fn with_lost(mut self, lost: Vec<LostClaim>) -> SlotActor {
+    pub fn with_lost(mut self, lost: Vec<LostClaim>, unanswered: Vec<Unanswered>) -> SlotActor {
         self.lost = lost;
+        self.unanswered = unanswered;
         self
     }
 
@@ -190,6 +196,12 @@ impl SlotActor {
                     slot = %act.slot.name, error = %e);
                 act.reschedule(ctx, now);
                 return;
+            }
+            if d.effects
+                .iter()
+                .any(|e| matches!(e, Effect::SpawnStarter { .. }))
+            {
+                crate::failpoint::hit("job-accepted");
             }
             act.carry_out(d, now, ctx);
         }));
@@ -384,6 +396,33 @@ impl SlotActor {
         );
     }
 
+    /// Runs REPLY_FETCH for a job the last run was handed and did not
+    /// answer: accept under its claim's `ClaimId` when the claim goes on,
+    /// else reject.
+    fn answer_handout(&self, owed: &Unanswered, now: i64) {
+        let Some(path) = self.hook_path("REPLY_FETCH") else {
+            return;
+        };
+        let arg = if owed.accept.is_some() {
+            "accept"
+        } else {
+            "reject"
+        };
+        info!(message = "Answering a job handed out before the restart.",
+            slot = %self.slot.id, answer = arg);
+        let stdin = self.job_and_slot(&owed.job, now, owed.accept.as_deref());
+        let run = self.hook_run("REPLY_FETCH", path, vec![arg.into()], stdin);
+        HookActor::launch(
+            &self.shared,
+            "REPLY_FETCH",
+            &self.slot.id,
+            None,
+            run,
+            ignored,
+            None,
+        );
+    }
+
     fn act(&mut self, eff: Effect, now: i64, ctx: &mut Context<Self>) {
         let claim = self.slot.claim.as_ref().map(|c| c.id);
         match eff {
@@ -564,15 +603,18 @@ fn until(now_nanos: i128, due: i64, phase: u32) -> Duration {
     Duration::from_nanos(u64::try_from(wait).unwrap_or(u64::MAX))
 }
 
-/// FETCH_WORK's outcome for the log.
-fn classify_fetch(out: &crate::hooks::HookOutput) -> String {
+/// FETCH_WORK's outcome for the log, and the job it handed out.
+fn classify_fetch(out: &crate::hooks::HookOutput) -> (String, Option<String>) {
     if out.timed_out {
-        return "killed at its timeout; no work taken".into();
+        return ("killed at its timeout; no work taken".into(), None);
     }
     match fetched(&out.stdout, out.truncated, out.stdout.len()) {
-        Fetched::NoWork => "no work".into(),
-        Fetched::Job(ad) => format!("job ad with {} attributes", ad.len()),
-        Fetched::Malformed(m) => format!("malformed output: {m}"),
+        Fetched::NoWork => ("no work".into(), None),
+        Fetched::Job(ad) => (
+            format!("job ad with {} attributes", ad.len()),
+            Some(crate::classad::unparse::ad_to_string(&ad)),
+        ),
+        Fetched::Malformed(m) => (format!("malformed output: {m}"), None),
     }
 }
 
@@ -592,6 +634,9 @@ impl Actor for SlotActor {
         let now = self.shared.clock.now();
         for lost in std::mem::take(&mut self.lost) {
             self.evict_lost(&lost, now);
+        }
+        for owed in std::mem::take(&mut self.unanswered) {
+            self.answer_handout(&owed, now);
         }
         if let Some((actor, st)) = self.reattach.take() {
             self.starter = Some(StarterActor::reattach(

@@ -30,6 +30,9 @@ use crate::starter::protocol::{Attached, Command, Lost, OLDEST_REATTACH, Report,
 /// the daemon again before it is taken for lost (it calls every second).
 pub const REATTACH_WAIT: Duration = Duration::from_secs(30);
 
+/// [`Command::Go`] as the line a starter reads.
+const GO_LINE: &str = "\"Go\"";
+
 /// A command from the slot.
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -266,6 +269,10 @@ impl StarterActor {
         self.commands = Some(tx);
         actix::spawn(async move {
             while let Some(mut line) = rx.recv().await {
+                if line == GO_LINE {
+                    // After the request and the durable `Spawned`.
+                    crate::failpoint::hit("before-go");
+                }
                 line.push('\n');
                 if out.write_all(line.as_bytes()).await.is_err() {
                     break;
@@ -355,6 +362,7 @@ impl StarterActor {
                 let _ = tx.send(rest.trim_end_matches('\n').to_string());
             }
         }
+        crate::failpoint::hit("starter-spawned");
         let me = ctx.address();
         if let Some(err) = child.stderr.take() {
             let slot = self.slot_id.clone();
@@ -719,5 +727,14 @@ async fn log_lines(err: impl tokio::io::AsyncRead + Unpin, slot: &str) {
     let mut lines = BufReader::new(err).lines();
     while let Ok(Some(l)) = lines.next_line().await {
         info!(target: "starter", slot = %slot, "{l}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_go_line_is_how_the_go_command_is_written() {
+        let go = serde_json::to_string(&super::Command::Go).expect("json");
+        assert_eq!(go, super::GO_LINE);
     }
 }

@@ -165,6 +165,7 @@ fn lifecycle(n: u64, slot: &str, t: i64) -> Vec<(i64, String, Event)> {
                 stdout_bytes: 0,
                 outcome: "done".into(),
                 elapsed: 0.004,
+                handout: None,
             }),
         ),
         s(SlotEvent::JobStarted {

@@ -297,6 +297,8 @@ pub struct Prepared {
     /// Reads the log while the daemon writes it (for the admin socket).
     pub reader: crate::events::SledReader,
     lost: Vec<crate::events::LostClaim>,
+    /// Jobs the last run was handed and did not answer.
+    unanswered: Vec<crate::events::Unanswered>,
     /// The last run's starters taken again, and when that run started
     /// (their claims keep the `ClaimId` it gave them).
     reattach: (BTreeMap<String, OpenStarter>, i64),
@@ -333,6 +335,7 @@ impl Prepared {
             mut restored,
         } = reconcile_last_run(&mut store, now, &settings)?;
         let lost = last.lost_claims(&reattach);
+        let unanswered = last.unanswered(&reattach);
         let first_id = store.next_seq();
         let reader = store.reader();
         let checkpoints =
@@ -404,6 +407,7 @@ impl Prepared {
             checkpoints,
             reader,
             lost,
+            unanswered,
             reattach: (reattach, last_start),
             first_id,
             slots,
@@ -479,7 +483,7 @@ impl Prepared {
             shared.waiting.borrow_mut().insert(st.pid, None);
         }
         let node = NodeActor::new(std::rc::Rc::clone(&shared), self.slots, reload)
-            .with_lost(self.lost)
+            .with_lost(self.lost, self.unanswered)
             .with_reattach(self.reattach.0, self.reattach.1)
             .start();
         (shared, node, committer)

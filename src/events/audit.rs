@@ -567,6 +567,7 @@ mod tests {
                     },
                 )]),
                 hooks: BTreeMap::new(),
+                handouts: BTreeMap::new(),
             }),
         ));
         out.push(env(

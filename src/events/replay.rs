@@ -87,6 +87,31 @@ pub struct OpenHook {
     pub since: u64,
 }
 
+/// A job FETCH_WORK handed out that no REPLY_FETCH or EVICT_CLAIM of its
+/// slot has answered yet.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Handout {
+    /// The job ad (new syntax).
+    pub job: String,
+    /// Sequence number of the FETCH_WORK's `Finished`.
+    pub since: u64,
+    /// The claim the slot (or a dynamic slot carved from it) made for the
+    /// job, once it did: the slot's id and the claim's number.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub claim: Option<(String, u64)>,
+}
+
+/// A job handed out that a new run answers (see [`Replay::unanswered`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Unanswered {
+    /// The slot whose hooks answer (the one that fetched it).
+    pub teller: String,
+    /// The job ad.
+    pub job: String,
+    /// `Some(ClaimId)`: accepted, its claim goes on; `None`: rejected.
+    pub accept: Option<String>,
+}
+
 /// The state of every actor after a run of envelopes.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Replay {
@@ -96,6 +121,8 @@ pub struct Replay {
     pub starters: BTreeMap<String, OpenStarter>,
     /// Hook invocations still running, by actor id.
     pub hooks: BTreeMap<String, OpenHook>,
+    /// Jobs handed out and not answered yet, by the slot that fetched them.
+    pub handouts: BTreeMap<String, Handout>,
     /// The last sequence number replayed (0: none).
     pub last_seq: u64,
     /// When the last replayed event happened.
@@ -247,7 +274,23 @@ impl Replay {
                 self.slots.insert(actor.to_string(), slot.slot());
             }
             Event::Slot(e) => match self.slots.get_mut(actor) {
-                Some(s) => apply(s, e),
+                Some(s) => {
+                    apply(s, e);
+                    if let SlotEvent::ClaimCreated { claim, .. } = e
+                        && claim.fetched
+                    {
+                        // The handout of the slot that fetched it.
+                        let teller = match &s.kind {
+                            SlotKind::Dynamic { parent } => parent.as_str(),
+                            _ => actor,
+                        };
+                        if let Some(h) = self.handouts.get_mut(teller)
+                            && h.claim.is_none()
+                        {
+                            h.claim = Some((actor.to_string(), claim.id));
+                        }
+                    }
+                }
                 None => self.problems.push(format!(
                     "record {seq}: an event of {actor} before its snapshot"
                 )),
@@ -257,6 +300,9 @@ impl Replay {
                 HookEvent::Started {
                     hook, slot, pid, ..
                 } => {
+                    if hook == "REPLY_FETCH" || hook == "EVICT_CLAIM" {
+                        self.handouts.remove(slot);
+                    }
                     self.hooks.insert(
                         actor.to_string(),
                         OpenHook {
@@ -267,7 +313,20 @@ impl Replay {
                         },
                     );
                 }
-                HookEvent::Finished { .. } | HookEvent::Refused { .. } => {
+                HookEvent::Finished { handout, .. } => {
+                    let run = self.hooks.remove(actor);
+                    if let (Some(job), Some(run)) = (handout, run) {
+                        self.handouts.insert(
+                            run.slot,
+                            Handout {
+                                job: job.clone(),
+                                since: seq,
+                                claim: None,
+                            },
+                        );
+                    }
+                }
+                HookEvent::Refused { .. } => {
                     self.hooks.remove(actor);
                 }
             },
@@ -276,6 +335,7 @@ impl Replay {
                 // (it reconciled before it said so).
                 self.starters.clear();
                 self.hooks.clear();
+                self.handouts.clear();
                 self.node = NodeSnapshot::default();
                 self.run = Some((time, host.clone()));
             }
@@ -283,10 +343,12 @@ impl Replay {
                 run,
                 starters,
                 hooks,
+                handouts,
             }) => {
                 self.run.clone_from(run);
                 self.starters.clone_from(starters);
                 self.hooks.clone_from(hooks);
+                self.handouts.clone_from(handouts);
             }
             Event::Daemon(_) => {}
             Event::Node(e) => self.node.apply(e),
@@ -304,6 +366,7 @@ impl Replay {
                 run: self.run.clone(),
                 starters: self.starters.clone(),
                 hooks: self.hooks.clone(),
+                handouts: self.handouts.clone(),
             }),
         )];
         if self.node != NodeSnapshot::default() {
@@ -560,6 +623,37 @@ impl Replay {
                         .any(|st| &st.slot == id && st.claim == c.id && st.told),
                 });
             }
+        }
+        out
+    }
+
+    /// The jobs FETCH_WORK handed out that the replayed run left
+    /// unanswered, and how a new run answers each: REPLY_FETCH accept
+    /// (under the claim's `ClaimId`) when its claim goes on with a starter
+    /// taken again (`reattach`), nothing when its claim is lost (EVICT_CLAIM
+    /// tells of it), else REPLY_FETCH reject.
+    pub fn unanswered(&self, reattach: &BTreeMap<String, OpenStarter>) -> Vec<Unanswered> {
+        let (started, host) = self.run.clone().unwrap_or((0, String::new()));
+        let mut out = Vec::new();
+        for (teller, h) in &self.handouts {
+            let accept = match &h.claim {
+                None => None,
+                Some((id, claim)) => {
+                    if !reattach
+                        .values()
+                        .any(|st| &st.slot == id && st.claim == *claim)
+                    {
+                        // Its claim is lost: EVICT_CLAIM tells of it.
+                        continue;
+                    }
+                    Some(claim_id(&host, started, *claim, id))
+                }
+            };
+            out.push(Unanswered {
+                teller: teller.clone(),
+                job: h.job.clone(),
+                accept,
+            });
         }
         out
     }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 use crate::hooks::Exit;
 
-use super::replay::{OpenHook, OpenStarter};
+use super::replay::{Handout, OpenHook, OpenStarter};
 
 /// A hook invocation's life.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -41,6 +41,10 @@ pub enum HookEvent {
         outcome: String,
         /// Seconds it ran.
         elapsed: f64,
+        /// The job FETCH_WORK handed out (its ad, new syntax): kept so that
+        /// a daemon restarted before answering it answers it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        handout: Option<String>,
     },
     /// It could not be run (refused path, spawn failure).
     Refused {
@@ -175,6 +179,9 @@ pub enum DaemonEvent {
         starters: BTreeMap<String, OpenStarter>,
         /// Hook invocations running, by actor.
         hooks: BTreeMap<String, OpenHook>,
+        /// Jobs handed out and not answered yet, by slot.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        handouts: BTreeMap<String, Handout>,
     },
     /// After a restart, something the log promised could not be resumed.
     Reconciled {

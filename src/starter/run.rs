@@ -38,7 +38,7 @@ fn run_starter() -> i32 {
     {
         Ok(rt) => rt,
         Err(e) => {
-            eprintln!("roost starter: cannot start: {e}");
+            log_line(&format!("roost starter: cannot start: {e}"));
             return 1;
         }
     };
@@ -70,7 +70,8 @@ fn run_starter() -> i32 {
             }
             Err(None) => 0,
             Err(Some(e)) => {
-                eprintln!("roost starter: {e}");
+                // The daemon may be gone: never a panic on a closed stderr.
+                log_line(&format!("roost starter: {e}"));
                 1
             }
         }

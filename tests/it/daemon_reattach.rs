@@ -182,3 +182,127 @@ fn node_job_pid(log: &std::path::Path) -> u64 {
         .find_map(|e| e.pointer("/event/Starter/JobStarted/pid")?.as_u64())
         .expect("job pid")
 }
+
+/// Job `cluster`.0 that appends a line to `taken/ran` when it runs.
+fn marking_job(node: &Node, cluster: u32) {
+    let text = format!(
+        "ClusterId = {cluster}\nProcId = 0\nOwner = \"nobody\"\nCmd = \"/bin/sh\"\n\
+         Arguments = \"-c 'echo {cluster} >> {ran}; sleep 1'\"\nJobUniverse = 5\n",
+        ran = node.dir.join("taken/ran").display()
+    );
+    let tmp = node.dir.join("marking.tmp");
+    std::fs::write(&tmp, text).expect("job");
+    std::fs::rename(&tmp, node.dir.join("jobs/marking.job")).expect("job");
+}
+
+/// How many times the marking job ran.
+fn runs(node: &Node) -> usize {
+    std::fs::read_to_string(node.dir.join("taken/ran"))
+        .unwrap_or_default()
+        .lines()
+        .count()
+}
+
+/// Starts a daemon that crashes at failpoint `point` while taking the
+/// marking job 1.0, waits for the crash, and starts the daemon again.
+fn crash_at(point: &str) -> (Node, super::daemon::Daemon) {
+    let node = Node::setup(&format!("crash-{point}"), ORPHANS);
+    marking_job(&node, 1);
+    let first = super::daemon::Daemon::spawn(
+        std::process::Command::new(env!("CARGO_BIN_EXE_roost"))
+            .args(["startd", "-f", "--config"])
+            .arg(&node.config)
+            .env("ROOST_FAILPOINT", point)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null()),
+    );
+    let pid = first.id();
+    wait_for("the daemon to crash at the failpoint", || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| s.contains(") Z "))
+    });
+    drop(first);
+    let second = node.start();
+    (node, second)
+}
+
+#[test]
+fn a_crash_after_a_handout_is_recorded_rejects_it_after_the_restart() {
+    let (node, second) = crash_at("handout-recorded");
+    wait_for("REPLY_FETCH for the job", || {
+        !of_job(&node, "reply", 1).is_empty()
+    });
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let status = stop(second);
+    assert!(status.success(), "daemon exit: {status}");
+    let replies = of_job(&node, "reply", 1);
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert!(replies[0].starts_with("argv: reject\n"), "{}", replies[0]);
+    assert_eq!(runs(&node), 0);
+    assert_eq!(of_job(&node, "exit", 1).len(), 0);
+    assert_eq!(of_job(&node, "evict", 1).len(), 0);
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+#[test]
+fn a_crash_after_a_job_is_accepted_and_before_its_starter_tells_the_fetcher_once() {
+    for point in ["job-accepted", "starter-spawned"] {
+        let (node, second) = crash_at(point);
+        wait_for("EVICT_CLAIM for the job", || {
+            !of_job(&node, "evict", 1).is_empty()
+        });
+        // A starter left waiting for its go, if any, calls the new daemon,
+        // is refused and leaves without running the job.
+        std::thread::sleep(std::time::Duration::from_secs(3));
+        let status = stop(second);
+        assert!(status.success(), "{point}: daemon exit: {status}");
+        assert_eq!(runs(&node), 0, "{point}: the job ran");
+        assert_eq!(of_job(&node, "evict", 1).len(), 1, "{point}");
+        assert_eq!(of_job(&node, "exit", 1).len(), 0, "{point}");
+        assert!(
+            of_job(&node, "reply", 1)
+                .iter()
+                .all(|r| !r.starts_with("argv: reject\n")),
+            "{point}"
+        );
+        let _ = std::fs::remove_dir_all(&node.dir);
+    }
+}
+
+#[test]
+fn a_crash_just_before_the_starters_go_runs_the_job_once() {
+    let (node, second) = crash_at("before-go");
+    wait_for("JOB_EXIT of the job", || {
+        !of_job(&node, "exit", 1).is_empty()
+    });
+    wait_for("REPLY_FETCH accept", || {
+        of_job(&node, "reply", 1)
+            .iter()
+            .any(|r| r.starts_with("argv: accept\n"))
+    });
+    let status = stop(second);
+    assert!(status.success(), "daemon exit: {status}");
+    assert_eq!(runs(&node), 1);
+    let exits = of_job(&node, "exit", 1);
+    assert_eq!(exits.len(), 1, "{exits:?}");
+    assert!(exits[0].starts_with("argv: exit\n"), "{}", exits[0]);
+    // The fetcher hears of the claim's end only after the job's.
+    let stamp = |hook: &str| -> Vec<u128> {
+        std::fs::read_dir(node.dir.join("rec"))
+            .map(|d| {
+                d.flatten()
+                    .filter_map(|e| {
+                        let f = e.file_name().to_string_lossy().into_owned();
+                        f.strip_prefix(&format!("{hook}."))?
+                            .split_once('.')?
+                            .0
+                            .parse()
+                            .ok()
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let exit_at = stamp("exit").into_iter().min().unwrap_or(0);
+    assert!(stamp("evict").iter().all(|&t| t > exit_at));
+    let _ = std::fs::remove_dir_all(&node.dir);
+}

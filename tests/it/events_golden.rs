@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use roost::events::replay::{OpenHook, OpenStarter};
+use roost::events::replay::{Handout, OpenHook, OpenStarter};
 use roost::events::{
     DaemonEvent, Envelope, Event, HookEvent, SCHEMA, StarterEvent, decode, encode,
 };
@@ -173,6 +173,7 @@ fn samples() -> Vec<(&'static str, Event)> {
                 stdout_bytes: 10240,
                 outcome: "job".into(),
                 elapsed: 0.25,
+                handout: None,
             }),
         ),
         (
@@ -300,6 +301,7 @@ fn samples() -> Vec<(&'static str, Event)> {
                         since: 995,
                     },
                 )]),
+                handouts: BTreeMap::new(),
             }),
         ),
         (
@@ -468,6 +470,47 @@ fn samples() -> Vec<(&'static str, Event)> {
                 job_pid: Some(5003),
                 reports: 2,
                 told: false,
+            }),
+        ),
+        (
+            "hook-finished-with-a-handout",
+            Event::Hook(HookEvent::Finished {
+                exit: Exit::Code(0),
+                timed_out: false,
+                truncated: false,
+                stdout_bytes: 40,
+                outcome: "job ad with 2 attributes".into(),
+                elapsed: 0.01,
+                handout: Some("[ ClusterId = 13; ProcId = 0 ]".into()),
+            }),
+        ),
+        (
+            "daemon-checkpoint-with-handouts",
+            Event::Daemon(DaemonEvent::Checkpoint {
+                run: Some((1_700_000_000, "node.example".into())),
+                starters: BTreeMap::from([(
+                    "slot1/starter/3".to_string(),
+                    OpenStarter {
+                        slot: "slot1".into(),
+                        claim: 3,
+                        pid: 4242,
+                        job_pid: Some(4243),
+                        job: "12.0 alice".into(),
+                        since: 990,
+                        started: 123_456,
+                        reports: 3,
+                        told: true,
+                    },
+                )]),
+                hooks: BTreeMap::new(),
+                handouts: BTreeMap::from([(
+                    "slot2".to_string(),
+                    Handout {
+                        job: "[ ClusterId = 14; ProcId = 0 ]".into(),
+                        since: 996,
+                        claim: Some(("slot2_1".into(), 5)),
+                    },
+                )]),
             }),
         ),
     ]

@@ -37,6 +37,7 @@ fn started(i: i64) -> (i64, String, Event) {
             pid: 1,
             host: "bench".into(),
             slots: Vec::new(),
+            boot: String::new(),
         }),
     )
 }

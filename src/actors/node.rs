@@ -415,6 +415,7 @@ impl Actor for NodeActor {
             pid: std::process::id(),
             host: self.shared.host.clone(),
             slots: names,
+            boot: crate::starter::boot_id(),
         });
         for (slot, spec, policy, attrs) in initial {
             let id = slot.id.clone();

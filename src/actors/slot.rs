@@ -372,10 +372,18 @@ impl SlotActor {
         text
     }
 
-    /// Runs EVICT_CLAIM for a fetched claim the last run of the daemon
-    /// left open, with the ClaimId that run gave it.
+    /// Tells the fetcher of a claim the last run of the daemon left open:
+    /// JOB_EXIT `evict` for a job that ended with the machine (as its
+    /// starter would have, when the job has that hook), else EVICT_CLAIM
+    /// for a fetched claim, with the ClaimId that run gave it.
     fn evict_lost(&self, lost: &LostClaim, now: i64) {
-        if !lost.fetched || lost.told {
+        if lost.told {
+            return;
+        }
+        if lost.node_restarted && self.job_ended_with_node(lost) {
+            return;
+        }
+        if !lost.fetched {
             return;
         }
         let Some(path) = self.hook_path("EVICT_CLAIM") else {
@@ -394,6 +402,34 @@ impl SlotActor {
             ignored,
             None,
         );
+    }
+
+    /// Runs the job's JOB_EXIT hook with `evict` for a job whose starter
+    /// the machine's restart ended, its ad saying so in `ExitReason`;
+    /// whether the job has that hook.
+    fn job_ended_with_node(&self, lost: &LostClaim) -> bool {
+        let mut job = parse_ad(&lost.job).unwrap_or_default();
+        let Some(path) = starter_hooks(&self.shared.settings(), &job).job_exit else {
+            return false;
+        };
+        info!(message = "Telling the fetcher of a job that ended with the machine.",
+            slot = %lost.slot, claim = lost.claim);
+        job.insert_value(
+            "ExitReason",
+            Value::from("the machine restarted while the job ran"),
+        );
+        let stdin = ad_to_old(&job, OldOrder::Bytes);
+        let run = self.hook_run("JOB_EXIT", path, vec!["evict".into()], stdin);
+        HookActor::launch(
+            &self.shared,
+            "JOB_EXIT",
+            &self.slot.id,
+            Some(lost.claim),
+            run,
+            ignored,
+            None,
+        );
+        true
     }
 
     /// Runs REPLY_FETCH for a job the last run was handed and did not

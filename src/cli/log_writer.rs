@@ -269,6 +269,7 @@ fn claims(cmd: &LogWriterCmd, n: u64) -> Result<ExitCode> {
             pid: std::process::id(),
             host: "bench".into(),
             slots: (1..=8).map(|i| format!("slot{i}@bench")).collect(),
+            boot: String::new(),
         }),
     )];
     for i in 1..=8 {

@@ -204,6 +204,8 @@ struct LastRun {
     /// The slots of those starters (and a dynamic slot's parent), as the
     /// reconciliation leaves them, to go on from.
     restored: BTreeMap<String, crate::policy::slot::Slot>,
+    /// The machine restarted since the last run.
+    rebooted: bool,
 }
 
 /// Replays the last run from the log and appends what closes what it left
@@ -221,8 +223,18 @@ fn reconcile_last_run(
     for p in &last.problems {
         warn!(message = "Event log problem while replaying the last run.", problem = %p);
     }
+    // In another boot of the machine, no process of the last run is left,
+    // whatever a pid and its start time (counted from boot) say now.
+    let boot = crate::starter::boot_id();
+    let rebooted = !last.boot.is_empty() && !boot.is_empty() && last.boot != boot;
+    if rebooted && !last.starters.is_empty() {
+        warn!(
+            message = "The machine restarted since the last run: its jobs ended with it.",
+            jobs = last.starters.len()
+        );
+    }
     let alive = |st: &OpenStarter| {
-        st.started != 0 && crate::starter::process_started(st.pid) == Some(st.started)
+        !rebooted && st.started != 0 && crate::starter::process_started(st.pid) == Some(st.started)
     };
     let taken = if reattach {
         last.reattachable(alive)
@@ -232,7 +244,7 @@ fn reconcile_last_run(
     // A starter that died while no daemon ran left its job unwatched.
     let home = crate::starter::cgroup::JobCgroup::own_home().ok();
     for (actor, st) in &last.starters {
-        if taken.contains_key(actor) || alive(st) || st.told {
+        if rebooted || taken.contains_key(actor) || alive(st) || st.told {
             continue;
         }
         let cgroup = settings.base_cgroup.as_deref().zip(home.as_deref());
@@ -241,7 +253,7 @@ fn reconcile_last_run(
                 slot = %st.slot, claim = st.claim, starter = st.pid, job = ?st.job_pid);
         }
     }
-    let fix = last.reconcile(now, &taken, alive);
+    let fix = last.reconcile(now, &taken, alive, rebooted);
     let mut after = last.clone();
     for (actor, e) in &fix {
         after.apply_event(after.last_seq, now, actor, e);
@@ -265,6 +277,7 @@ fn reconcile_last_run(
         replay: last,
         reattach: taken,
         restored,
+        rebooted,
     };
     if fix.is_empty() {
         return Ok(done);
@@ -333,8 +346,9 @@ impl Prepared {
             replay: last,
             reattach,
             mut restored,
+            rebooted,
         } = reconcile_last_run(&mut store, now, &settings)?;
-        let lost = last.lost_claims(&reattach);
+        let lost = last.lost_claims(&reattach, rebooted);
         let unanswered = last.unanswered(&reattach);
         let first_id = store.next_seq();
         let reader = store.reader();

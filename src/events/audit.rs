@@ -568,6 +568,7 @@ mod tests {
                 )]),
                 hooks: BTreeMap::new(),
                 handouts: BTreeMap::new(),
+                boot: String::new(),
             }),
         ));
         out.push(env(

@@ -132,6 +132,8 @@ pub struct Replay {
     pub problems: Vec<String>,
     /// When the replayed run started (its `Daemon.Started`), and its host.
     pub run: Option<(i64, String)>,
+    /// The machine's boot the replayed run was in (empty: not known).
+    pub boot: String,
     /// The node's drain or shutdown, and its drain history.
     pub node: NodeSnapshot,
 }
@@ -257,6 +259,10 @@ pub struct LostClaim {
     /// Its starter had run JOB_EXIT: the fetcher knows the job's end, and
     /// is not told again.
     pub told: bool,
+    /// The machine restarted while its starter ran (and before it told
+    /// the job's end): the job ended with the machine, and JOB_EXIT
+    /// `evict` tells of it.
+    pub node_restarted: bool,
 }
 
 impl Replay {
@@ -330,7 +336,7 @@ impl Replay {
                     self.hooks.remove(actor);
                 }
             },
-            Event::Daemon(DaemonEvent::Started { host, .. }) => {
+            Event::Daemon(DaemonEvent::Started { host, boot, .. }) => {
                 // A new run: nothing of the last one is still running
                 // (it reconciled before it said so).
                 self.starters.clear();
@@ -338,14 +344,17 @@ impl Replay {
                 self.handouts.clear();
                 self.node = NodeSnapshot::default();
                 self.run = Some((time, host.clone()));
+                self.boot.clone_from(boot);
             }
             Event::Daemon(DaemonEvent::Checkpoint {
                 run,
                 starters,
                 hooks,
                 handouts,
+                boot,
             }) => {
                 self.run.clone_from(run);
+                self.boot.clone_from(boot);
                 self.starters.clone_from(starters);
                 self.hooks.clone_from(hooks);
                 self.handouts.clone_from(handouts);
@@ -367,6 +376,7 @@ impl Replay {
                 starters: self.starters.clone(),
                 hooks: self.hooks.clone(),
                 handouts: self.handouts.clone(),
+                boot: self.boot.clone(),
             }),
         )];
         if self.node != NodeSnapshot::default() {
@@ -494,6 +504,7 @@ impl Replay {
         now: i64,
         reattach: &BTreeMap<String, OpenStarter>,
         alive: impl Fn(&OpenStarter) -> bool,
+        rebooted: bool,
     ) -> Vec<(String, Event)> {
         let kept: std::collections::BTreeSet<&str> =
             reattach.values().map(|st| st.slot.as_str()).collect();
@@ -561,6 +572,8 @@ impl Replay {
         {
             let fate = if st.told {
                 "it had told the fetcher the job's end"
+            } else if rebooted {
+                "the machine restarted since, and its job ended with it"
             } else if alive(st) {
                 "it evicts its job on its own"
             } else {
@@ -597,8 +610,14 @@ impl Replay {
     /// The claims the replayed run left open (current and waiting), with
     /// the `ClaimId` it gave them: those of the slots of starters taken
     /// again (`reattach`) left out, and those whose starter had told the
-    /// fetcher the job's end marked as told.
-    pub fn lost_claims(&self, reattach: &BTreeMap<String, OpenStarter>) -> Vec<LostClaim> {
+    /// fetcher the job's end marked as told; when the machine restarted
+    /// since (`rebooted`), those whose starter had not told it marked
+    /// `node_restarted`.
+    pub fn lost_claims(
+        &self,
+        reattach: &BTreeMap<String, OpenStarter>,
+        rebooted: bool,
+    ) -> Vec<LostClaim> {
         let (started, host) = self.run.clone().unwrap_or((0, String::new()));
         let mut out = Vec::new();
         for (id, slot) in &self.slots {
@@ -610,6 +629,11 @@ impl Replay {
                 _ => id.clone(),
             };
             for c in slot.claim.iter().chain(slot.preempting.iter()) {
+                let starter = self
+                    .starters
+                    .values()
+                    .find(|st| &st.slot == id && st.claim == c.id);
+                let told = starter.is_some_and(|st| st.told);
                 out.push(LostClaim {
                     slot: id.clone(),
                     teller: teller.clone(),
@@ -617,10 +641,8 @@ impl Replay {
                     job: c.job.clone(),
                     fetched: c.fetched,
                     claim_id: claim_id(&host, started, c.id, id),
-                    told: self
-                        .starters
-                        .values()
-                        .any(|st| &st.slot == id && st.claim == c.id && st.told),
+                    told,
+                    node_restarted: rebooted && starter.is_some() && !told,
                 });
             }
         }
@@ -752,7 +774,7 @@ mod tests {
         assert_eq!(r.slots["slot1"].state, State::Claimed);
         assert_eq!(r.next_claim("slot1"), 8);
         assert_eq!(r.starters["starter-1"].pid, 4242);
-        let fix = r.reconcile(500, &BTreeMap::new(), |_| false);
+        let fix = r.reconcile(500, &BTreeMap::new(), |_| false, false);
         // Replaying the fix leaves the slot idle and claimless.
         let mut after = r.clone();
         for (i, (actor, e)) in fix.iter().enumerate() {
@@ -774,7 +796,7 @@ mod tests {
         // run's `Started` clears.
         assert!(
             after
-                .reconcile(600, &BTreeMap::new(), |_| false)
+                .reconcile(600, &BTreeMap::new(), |_| false, false)
                 .iter()
                 .all(|(a, _)| a == "daemon")
         );
@@ -801,7 +823,7 @@ mod tests {
                 .map(|(i, e)| Ok(env(i as u64 + 1, "slot1", Event::Slot(e)))),
         );
         assert!(r.slots["slot1"].backfill);
-        let fix = r.reconcile(9, &BTreeMap::new(), |_| false);
+        let fix = r.reconcile(9, &BTreeMap::new(), |_| false, false);
         let mut after = r.clone();
         for (i, (actor, e)) in fix.iter().enumerate() {
             after.apply(&env(10 + i as u64, actor, e.clone()));

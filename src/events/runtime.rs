@@ -167,6 +167,11 @@ pub enum DaemonEvent {
         host: String,
         /// Slots it created or restored.
         slots: Vec<String>,
+        /// The machine's boot it ran in (`/proc/sys/kernel/random/boot_id`;
+        /// empty: not known). A later run in another boot knows that every
+        /// process of this one is gone.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        boot: String,
     },
     /// A checkpoint: what replay needs beyond the slots' snapshots, which
     /// follow it in the same batch (one per slot alive). Replay can start
@@ -182,6 +187,9 @@ pub enum DaemonEvent {
         /// Jobs handed out and not answered yet, by slot.
         #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
         handouts: BTreeMap<String, Handout>,
+        /// The machine's boot the run is in (its `Started`'s).
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        boot: String,
     },
     /// After a restart, something the log promised could not be resumed.
     Reconciled {

@@ -86,6 +86,20 @@ pub fn process_started(pid: u32) -> Option<u64> {
     fields.nth(18)?.parse().ok()
 }
 
+/// The machine's current boot, as the kernel names it
+/// (`/proc/sys/kernel/random/boot_id`; empty when it cannot be read). Two
+/// runs of the daemon with different boots know that no process of the
+/// first is left, whatever pids and start times say. Tests pretend a
+/// reboot with `ROOST_BOOT_ID` (never set it on a real node).
+pub fn boot_id() -> String {
+    if let Ok(b) = std::env::var("ROOST_BOOT_ID") {
+        return b;
+    }
+    std::fs::read_to_string("/proc/sys/kernel/random/boot_id")
+        .map(|b| b.trim().to_string())
+        .unwrap_or_default()
+}
+
 /// Kills what is left of a job whose starter (pid `starter`, started at
 /// `started` ticks) died while no daemon ran: the job's cgroup under
 /// `cgroup` (`BASE_CGROUP` and the daemon's cgroup home), and the process

@@ -115,10 +115,16 @@ impl Node {
 
     /// Starts the daemon on this node.
     pub(crate) fn start(&self) -> Daemon {
+        self.start_with(&[])
+    }
+
+    /// Starts the daemon on this node with `env` added to its environment.
+    pub(crate) fn start_with(&self, env: &[(&str, &str)]) -> Daemon {
         Daemon::spawn(
             Command::new(env!("CARGO_BIN_EXE_roost"))
                 .args(["startd", "-f", "--config"])
                 .arg(&self.config)
+                .envs(env.iter().copied())
                 .stdout(Stdio::null())
                 .stderr(Stdio::null()),
         )

@@ -4,7 +4,8 @@
 //! Claimed/Busy under the same claim, and the fetcher hears the job's end
 //! once (JOB_EXIT `exit`), never EVICT_CLAIM; commands reach the job after
 //! the restart; a starter that dies while no daemon runs is reported lost
-//! once.
+//! once; after the machine restarts, a job that ran is reported ended
+//! once (JOB_EXIT `evict`).
 
 use super::daemon::{count, events, stop, wait_for};
 use super::daemon_admin::{Node, records, text};
@@ -156,11 +157,7 @@ fn a_starter_that_dies_while_no_daemon_runs_is_reported_lost_once() {
         !of_job(&node, "evict", 1).is_empty()
     });
     // Its remains were killed.
-    wait_for("the job's process to be gone", || {
-        !std::path::Path::new(&format!("/proc/{job}")).exists()
-            || std::fs::read_to_string(format!("/proc/{job}/stat"))
-                .is_ok_and(|s| s.contains(") Z "))
-    });
+    wait_gone(job);
     let status = stop(second);
     assert!(status.success(), "daemon exit: {status}");
     assert_eq!(of_job(&node, "evict", 1).len(), 1);
@@ -173,6 +170,60 @@ fn a_starter_that_dies_while_no_daemon_runs_is_reported_lost_once() {
     );
     assert!(roost_log(&log, &["verify"]).starts_with("ok: "));
     let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+#[test]
+fn after_the_machine_restarts_the_fetcher_hears_once_that_the_job_ended_with_it() {
+    let node = Node::setup("reattach-reboot", ORPHANS);
+    node.job("j1", 1, "300");
+    let first = node.start_with(&[("ROOST_BOOT_ID", "boot-a")]);
+    wait_for("the job to run", || !node.job_pid().is_empty());
+    let log = node.dir.join("spool/roost-events");
+    wait_for("the job's start in the log", || {
+        count(&events(&log), "/event/Starter/JobStarted/pid", |_| true) >= 1
+    });
+    first.kill();
+    let job = node_job_pid(&log);
+    // The next start is in another boot of the machine. The starter left
+    // running stands for a process that has the pid and start time of
+    // one of the last boot: it is not trusted, and the daemon refuses it
+    // when it calls (it then kills its job and tells no one).
+    let second = node.start_with(&[("ROOST_BOOT_ID", "boot-b")]);
+    wait_for("JOB_EXIT evict of the job", || {
+        !of_job(&node, "exit", 1).is_empty()
+    });
+    wait_gone(job);
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let status = stop(second);
+    assert!(status.success(), "daemon exit: {status}");
+    let exits = of_job(&node, "exit", 1);
+    assert_eq!(exits.len(), 1, "{exits:?}");
+    assert!(exits[0].starts_with("argv: evict\n"), "{}", exits[0]);
+    assert!(
+        exits[0].contains("ExitReason = \"the machine restarted while the job ran\""),
+        "{}",
+        exits[0]
+    );
+    assert_eq!(of_job(&node, "evict", 1), Vec::<String>::new());
+    let ev = events(&log);
+    assert_eq!(count(&ev, "/event/Starter/Reattached/pid", |_| true), 0);
+    assert_eq!(
+        count(&ev, "/event/Daemon/Reconciled/what", |w| w
+            .as_str()
+            .is_some_and(|w| w.contains("the machine restarted"))),
+        1
+    );
+    assert!(roost_log(&log, &["verify"]).starts_with("ok: "));
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+/// Waits for process `pid` to be gone (or a zombie).
+fn wait_gone(pid: u64) {
+    wait_for("the job's process to be gone", || {
+        !std::path::Path::new(&format!("/proc/{pid}")).exists()
+            || std::fs::read_to_string(format!("/proc/{pid}/stat"))
+                .is_ok_and(|s| s.contains(") Z "))
+    });
 }
 
 /// The job's pid, from the log.

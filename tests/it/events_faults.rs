@@ -187,6 +187,7 @@ fn appends_go_on_while_a_retention_pass_is_held() {
             pid: 1,
             host: "h".into(),
             slots: Vec::new(),
+            boot: String::new(),
         });
         let next = inner.next_seq();
         inner.append(next, &b).expect("prefill");

@@ -246,6 +246,7 @@ fn samples() -> Vec<(&'static str, Event)> {
                 pid: 77,
                 host: "node.example".into(),
                 slots: vec!["slot1@node.example".into()],
+                boot: String::new(),
             }),
         ),
         (
@@ -302,6 +303,7 @@ fn samples() -> Vec<(&'static str, Event)> {
                     },
                 )]),
                 handouts: BTreeMap::new(),
+                boot: String::new(),
             }),
         ),
         (
@@ -511,6 +513,27 @@ fn samples() -> Vec<(&'static str, Event)> {
                         claim: Some(("slot2_1".into(), 5)),
                     },
                 )]),
+                boot: String::new(),
+            }),
+        ),
+        (
+            "daemon-started-in-a-boot",
+            Event::Daemon(DaemonEvent::Started {
+                version: "0.1.0".into(),
+                pid: 78,
+                host: "node.example".into(),
+                slots: vec!["slot1@node.example".into()],
+                boot: "0b1c6f4e-3d2a-4a51-9c1e-5f0e8e2d7a10".into(),
+            }),
+        ),
+        (
+            "daemon-checkpoint-in-a-boot",
+            Event::Daemon(DaemonEvent::Checkpoint {
+                run: Some((1_700_000_000, "node.example".into())),
+                starters: BTreeMap::new(),
+                hooks: BTreeMap::new(),
+                handouts: BTreeMap::new(),
+                boot: "0b1c6f4e-3d2a-4a51-9c1e-5f0e8e2d7a10".into(),
             }),
         ),
     ]

@@ -12,8 +12,12 @@ use tracing::{debug, warn};
 use super::shared::Shared;
 use crate::config::daemon_knobs::DaemonSettings;
 use crate::events::{Event, HookEvent};
-use crate::hooks::{self, HookOutput, HookRun};
+use crate::hooks::{self, HookOutput, HookRun, capture};
 use crate::starter::protocol::default_hook_timeout;
+
+/// The hooks whose output goes to files that outlive the daemon
+/// ([`capture`]): what FETCH_WORK prints may be a job already handed out.
+pub const CAPTURED: &[&str] = &["FETCH_WORK"];
 
 /// A finished (or refused) hook, for the actor that asked for it.
 #[derive(Message)]
@@ -48,11 +52,14 @@ impl HookActor {
         hook: &'static str,
         slot: &str,
         claim: Option<u64>,
-        run: HookRun,
+        mut run: HookRun,
         classify: Classify,
         reply: Option<Recipient<HookDone>>,
     ) {
         let id = format!("{slot}/{hook}/{}", shared.next_id());
+        if CAPTURED.contains(&hook) {
+            run.capture = Some(capture::base_of(&shared.dirs.hook_output(), &id));
+        }
         HookActor {
             shared: Rc::clone(shared),
             id,
@@ -67,6 +74,7 @@ impl HookActor {
     }
 
     fn refuse(&mut self, error: hooks::HookError, ctx: &mut Context<Self>) {
+        self.drop_capture();
         let reason = error.to_string();
         warn!(message = "Hook not run.", hook = self.hook, slot = %self.slot, reason = %reason);
         let ev = HookEvent::Refused {
@@ -137,6 +145,7 @@ impl Actor for HookActor {
                 if let Err(e) = act.shared.record(&act.id, ev) {
                     warn!(message = "Cannot record hook end.", hook = act.hook, error = %e);
                 }
+                act.drop_capture();
                 act.answer(done);
                 ctx.stop();
                 return;
@@ -147,6 +156,7 @@ impl Actor for HookActor {
                 match r {
                     Ok(_) => {
                         crate::failpoint::hit("handout-recorded");
+                        act.drop_capture();
                         act.answer(done);
                     }
                     // The daemon stops on a log it cannot write; the job
@@ -161,6 +171,14 @@ impl Actor for HookActor {
 }
 
 impl HookActor {
+    /// Removes the files of the hook's output once the log holds what
+    /// they meant.
+    fn drop_capture(&self) {
+        if let Some(base) = &self.run.capture {
+            capture::remove(base);
+        }
+    }
+
     fn answer(&mut self, done: HookDone) {
         if let Some(r) = self.reply.take() {
             r.do_send(done);

@@ -36,6 +36,14 @@ pub struct Dirs {
     pub socket: Option<PathBuf>,
 }
 
+impl Dirs {
+    /// Where hooks whose output must outlive the daemon (FETCH_WORK)
+    /// write it: `$(SPOOL)/roost-hooks`.
+    pub fn hook_output(&self) -> PathBuf {
+        self.spool.join("roost-hooks")
+    }
+}
+
 /// Hook settings read from configuration.
 #[derive(Clone, Debug)]
 pub struct HookSettings {

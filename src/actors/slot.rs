@@ -21,7 +21,7 @@ use crate::classad::{ClassAd, FixedEnv, Value, parse_ad};
 use crate::events::replay::OpenStarter;
 use crate::events::{Event, LostClaim, Unanswered};
 use crate::hooks::HookRun;
-use crate::hooks::output::{Fetched, fetched};
+use crate::hooks::output::{Fetched, classify_fetch, fetched};
 use crate::policy::engine::{
     AdCache, Ctx, Decision, Effect, Input, Policy, decide, slot_ad, wants_news_of_work,
 };
@@ -347,6 +347,7 @@ impl SlotActor {
             user: self.shared.hooks.user,
             timeout: Some(Duration::from_secs(timeout.max(1))),
             stdout_limit: settings.pipe_buffer_max,
+            capture: None,
         }
     }
 
@@ -637,21 +638,6 @@ fn until(now_nanos: i128, due: i64, phase: u32) -> Duration {
         return Duration::ZERO;
     }
     Duration::from_nanos(u64::try_from(wait).unwrap_or(u64::MAX))
-}
-
-/// FETCH_WORK's outcome for the log, and the job it handed out.
-fn classify_fetch(out: &crate::hooks::HookOutput) -> (String, Option<String>) {
-    if out.timed_out {
-        return ("killed at its timeout; no work taken".into(), None);
-    }
-    match fetched(&out.stdout, out.truncated, out.stdout.len()) {
-        Fetched::NoWork => ("no work".into(), None),
-        Fetched::Job(ad) => (
-            format!("job ad with {} attributes", ad.len()),
-            Some(crate::classad::unparse::ad_to_string(&ad)),
-        ),
-        Fetched::Malformed(m) => (format!("malformed output: {m}"), None),
-    }
 }
 
 impl Actor for SlotActor {

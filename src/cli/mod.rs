@@ -7,6 +7,7 @@ mod daemon_log;
 mod log_writer;
 mod policy_cmd;
 mod quickstart;
+mod recover;
 pub mod startd_cmd;
 pub mod sysconfig;
 pub mod sysenv;

@@ -30,6 +30,7 @@ use crate::events::{
     CheckpointEvery, Checkpointer, DaemonEvent, Event, EventStore, GroupCommitter, Replay,
     Retention, SledStore,
 };
+use crate::hooks::capture;
 use crate::policy::engine::{DrainHow, Policy};
 use crate::policy::layout::{MachineInputs, layout, machine};
 use crate::policy::publish::StartdAttrs;
@@ -217,11 +218,24 @@ fn reconcile_last_run(
     store: &mut SledStore,
     now: i64,
     settings: &DaemonSettings,
+    hook_dir: &Path,
 ) -> Result<LastRun> {
     let reattach = settings.starter_orphan_timeout > 0;
-    let last = Replay::from_last_start(store);
+    let mut last = Replay::from_last_start(store);
     for p in &last.problems {
         warn!(message = "Event log problem while replaying the last run.", problem = %p);
+    }
+    // What the FETCH_WORK hooks it left running printed: a job in it is a
+    // hand-out, answered like the others.
+    let (recovered, captures) = super::recover::fetch_outputs(
+        hook_dir,
+        &last.hooks,
+        store,
+        settings.pipe_buffer_max,
+        super::recover::HOOK_WAIT,
+    );
+    for (actor, e) in &recovered {
+        last.apply_event(last.last_seq, now, actor, e);
     }
     // In another boot of the machine, no process of the last run is left,
     // whatever a pid and its start time (counted from boot) say now.
@@ -279,7 +293,8 @@ fn reconcile_last_run(
         restored,
         rebooted,
     };
-    if fix.is_empty() {
+    if fix.is_empty() && recovered.is_empty() {
+        captures.iter().for_each(|c| capture::remove(c));
         return Ok(done);
     }
     for (actor, e) in &fix {
@@ -293,11 +308,14 @@ fn reconcile_last_run(
             _ => {}
         }
     }
-    let batch: Vec<(i64, String, Event)> = fix.into_iter().map(|(a, e)| (now, a, e)).collect();
+    let batch: Vec<(i64, String, Event)> = (recovered.into_iter().chain(fix))
+        .map(|(a, e)| (now, a, e))
+        .collect();
     let next = store.next_seq();
     store
         .append(next, &batch)
         .map_err(|e| anyhow!("event log: cannot record the reconciliation: {e}"))?;
+    captures.iter().for_each(|c| capture::remove(c));
     Ok(done)
 }
 
@@ -347,7 +365,12 @@ impl Prepared {
             reattach,
             mut restored,
             rebooted,
-        } = reconcile_last_run(&mut store, now, &settings)?;
+        } = {
+            let hook_dir = dirs.hook_output();
+            std::fs::create_dir_all(&hook_dir)
+                .with_context(|| format!("cannot create {}", hook_dir.display()))?;
+            reconcile_last_run(&mut store, now, &settings, &hook_dir)?
+        };
         let lost = last.lost_claims(&reattach, rebooted);
         let unanswered = last.unanswered(&reattach);
         let first_id = store.next_seq();

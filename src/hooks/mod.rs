@@ -6,6 +6,7 @@
 //! This is the shell's side of a hook invocation; what the output means
 //! is decided by the caller (the slot's policy, the starter).
 
+pub mod capture;
 pub mod output;
 
 use std::path::{Path, PathBuf};
@@ -107,6 +108,9 @@ pub struct HookRun {
     pub timeout: Option<Duration>,
     /// Keep at most this many bytes of stdout.
     pub stdout_limit: usize,
+    /// Write stdout and stderr to the files of this capture
+    /// ([`capture`]) instead of pipes, so that they outlive the daemon.
+    pub capture: Option<PathBuf>,
 }
 
 /// How a hook process ended.
@@ -157,9 +161,22 @@ pub fn spawn(run: &HookRun) -> Result<Running, HookError> {
         } else {
             Stdio::Piped
         })
-        .stdout(Stdio::Piped)
-        .stderr(Stdio::Piped)
         .process_group();
+    if let Some(base) = &run.capture {
+        let (out, err) = capture::create(base).map_err(|source| HookError::Spawn {
+            path: run.path.clone(),
+            source: std::io::Error::new(
+                source.kind(),
+                format!(
+                    "cannot create {}: {source}",
+                    capture::out_path(base).display()
+                ),
+            ),
+        })?;
+        cmd.stdout(Stdio::Fd(out)).stderr(Stdio::Fd(err));
+    } else {
+        cmd.stdout(Stdio::Piped).stderr(Stdio::Piped);
+    }
     if let Some((uid, gid)) = run.user {
         cmd.user(uid, gid);
     }
@@ -173,6 +190,7 @@ pub fn spawn(run: &HookRun) -> Result<Running, HookError> {
         timeout: run.timeout,
         limit: run.stdout_limit,
         started: Instant::now(),
+        capture: run.capture.clone(),
     })
 }
 
@@ -183,6 +201,7 @@ pub struct Running {
     timeout: Option<Duration>,
     limit: usize,
     started: Instant,
+    capture: Option<PathBuf>,
 }
 
 impl Running {
@@ -238,11 +257,25 @@ impl Running {
             lines
         };
         let child = &mut self.child;
+        let watched = self.capture.clone();
+        let cap = u64::try_from(limit.max(64 * 1024))
+            .unwrap_or(u64::MAX)
+            .saturating_mul(capture::HARD_CAP);
+        let mut overflowed = false;
+        let over = &mut overflowed;
         // When the hook exits, anything it left behind in its group goes
         // too (as HTCondor's procd kills a startd hook's family), which
-        // also closes pipes a straggler held open.
+        // also closes pipes a straggler held open. A captured hook whose
+        // files grow past the cap is killed.
         let waiter = async move {
-            let s = child.wait().await;
+            let s = tokio::select! {
+                s = child.wait() => s,
+                () = watch(watched, cap) => {
+                    *over = true;
+                    kill_group(pid);
+                    child.wait().await
+                }
+            };
             kill_group(pid);
             s
         };
@@ -266,6 +299,13 @@ impl Running {
             Ok(s) => exit_of(s),
             Err(_) => Exit::Code(-1),
         };
+        let (stdout, truncated, stderr) = match &self.capture {
+            Some(base) => {
+                let got = capture::read(base, limit, STDERR_LINES);
+                (got.stdout, got.truncated || overflowed, got.stderr)
+            }
+            None => (stdout, truncated, stderr),
+        };
         HookOutput {
             pid,
             exit,
@@ -274,6 +314,21 @@ impl Running {
             stderr,
             timed_out,
             elapsed: self.started.elapsed(),
+        }
+    }
+}
+
+/// Resolves once a file of capture `base` holds more than `cap` bytes;
+/// never without a capture.
+async fn watch(base: Option<PathBuf>, cap: u64) {
+    let Some(base) = base else {
+        return std::future::pending().await;
+    };
+    loop {
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let (out, err) = capture::sizes(&base);
+        if out > cap || err > cap {
+            return;
         }
     }
 }

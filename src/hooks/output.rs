@@ -18,6 +18,22 @@ pub enum Fetched {
     Malformed(String),
 }
 
+/// What FETCH_WORK's run meant, for the log, and the job it handed out
+/// (canonical new syntax), if any.
+pub fn classify_fetch(out: &super::HookOutput) -> (String, Option<String>) {
+    if out.timed_out {
+        return ("killed at its timeout; no work taken".into(), None);
+    }
+    match fetched(&out.stdout, out.truncated, out.stdout.len()) {
+        Fetched::NoWork => ("no work".into(), None),
+        Fetched::Job(ad) => (
+            format!("job ad with {} attributes", ad.len()),
+            Some(crate::classad::unparse::ad_to_string(&ad)),
+        ),
+        Fetched::Malformed(m) => (format!("malformed output: {m}"), None),
+    }
+}
+
 /// Reads FETCH_WORK's stdout (`truncated`: it went past the limit).
 pub fn fetched(stdout: &[u8], truncated: bool, limit: usize) -> Fetched {
     if truncated {

@@ -239,6 +239,7 @@ impl Starter {
             user: self.user.as_ref().map(|u| (u.uid, u.gid)),
             timeout: Some(Duration::from_secs(timeout.max(1))),
             stdout_limit: self.req.stdout_limit,
+            capture: None,
         }
     }
 

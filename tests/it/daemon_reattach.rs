@@ -276,18 +276,24 @@ fn crash_at(point: &str) -> (Node, super::daemon::Daemon) {
     (node, second)
 }
 
+/// Waits for REPLY_FETCH of job 1.0, stops the daemon, and checks that
+/// the job was rejected once.
+fn rejected_once(node: &Node, daemon: super::daemon::Daemon) {
+    wait_for("REPLY_FETCH for the job", || {
+        !of_job(node, "reply", 1).is_empty()
+    });
+    std::thread::sleep(std::time::Duration::from_secs(1));
+    let status = stop(daemon);
+    assert!(status.success(), "daemon exit: {status}");
+    let replies = of_job(node, "reply", 1);
+    assert_eq!(replies.len(), 1, "{replies:?}");
+    assert!(replies[0].starts_with("argv: reject\n"), "{}", replies[0]);
+}
+
 #[test]
 fn a_crash_after_a_handout_is_recorded_rejects_it_after_the_restart() {
     let (node, second) = crash_at("handout-recorded");
-    wait_for("REPLY_FETCH for the job", || {
-        !of_job(&node, "reply", 1).is_empty()
-    });
-    std::thread::sleep(std::time::Duration::from_secs(1));
-    let status = stop(second);
-    assert!(status.success(), "daemon exit: {status}");
-    let replies = of_job(&node, "reply", 1);
-    assert_eq!(replies.len(), 1, "{replies:?}");
-    assert!(replies[0].starts_with("argv: reject\n"), "{}", replies[0]);
+    rejected_once(&node, second);
     assert_eq!(runs(&node), 0);
     assert_eq!(of_job(&node, "exit", 1).len(), 0);
     assert_eq!(of_job(&node, "evict", 1).len(), 0);
@@ -355,5 +361,51 @@ fn a_crash_just_before_the_starters_go_runs_the_job_once() {
     };
     let exit_at = stamp("exit").into_iter().min().unwrap_or(0);
     assert!(stamp("evict").iter().all(|&t| t > exit_at));
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+#[test]
+fn a_job_fetched_while_the_daemon_dies_is_read_at_the_restart_and_answered() {
+    let node = Node::setup("crash-in-fetch", ORPHANS);
+    // A fetch hook that takes the job, then is slow to print it: the
+    // daemon dies while it runs, and it writes to stderr and prints the
+    // job after that.
+    let taken = node.dir.join("taken");
+    let script = format!(
+        "#!/bin/sh\nfor f in {jobs}/*.job; do [ -e \"$f\" ] || exit 0; n=${{f##*/}}; \
+         if mv \"$f\" {taken}/$n 2>/dev/null; then touch {taken}/fetching; sleep 2; \
+         echo \"handing out $n\" >&2; cat {taken}/$n; exit 0; fi; done\n",
+        jobs = node.dir.join("jobs").display(),
+        taken = taken.display()
+    );
+    std::fs::write(node.dir.join("hooks/fetch"), script).expect("hook");
+    node.job("j1", 1, "1");
+    let first = node.start();
+    wait_for("the fetch hook to take the job", || {
+        taken.join("fetching").exists()
+    });
+    first.kill();
+    // Started at once, the daemon waits for the hook still running.
+    let second = node.start();
+    rejected_once(&node, second);
+    assert_eq!(of_job(&node, "exit", 1), Vec::<String>::new());
+    assert_eq!(of_job(&node, "evict", 1), Vec::<String>::new());
+    let log = node.dir.join("spool/roost-events");
+    let ev = events(&log);
+    assert_eq!(
+        count(&ev, "/event/Hook/Finished/outcome", |o| o
+            .as_str()
+            .is_some_and(|o| o
+                .starts_with("read after the daemon's restart")
+                && o.ends_with("job ad with 6 attributes"))),
+        1
+    );
+    let left: Vec<_> = std::fs::read_dir(node.dir.join("spool/roost-hooks"))
+        .expect("hook output dir")
+        .flatten()
+        .map(|e| e.file_name())
+        .collect();
+    assert_eq!(left, Vec::<std::ffi::OsString>::new());
+    assert!(roost_log(&log, &["verify"]).starts_with("ok: "));
     let _ = std::fs::remove_dir_all(&node.dir);
 }

@@ -26,7 +26,7 @@ use crate::classad::{ClassAd, Value, parse_ad};
 use crate::config::Config;
 use crate::config::daemon_knobs::DaemonSettings;
 use crate::events::replay::OpenStarter;
-use crate::events::{DaemonEvent, Event, LostClaim, Unanswered};
+use crate::events::{DaemonEvent, Event, Kept, LostClaim, Unanswered};
 use crate::policy::engine::{DrainHow, Input, Policy};
 use crate::policy::layout::SlotSpec;
 pub use crate::policy::node::DrainRequest;
@@ -84,7 +84,7 @@ pub struct NodeActor {
     unanswered: Vec<Unanswered>,
     /// Starters of the last run to take again, by actor, and when that run
     /// started.
-    reattach: (BTreeMap<String, OpenStarter>, i64),
+    reattach: (Kept, i64),
     /// Each live slot's layout: its type (`SLOT_TYPE_<N>`), to rebuild its
     /// policy, and a partitionable slot's, for the dynamic slots it carves.
     specs: BTreeMap<String, SlotSpec>,
@@ -119,7 +119,7 @@ impl NodeActor {
             reload,
             lost: Vec::new(),
             unanswered: Vec::new(),
-            reattach: (BTreeMap::new(), 0),
+            reattach: (Kept::default(), 0),
             specs: BTreeMap::new(),
             benchmarking: Vec::new(),
             benchmarks: None,
@@ -136,15 +136,12 @@ impl NodeActor {
         self
     }
 
-    /// Starters of the last run (started at `run_started`) still running:
-    /// each slot takes its own again when it starts.
+    /// What goes on from the last run (started at `run_started`): its
+    /// starters still running and its idle fetched claims; each slot
+    /// takes its own when it starts.
     #[must_use]
-    pub fn with_reattach(
-        mut self,
-        starters: BTreeMap<String, OpenStarter>,
-        run_started: i64,
-    ) -> NodeActor {
-        self.reattach = (starters, run_started);
+    pub fn with_reattach(mut self, kept: Kept, run_started: i64) -> NodeActor {
+        self.reattach = (kept, run_started);
         self
     }
 
@@ -428,13 +425,15 @@ impl Actor for NodeActor {
                 .into_iter()
                 .partition(|u| u.teller == id);
             self.unanswered = others;
-            let (starters, run_started) = &mut self.reattach;
-            let taken: Vec<(String, OpenStarter)> = starters
+            let (kept, run_started) = &mut self.reattach;
+            let taken: Vec<(String, OpenStarter)> = kept
+                .starters
                 .iter()
                 .filter(|(_, st)| st.slot == id)
                 .map(|(a, st)| (a.clone(), st.clone()))
                 .collect();
-            starters.retain(|_, st| st.slot != id);
+            kept.starters.retain(|_, st| st.slot != id);
+            let idle = kept.idle.remove(&id);
             let run_started = *run_started;
             let addr = SlotActor::new(
                 &self.shared,
@@ -446,7 +445,7 @@ impl Actor for NodeActor {
                 Input::Evaluate,
             )
             .with_lost(mine, owed)
-            .with_reattach(taken, run_started)
+            .with_reattach(taken, idle, run_started)
             .start();
             self.slots.insert(id, addr);
         }

@@ -110,14 +110,19 @@ impl SlotActor {
     }
 
     /// The last run's starters of this slot still running (at most one),
-    /// taken again when the actor starts; that run started at
-    /// `run_started`.
+    /// taken again when the actor starts, and its fetched claim between
+    /// jobs kept (`idle`); that run started at `run_started` (the claim
+    /// keeps the `ClaimId` it gave).
     #[must_use]
     pub fn with_reattach(
         mut self,
         taken: Vec<(String, OpenStarter)>,
+        idle: Option<u64>,
         run_started: i64,
     ) -> SlotActor {
+        if let Some(claim) = idle {
+            self.old_claim = Some((claim, run_started));
+        }
         if let Some((actor, st)) = taken.into_iter().next() {
             self.old_claim = Some((st.claim, run_started));
             self.reattach = Some((actor, st));

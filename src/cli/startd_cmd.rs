@@ -25,6 +25,7 @@ use crate::actors::shared::{Dirs, HookSettings, Shared};
 use crate::admin::socket_path;
 use crate::config::Config;
 use crate::config::daemon_knobs::DaemonSettings;
+use crate::events::Kept;
 use crate::events::replay::OpenStarter;
 use crate::events::{
     CheckpointEvery, Checkpointer, DaemonEvent, Event, EventStore, GroupCommitter, Replay,
@@ -200,9 +201,9 @@ fn retention(settings: &DaemonSettings, events_dir: &Path) -> Retention {
 struct LastRun {
     /// Its replay (before the reconciliation).
     replay: Replay,
-    /// Its starters taken again, by actor.
-    reattach: BTreeMap<String, OpenStarter>,
-    /// The slots of those starters (and a dynamic slot's parent), as the
+    /// Its starters taken again and its idle fetched claims kept.
+    kept: Kept,
+    /// The slots of those (and a dynamic slot's parent), as the
     /// reconciliation leaves them, to go on from.
     restored: BTreeMap<String, crate::policy::slot::Slot>,
     /// The machine restarted since the last run.
@@ -250,11 +251,21 @@ fn reconcile_last_run(
     let alive = |st: &OpenStarter| {
         !rebooted && st.started != 0 && crate::starter::process_started(st.pid) == Some(st.started)
     };
-    let taken = if reattach {
-        last.reattachable(alive)
+    // Starters still running are taken again, and claims between jobs
+    // kept, when starters outlive the daemon; not after a reboot.
+    let kept = if reattach {
+        Kept {
+            starters: last.reattachable(alive),
+            idle: if rebooted {
+                BTreeMap::new()
+            } else {
+                last.idle_claims()
+            },
+        }
     } else {
-        BTreeMap::new()
+        Kept::default()
     };
+    let taken = &kept.starters;
     // A starter that died while no daemon ran left its job unwatched.
     let home = crate::starter::cgroup::JobCgroup::own_home().ok();
     for (actor, st) in &last.starters {
@@ -267,29 +278,33 @@ fn reconcile_last_run(
                 slot = %st.slot, claim = st.claim, starter = st.pid, job = ?st.job_pid);
         }
     }
-    let fix = last.reconcile(now, &taken, alive, rebooted);
+    let fix = last.reconcile(now, &kept, alive, rebooted);
     let mut after = last.clone();
     for (actor, e) in &fix {
         after.apply_event(after.last_seq, now, actor, e);
     }
     let mut restored = BTreeMap::new();
-    for st in taken.values() {
-        if let Some(slot) = after.slots.get(&st.slot) {
+    for id in taken.values().map(|st| &st.slot).chain(kept.idle.keys()) {
+        if let Some(slot) = after.slots.get(id) {
             if let crate::policy::slot::SlotKind::Dynamic { parent } = &slot.kind
                 && let Some(p) = after.slots.get(parent)
             {
                 restored.insert(parent.clone(), p.clone());
             }
-            restored.insert(st.slot.clone(), slot.clone());
+            restored.insert(id.clone(), slot.clone());
         }
     }
-    for (actor, st) in &taken {
+    for (actor, st) in taken {
         info!(message = "A starter of the last run is still running; it will be taken again.",
             slot = %st.slot, claim = st.claim, pid = st.pid, starter = %actor);
     }
+    for (slot, claim) in &kept.idle {
+        info!(message = "A fetched claim of the last run between jobs goes on.",
+            slot = %slot, claim = claim);
+    }
     let done = LastRun {
         replay: last,
-        reattach: taken,
+        kept,
         restored,
         rebooted,
     };
@@ -332,7 +347,7 @@ pub struct Prepared {
     unanswered: Vec<crate::events::Unanswered>,
     /// The last run's starters taken again, and when that run started
     /// (their claims keep the `ClaimId` it gave them).
-    reattach: (BTreeMap<String, OpenStarter>, i64),
+    reattach: (Kept, i64),
     first_id: u64,
     slots: Vec<(
         crate::policy::slot::Slot,
@@ -362,7 +377,7 @@ impl Prepared {
         let settings = DaemonSettings::read(config).map_err(|e| anyhow!(e))?;
         let LastRun {
             replay: last,
-            reattach,
+            kept: reattach,
             mut restored,
             rebooted,
         } = {
@@ -516,7 +531,7 @@ impl Prepared {
         ));
         // Starters of the last run that call before their actors start are
         // asked to wait for them.
-        for st in self.reattach.0.values() {
+        for st in self.reattach.0.starters.values() {
             shared.waiting.borrow_mut().insert(st.pid, None);
         }
         let node = NodeActor::new(std::rc::Rc::clone(&shared), self.slots, reload)

@@ -23,7 +23,7 @@ use crate::policy::sim::Recorded;
 use crate::policy::slot::SlotEvent;
 
 pub use group::{Appender, GroupCommitter, OnFailure};
-pub use replay::{CheckpointEvery, Checkpointer, LostClaim, Replay, Unanswered};
+pub use replay::{CheckpointEvery, Checkpointer, Kept, LostClaim, Replay, Unanswered};
 pub use retention::Retention;
 pub use runtime::{DaemonEvent, HookEvent, StarterEvent};
 pub use sled_store::{SledReader, SledStore};

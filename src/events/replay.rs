@@ -47,6 +47,34 @@ pub struct OpenStarter {
     pub told: bool,
 }
 
+/// What a new run goes on with from the last: the starters it takes
+/// again (by actor), and the fetched claims that were between jobs
+/// (Claimed/Idle, no starter; by slot, the claim's number). Their slots
+/// stay as they were, under the same claims.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Kept {
+    /// Starters taken again, by actor.
+    pub starters: BTreeMap<String, OpenStarter>,
+    /// Idle fetched claims kept, by slot.
+    pub idle: BTreeMap<String, u64>,
+}
+
+impl Kept {
+    /// Whether slot `id` goes on as it was.
+    pub fn slot(&self, id: &str) -> bool {
+        self.idle.contains_key(id) || self.starters.values().any(|st| st.slot == id)
+    }
+
+    /// Whether claim `claim` of slot `id` goes on.
+    pub fn claim(&self, id: &str, claim: u64) -> bool {
+        self.idle.get(id) == Some(&claim)
+            || self
+                .starters
+                .values()
+                .any(|st| st.slot == id && st.claim == claim)
+    }
+}
+
 impl OpenStarter {
     /// A starter as its `Spawned` (at `seq`) tells of it.
     fn spawned(seq: u64, slot: &str, claim: u64, pid: u32, job: &str, started: u64) -> Self {
@@ -491,26 +519,51 @@ impl Replay {
             .collect()
     }
 
+    /// The fetched claims between jobs a new run keeps, by slot: Claimed
+    /// and Idle, their job run and ended (a claim whose job has not
+    /// started yet is not kept: no starter would run it), not ending, no
+    /// claim preempting it, no hand-out waiting on them.
+    pub fn idle_claims(&self) -> BTreeMap<String, u64> {
+        self.slots
+            .iter()
+            .filter(|(_, s)| {
+                !s.deleted
+                    && !s.starter
+                    && s.preempting.is_none()
+                    && (s.state, s.activity) == (State::Claimed, Activity::Idle)
+            })
+            .filter_map(|(id, s)| {
+                let c = s.claim.as_ref().filter(|c| {
+                    c.fetched && c.activations > 0 && c.job_start.is_none() && c.ending.is_none()
+                })?;
+                let waiting = self.handouts.values().any(|h| {
+                    h.claim
+                        .as_ref()
+                        .is_some_and(|(slot, n)| slot == id && *n == c.id)
+                });
+                (!waiting).then(|| (id.clone(), c.id))
+            })
+            .collect()
+    }
+
     /// The events a new run appends to close what the last run left open:
     /// each open claim ends with [`EndCause::Restart`], each slot that was
     /// not idle goes to Owner/Idle, dynamic slots are deleted, and each
     /// starter or hook still open is reported — except the slots of the
-    /// starters taken again (`reattach`, from [`Replay::reattachable`]),
+    /// starters taken again and the idle claims kept (`kept`),
     /// which go on as they were. `alive` says which starters' processes
     /// are still running (evicting their jobs on their own). Pure: the
     /// caller appends them and deals with the processes.
     pub fn reconcile(
         &self,
         now: i64,
-        reattach: &BTreeMap<String, OpenStarter>,
+        kept: &Kept,
         alive: impl Fn(&OpenStarter) -> bool,
         rebooted: bool,
     ) -> Vec<(String, Event)> {
-        let kept: std::collections::BTreeSet<&str> =
-            reattach.values().map(|st| st.slot.as_str()).collect();
         let mut out = Vec::new();
         for (id, slot) in &self.slots {
-            if slot.deleted || kept.contains(id.as_str()) {
+            if slot.deleted || kept.slot(id) {
                 continue;
             }
             let mut s = slot.clone();
@@ -568,7 +621,7 @@ impl Replay {
         for (actor, st) in self
             .starters
             .iter()
-            .filter(|(a, _)| !reattach.contains_key(*a))
+            .filter(|(a, _)| !kept.starters.contains_key(*a))
         {
             let fate = if st.told {
                 "it had told the fetcher the job's end"
@@ -609,19 +662,15 @@ impl Replay {
 
     /// The claims the replayed run left open (current and waiting), with
     /// the `ClaimId` it gave them: those of the slots of starters taken
-    /// again (`reattach`) left out, and those whose starter had told the
+    /// again or kept idle (`kept`) left out, and those whose starter had told the
     /// fetcher the job's end marked as told; when the machine restarted
     /// since (`rebooted`), those whose starter had not told it marked
     /// `node_restarted`.
-    pub fn lost_claims(
-        &self,
-        reattach: &BTreeMap<String, OpenStarter>,
-        rebooted: bool,
-    ) -> Vec<LostClaim> {
+    pub fn lost_claims(&self, kept: &Kept, rebooted: bool) -> Vec<LostClaim> {
         let (started, host) = self.run.clone().unwrap_or((0, String::new()));
         let mut out = Vec::new();
         for (id, slot) in &self.slots {
-            if slot.deleted || reattach.values().any(|st| &st.slot == id) {
+            if slot.deleted || kept.slot(id) {
                 continue;
             }
             let teller = match &slot.kind {
@@ -652,19 +701,16 @@ impl Replay {
     /// The jobs FETCH_WORK handed out that the replayed run left
     /// unanswered, and how a new run answers each: REPLY_FETCH accept
     /// (under the claim's `ClaimId`) when its claim goes on with a starter
-    /// taken again (`reattach`), nothing when its claim is lost (EVICT_CLAIM
+    /// taken again or kept idle (`kept`), nothing when its claim is lost (EVICT_CLAIM
     /// tells of it), else REPLY_FETCH reject.
-    pub fn unanswered(&self, reattach: &BTreeMap<String, OpenStarter>) -> Vec<Unanswered> {
+    pub fn unanswered(&self, kept: &Kept) -> Vec<Unanswered> {
         let (started, host) = self.run.clone().unwrap_or((0, String::new()));
         let mut out = Vec::new();
         for (teller, h) in &self.handouts {
             let accept = match &h.claim {
                 None => None,
                 Some((id, claim)) => {
-                    if !reattach
-                        .values()
-                        .any(|st| &st.slot == id && st.claim == *claim)
-                    {
+                    if !kept.claim(id, *claim) {
                         // Its claim is lost: EVICT_CLAIM tells of it.
                         continue;
                     }
@@ -774,7 +820,7 @@ mod tests {
         assert_eq!(r.slots["slot1"].state, State::Claimed);
         assert_eq!(r.next_claim("slot1"), 8);
         assert_eq!(r.starters["starter-1"].pid, 4242);
-        let fix = r.reconcile(500, &BTreeMap::new(), |_| false, false);
+        let fix = r.reconcile(500, &Kept::default(), |_| false, false);
         // Replaying the fix leaves the slot idle and claimless.
         let mut after = r.clone();
         for (i, (actor, e)) in fix.iter().enumerate() {
@@ -796,7 +842,7 @@ mod tests {
         // run's `Started` clears.
         assert!(
             after
-                .reconcile(600, &BTreeMap::new(), |_| false, false)
+                .reconcile(600, &Kept::default(), |_| false, false)
                 .iter()
                 .all(|(a, _)| a == "daemon")
         );
@@ -823,7 +869,7 @@ mod tests {
                 .map(|(i, e)| Ok(env(i as u64 + 1, "slot1", Event::Slot(e)))),
         );
         assert!(r.slots["slot1"].backfill);
-        let fix = r.reconcile(9, &BTreeMap::new(), |_| false, false);
+        let fix = r.reconcile(9, &Kept::default(), |_| false, false);
         let mut after = r.clone();
         for (i, (actor, e)) in fix.iter().enumerate() {
             after.apply(&env(10 + i as u64, actor, e.clone()));

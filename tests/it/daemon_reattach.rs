@@ -409,3 +409,43 @@ fn a_job_fetched_while_the_daemon_dies_is_read_at_the_restart_and_answered() {
     assert!(roost_log(&log, &["verify"]).starts_with("ok: "));
     let _ = std::fs::remove_dir_all(&node.dir);
 }
+
+#[test]
+fn a_fetched_claim_between_jobs_goes_on_after_a_restart() {
+    let node = Node::setup("reattach-idle-claim", ORPHANS);
+    node.job("j1", 1, "0");
+    let first = node.start();
+    wait_for("JOB_EXIT of job 1", || !of_job(&node, "exit", 1).is_empty());
+    wait_for("the claim idle between jobs", || {
+        node.states().contains("Claimed Idle")
+    });
+    first.kill();
+    let second = node.start();
+    // The claim goes on: the next job runs under a new claim of the slot
+    // that fetches it, and the fetcher never hears the first claim lost.
+    node.job("j2", 2, "0");
+    wait_for("JOB_EXIT of job 2", || !of_job(&node, "exit", 2).is_empty());
+    let status = stop(second);
+    assert!(status.success(), "daemon exit: {status}");
+    let log = node.dir.join("spool/roost-events");
+    let ev = events(&log);
+    assert_eq!(
+        count(&ev, "/event/Slot/ClaimEnded/cause", |c| c == "Restart"),
+        0
+    );
+    let replies = of_job(&node, "reply", 1);
+    for evicted in of_job(&node, "evict", 1) {
+        // Only at the stop, under the ClaimId it was accepted with.
+        assert_eq!(claim_id(&evicted), claim_id(&replies[0]), "{evicted}");
+    }
+    assert!(
+        node.start_log()
+            .contains("A fetched claim of the last run between jobs goes on."),
+        "{}",
+        node.start_log()
+    );
+    let audit = roost_log(&log, &["claims", "--anomalies"]);
+    assert_eq!(audit.trim(), "", "{audit}");
+    assert!(roost_log(&log, &["verify"]).starts_with("ok: "));
+    let _ = std::fs::remove_dir_all(&node.dir);
+}

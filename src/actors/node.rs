@@ -407,13 +407,33 @@ impl Actor for NodeActor {
         );
         self.publish();
         let names: Vec<String> = initial.iter().map(|(s, ..)| s.name.clone()).collect();
-        self.record(DaemonEvent::Started {
-            version: env!("CARGO_PKG_VERSION").into(),
-            pid: std::process::id(),
-            host: self.shared.host.clone(),
-            slots: names,
-            boot: crate::starter::boot_id(),
-        });
+        // The run's start, every slot as it starts and every starter taken
+        // again, in one batch: a replay that begins at this `Started` finds
+        // all of them, even if the daemon dies at once.
+        let now = self.shared.clock.now();
+        let mut batch = vec![(
+            "daemon".to_string(),
+            Event::Daemon(DaemonEvent::Started {
+                version: env!("CARGO_PKG_VERSION").into(),
+                pid: std::process::id(),
+                host: self.shared.host.clone(),
+                slots: names,
+                boot: crate::starter::boot_id(),
+            }),
+        )];
+        for (slot, ..) in &initial {
+            batch.push((
+                slot.id.clone(),
+                Event::Slot(crate::policy::slot::SlotEvent::snapshot(now, slot)),
+            ));
+        }
+        for (actor, st) in &self.reattach.0.starters {
+            batch.push((actor.clone(), Event::Starter(st.reattached())));
+        }
+        if let Err(err) = self.shared.append_all(batch) {
+            error!(message = "Cannot record the daemon's start.", error = %err);
+        }
+        crate::failpoint::hit("started");
         for (slot, spec, policy, attrs) in initial {
             let id = slot.id.clone();
             self.specs.insert(id.clone(), spec.clone());
@@ -446,6 +466,7 @@ impl Actor for NodeActor {
             )
             .with_lost(mine, owed)
             .with_reattach(taken, idle, run_started)
+            .with_snapshot_recorded()
             .start();
             self.slots.insert(id, addr);
         }

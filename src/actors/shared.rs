@@ -160,6 +160,14 @@ impl Shared {
         self.log.append(self.stamped(actor, events))
     }
 
+    /// Appends events of several actors at the current time as one batch,
+    /// durably: all of them are in the log, or none.
+    pub fn append_all(&self, events: Vec<(String, Event)>) -> Result<u64, StoreError> {
+        let now = self.clock.now();
+        self.log
+            .append(events.into_iter().map(|(a, e)| (now, a, e)).collect())
+    }
+
     /// `events` of `actor` with the current time, as the log takes them.
     fn stamped(&self, actor: &str, events: Vec<Event>) -> Vec<(i64, String, Event)> {
         let now = self.clock.now();

@@ -65,6 +65,8 @@ pub struct SlotActor {
     /// A claim of the last run that goes on, and when that run started:
     /// its `ClaimId` stays the one that run gave it.
     old_claim: Option<(u64, i64)>,
+    /// Its snapshot is in the log already (the daemon's start batch).
+    snapshot_recorded: bool,
 }
 
 impl SlotActor {
@@ -97,7 +99,16 @@ impl SlotActor {
             unanswered: Vec::new(),
             reattach: None,
             old_claim: None,
+            snapshot_recorded: false,
         }
+    }
+
+    /// The slot's snapshot is in the log already (the daemon's start
+    /// batch holds it): the actor does not record another.
+    #[must_use]
+    pub fn with_snapshot_recorded(mut self) -> SlotActor {
+        self.snapshot_recorded = true;
+        self
     }
 
     /// Claims the last run left open, for EVICT_CLAIM when the actor
@@ -652,9 +663,10 @@ impl Actor for SlotActor {
         // Replay of this slot starts here; the next durable append (the
         // first input's events) makes the snapshot durable too.
         let snapshot = SlotEvent::snapshot(self.shared.clock.now(), &self.slot);
-        if let Err(e) = self
-            .shared
-            .record(&self.slot.id, vec![Event::Slot(snapshot)])
+        if !self.snapshot_recorded
+            && let Err(e) = self
+                .shared
+                .record(&self.slot.id, vec![Event::Slot(snapshot)])
         {
             error!(message = "Cannot record the slot's snapshot.", slot = %self.slot.name, error = %e);
         }

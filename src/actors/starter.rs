@@ -386,29 +386,14 @@ impl StarterActor {
         });
     }
 
-    /// Waits for the starter of the last run to call: records that it is
-    /// expected (its claim goes on), opens its process, and takes it for
-    /// lost when it ends or does not call in time.
+    /// Waits for the starter of the last run to call (the daemon's start
+    /// batch recorded it as this run's): opens its process, and takes it
+    /// for lost when it ends or does not call in time.
     fn await_call(&mut self, ctx: &mut Context<Self>) {
         let Some(old) = self.old.as_mut() else {
             return;
         };
-        let reattached = StarterEvent::Reattached {
-            slot: self.slot_id.clone(),
-            claim: self.claim,
-            pid: self.pid,
-            started: self.started_at,
-            job: self.job.clone(),
-            job_pid: self.job_pid,
-            reports: u32::try_from(old.known).unwrap_or(u32::MAX),
-            told: self.job_exit_heard,
-        };
-        if let Err(e) = self
-            .shared
-            .record(&self.id, vec![Event::Starter(reattached)])
-        {
-            warn!(message = "Cannot record starter event.", starter = %self.id, error = %e);
-        }
+        // Its `Starter.Reattached` is in the daemon's start batch.
         self.slot.pids.do_send(StarterPids {
             starter: self.pid,
             job: self.job_pid,

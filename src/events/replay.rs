@@ -90,6 +90,20 @@ impl OpenStarter {
             told: false,
         }
     }
+
+    /// The event by which a new run re-declares this starter as its own.
+    pub fn reattached(&self) -> super::StarterEvent {
+        super::StarterEvent::Reattached {
+            slot: self.slot.clone(),
+            claim: self.claim,
+            pid: self.pid,
+            started: self.started,
+            job: self.job.clone(),
+            job_pid: self.job_pid,
+            reports: self.reports,
+            told: self.told,
+        }
+    }
 }
 
 #[allow(clippy::trivially_copy_pass_by_ref)]
@@ -563,7 +577,18 @@ impl Replay {
     ) -> Vec<(String, Event)> {
         let mut out = Vec::new();
         for (id, slot) in &self.slots {
-            if slot.deleted || kept.slot(id) {
+            if slot.deleted {
+                continue;
+            }
+            if kept.slot(id) {
+                // It goes on as it was, but for a fetch the last run did
+                // not see end: it fetches again.
+                if slot.fetching {
+                    out.push((
+                        id.clone(),
+                        Event::Slot(SlotEvent::FetchCompleted { at: now }),
+                    ));
+                }
                 continue;
             }
             let mut s = slot.clone();
@@ -846,6 +871,53 @@ mod tests {
                 .iter()
                 .all(|(a, _)| a == "daemon")
         );
+    }
+
+    #[test]
+    fn a_fetched_claim_between_jobs_is_kept_and_its_fetch_closed() {
+        let mut events = busy_slot();
+        let idle = [
+            SlotEvent::StarterExited { at: 6 },
+            SlotEvent::ActivityChanged {
+                at: 6,
+                state: State::Claimed,
+                activity: Activity::Idle,
+                transition: Transition::BusyToIdle,
+                why: "starter exited".into(),
+            },
+            SlotEvent::FetchStarted {
+                at: 7,
+                prompted_by: None,
+            },
+        ];
+        for (i, e) in idle.into_iter().enumerate() {
+            events.push(env(6 + i as u64, "slot1", Event::Slot(e)));
+        }
+        events.push(env(
+            9,
+            "starter-1",
+            Event::Starter(StarterEvent::Exited {
+                exit: crate::hooks::Exit::Code(0),
+            }),
+        ));
+        let r = Replay::run(events.into_iter().map(Ok));
+        let kept = Kept {
+            starters: BTreeMap::new(),
+            idle: r.idle_claims(),
+        };
+        assert_eq!(kept.idle, BTreeMap::from([("slot1".to_string(), 7)]));
+        let fix = r.reconcile(500, &kept, |_| false, false);
+        assert_eq!(
+            fix,
+            vec![(
+                "slot1".to_string(),
+                Event::Slot(SlotEvent::FetchCompleted { at: 500 })
+            )]
+        );
+        assert!(r.lost_claims(&kept, false).is_empty());
+        // A claim whose job has not started is not kept.
+        let fresh = Replay::run(busy_slot().into_iter().take(2).map(Ok));
+        assert!(fresh.idle_claims().is_empty());
     }
 
     #[test]

@@ -449,3 +449,40 @@ fn a_fetched_claim_between_jobs_goes_on_after_a_restart() {
     assert!(roost_log(&log, &["verify"]).starts_with("ok: "));
     let _ = std::fs::remove_dir_all(&node.dir);
 }
+
+#[test]
+fn a_daemon_that_dies_just_after_its_start_leaves_the_next_one_the_running_job() {
+    let node = Node::setup("crash-after-start", ORPHANS);
+    start_job_then_kill(&node, 1, "3");
+    // The second run dies as soon as it has recorded its start.
+    let second = super::daemon::Daemon::spawn(
+        std::process::Command::new(env!("CARGO_BIN_EXE_roost"))
+            .args(["startd", "-f", "--config"])
+            .arg(&node.config)
+            .env("ROOST_FAILPOINT", "started")
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null()),
+    );
+    let pid = second.id();
+    wait_for("the daemon to crash after its start", || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| s.contains(") Z "))
+    });
+    drop(second);
+    let third = node.start();
+    wait_for("JOB_EXIT of job 1", || !of_job(&node, "exit", 1).is_empty());
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    let status = stop(third);
+    assert!(status.success(), "daemon exit: {status}");
+    let exits = of_job(&node, "exit", 1);
+    assert_eq!(exits.len(), 1, "{exits:?}");
+    assert!(exits[0].starts_with("argv: exit\n"), "{}", exits[0]);
+    let log = node.dir.join("spool/roost-events");
+    let ev = events(&log);
+    assert_eq!(
+        count(&ev, "/event/Slot/ClaimEnded/cause", |c| c == "Restart"),
+        0
+    );
+    let audit = roost_log(&log, &["claims", "--anomalies"]);
+    assert_eq!(audit.trim(), "", "{audit}");
+    let _ = std::fs::remove_dir_all(&node.dir);
+}

@@ -14,6 +14,7 @@ would care about:
   double runs  two runs of one job at the same time
   unanswered   hand-outs that got no REPLY_FETCH
   fates twice  hand-outs told JOB_EXIT more than once
+  daemon exits the daemon ending on its own (it is started again)
 and `roost-log claims --anomalies` and `roost-log verify` on the event log.
 
 usage: chaos.py [--jobs N] [--kills K] [--starter-kills S] [--slots M]
@@ -21,7 +22,7 @@ usage: chaos.py [--jobs N] [--kills K] [--starter-kills S] [--slots M]
 
 --bin: where `roost` and `roost-log` are (default target/ci, else
 target/release). --check: exit 1 unless lost, hand-out reruns, double runs,
-unanswered and fates twice are 0, reruns are 0 without starter kills, the
+unanswered, fates twice and daemon exits are 0, reruns are 0 without starter kills, the
 audit has no anomaly and verify is clean. Prints a summary and one JSON line.
 """
 import argparse
@@ -73,19 +74,19 @@ def main():
         [(rng.uniform(0, span), "daemon") for _ in range(a.kills)]
         + [(rng.uniform(0, span), "starter") for _ in range(a.starter_kills)]
     )
+    exits = []
     for at, what in plan:
         wait = at - (time.monotonic() - started)
-        if wait > 0:
-            time.sleep(wait)
+        daemon = wait_watching(daemon, binary, d, max(wait, 0), exits)
         if what == "daemon":
             daemon.kill()
             daemon.wait()
             daemon = start(binary, d)
             restarts += 1
-        elif kill_a_starter(rng):
+        elif kill_a_starter(rng, daemon.pid):
             starter_kills += 1
     while len(os.listdir(f"{d}/done")) < a.jobs and time.monotonic() - started < deadline:
-        time.sleep(0.5)
+        daemon = wait_watching(daemon, binary, d, 0.5, exits)
     elapsed = time.monotonic() - started
     daemon.send_signal(signal.SIGTERM)
     try:
@@ -100,6 +101,7 @@ def main():
         slots=a.slots,
         daemon_kills=restarts,
         starter_kills=starter_kills,
+        daemon_exits=len(exits),
         seconds=round(elapsed, 1),
         dir=d if a.keep else None,
     )
@@ -110,7 +112,7 @@ def main():
         bad = [
             k
             for k in ("lost", "handout_reruns", "double_runs", "unanswered", "fates_twice",
-                      "anomalies")
+                      "anomalies", "daemon_exits")
             if report[k]
         ]
         if not report["verify_ok"]:
@@ -174,18 +176,43 @@ MAXJOBRETIREMENTTIME = 3600
 
 
 def start(binary, d):
-    return subprocess.Popen(
-        [f"{binary}/roost", "startd", "-f", "--config", f"{d}/condor_config"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        env=dict(os.environ, CONDOR_CONFIG=f"{d}/condor_config"),
-    )
+    """Starts the daemon, its stderr appended to DIR/log/stderr."""
+    with open(f"{d}/log/stderr", "ab") as err:
+        return subprocess.Popen(
+            [f"{binary}/roost", "startd", "-f", "--config", f"{d}/condor_config"],
+            stdout=subprocess.DEVNULL,
+            stderr=err,
+            env=dict(os.environ, CONDOR_CONFIG=f"{d}/condor_config"),
+        )
 
 
-def kill_a_starter(rng):
-    """SIGKILLs one running `roost starter` of this run, if any."""
-    out = subprocess.run(["pgrep", "-f", "roost(-starter| starter)"], capture_output=True, text=True)
-    pids = [int(p) for p in out.stdout.split()]
+def wait_watching(daemon, binary, d, seconds, exits):
+    """Sleeps `seconds`, starting the daemon again (and counting it in
+    `exits`) if it ends on its own meanwhile; the daemon running after."""
+    until = time.monotonic() + seconds
+    while True:
+        if daemon.poll() is not None:
+            exits.append(daemon.returncode)
+            with open(f"{d}/log/stderr", "a") as err:
+                err.write(f"chaos: the daemon ended on its own: {daemon.returncode}\n")
+            daemon = start(binary, d)
+        left = until - time.monotonic()
+        if left <= 0:
+            return daemon
+        time.sleep(min(left, 0.1))
+
+
+def kill_a_starter(rng, daemon):
+    """SIGKILLs one starter of the daemon's, if any."""
+    out = subprocess.run(["pgrep", "-P", str(daemon)], capture_output=True, text=True)
+    pids = []
+    for p in out.stdout.split():
+        try:
+            with open(f"/proc/{p}/cmdline", "rb") as f:
+                if b"starter" in f.read():
+                    pids.append(int(p))
+        except OSError:
+            pass
     if not pids:
         return False
     try:
@@ -265,7 +292,7 @@ def show(r):
         f"{r['starter_kills']} starter kills, {r['seconds']} s (seed {r['seed']})"
     )
     for k in ("done", "lost", "handouts", "reruns", "handout_reruns", "double_runs",
-              "unanswered", "fates_twice", "anomalies", "verify_ok"):
+              "unanswered", "fates_twice", "anomalies", "verify_ok", "daemon_exits"):
         print(f"  {k:15} {r[k]}")
     if r.get("dir"):
         print(f"  kept in {r['dir']}")

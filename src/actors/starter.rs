@@ -24,7 +24,7 @@ use crate::policy::engine::Input;
 use crate::spawn::Stdio;
 use crate::spawn::process::Process;
 use crate::starter::cgroup::JobCgroup;
-use crate::starter::protocol::{Attached, Command, Lost, OLDEST_REATTACH, Report, Request};
+use crate::starter::protocol::{Attached, Command, Lost, Report, Request};
 
 /// How long a starter of the last run, alive at the restart, has to call
 /// the daemon again before it is taken for lost (it calls every second).
@@ -550,22 +550,13 @@ impl Handler<Attach> for StarterActor {
         let Some(old) = self.old.as_mut().filter(|o| !o.attached) else {
             return;
         };
-        let answer = if hello.protocol < OLDEST_REATTACH {
-            Attached::Abandon {
-                reason: format!(
-                    "protocol {} is older than this daemon takes ({OLDEST_REATTACH})",
-                    hello.protocol
-                ),
-            }
-        } else {
-            Attached::Welcome
-        };
+        let answer = hello.answer();
         let mut line = serde_json::to_string(&answer).unwrap_or_default();
         line.push('\n');
         let (read, mut write) = stream.into_split();
         if matches!(answer, Attached::Abandon { .. }) {
-            warn!(message = "A starter of the last run speaks a protocol too old to take.",
-                slot = %self.slot_id, pid = self.pid, protocol = hello.protocol);
+            warn!(message = "A starter of the last run speaks a protocol this daemon does not take.",
+                slot = %self.slot_id, pid = self.pid, protocol = hello.protocol, build = %hello.build);
             actix::spawn(async move {
                 let _ = write.write_all(line.as_bytes()).await;
             });

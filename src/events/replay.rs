@@ -380,10 +380,12 @@ impl Replay {
             },
             Event::Daemon(DaemonEvent::Started { host, boot, .. }) => {
                 // A new run: nothing of the last one is still running
-                // (it reconciled before it said so).
+                // (it reconciled before it said so; the starters it takes
+                // again follow in its start batch). Hand-outs the last run
+                // did not answer stay until the new run answers them: it
+                // may die before it does.
                 self.starters.clear();
                 self.hooks.clear();
-                self.handouts.clear();
                 self.node = NodeSnapshot::default();
                 self.run = Some((time, host.clone()));
                 self.boot.clone_from(boot);

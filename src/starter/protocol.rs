@@ -146,6 +146,33 @@ pub enum Attached {
     },
 }
 
+impl Hello {
+    /// Whether a daemon of this build takes the starter that says this
+    /// (pure): a starter of protocol [`OLDEST_REATTACH`] to [`PROTOCOL`]
+    /// is taken, whatever its build — an upgrade reattaches to the
+    /// starters of the build before; an older one, or a newer one (a
+    /// downgraded daemon would misread its reports), is refused.
+    pub fn answer(&self) -> Attached {
+        if self.protocol < OLDEST_REATTACH {
+            Attached::Abandon {
+                reason: format!(
+                    "protocol {} is older than this daemon takes ({OLDEST_REATTACH})",
+                    self.protocol
+                ),
+            }
+        } else if self.protocol > PROTOCOL {
+            Attached::Abandon {
+                reason: format!(
+                    "protocol {} is newer than this daemon speaks ({PROTOCOL})",
+                    self.protocol
+                ),
+            }
+        } else {
+            Attached::Welcome
+        }
+    }
+}
+
 /// A user account: its name and ids.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Account {
@@ -270,6 +297,32 @@ pub fn default_hook_timeout(hook: &str) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_daemon_takes_starters_of_older_builds_within_the_protocols_it_speaks() {
+        let hello = |protocol: u32, build: &str| Hello {
+            protocol,
+            build: build.into(),
+            pid: 1,
+            started: 1,
+            actor: "slot1/starter/1".into(),
+            go: true,
+            reports: Vec::new(),
+        };
+        // An upgrade: the starter of the build before speaks a protocol
+        // this build still takes.
+        assert_eq!(
+            hello(PROTOCOL, "0.0.9+0123456789abcdef").answer(),
+            Attached::Welcome
+        );
+        assert_eq!(hello(OLDEST_REATTACH, "old").answer(), Attached::Welcome);
+        for p in [1, OLDEST_REATTACH - 1, PROTOCOL + 1] {
+            let Attached::Abandon { reason } = hello(p, "x").answer() else {
+                panic!("protocol {p} taken");
+            };
+            assert!(reason.contains(&format!("protocol {p} is")), "{reason}");
+        }
+    }
 
     fn with_job(job: &str) -> Request {
         Request {

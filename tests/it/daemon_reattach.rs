@@ -259,21 +259,19 @@ fn runs(node: &Node) -> usize {
 fn crash_at(point: &str) -> (Node, super::daemon::Daemon) {
     let node = Node::setup(&format!("crash-{point}"), ORPHANS);
     marking_job(&node, 1);
-    let first = super::daemon::Daemon::spawn(
-        std::process::Command::new(env!("CARGO_BIN_EXE_roost"))
-            .args(["startd", "-f", "--config"])
-            .arg(&node.config)
-            .env("ROOST_FAILPOINT", point)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null()),
-    );
-    let pid = first.id();
+    run_to_failpoint(&node, point);
+    let second = node.start();
+    (node, second)
+}
+
+/// Runs the daemon on `node` until it crashes at failpoint `point`.
+fn run_to_failpoint(node: &Node, point: &str) {
+    let daemon = node.start_with(&[("ROOST_FAILPOINT", point)]);
+    let pid = daemon.id();
     wait_for("the daemon to crash at the failpoint", || {
         std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| s.contains(") Z "))
     });
-    drop(first);
-    let second = node.start();
-    (node, second)
+    drop(daemon);
 }
 
 /// Waits for REPLY_FETCH of job 1.0, stops the daemon, and checks that
@@ -455,19 +453,7 @@ fn a_daemon_that_dies_just_after_its_start_leaves_the_next_one_the_running_job()
     let node = Node::setup("crash-after-start", ORPHANS);
     start_job_then_kill(&node, 1, "3");
     // The second run dies as soon as it has recorded its start.
-    let second = super::daemon::Daemon::spawn(
-        std::process::Command::new(env!("CARGO_BIN_EXE_roost"))
-            .args(["startd", "-f", "--config"])
-            .arg(&node.config)
-            .env("ROOST_FAILPOINT", "started")
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null()),
-    );
-    let pid = second.id();
-    wait_for("the daemon to crash after its start", || {
-        std::fs::read_to_string(format!("/proc/{pid}/stat")).map_or(true, |s| s.contains(") Z "))
-    });
-    drop(second);
+    run_to_failpoint(&node, "started");
     let third = node.start();
     wait_for("JOB_EXIT of job 1", || !of_job(&node, "exit", 1).is_empty());
     std::thread::sleep(std::time::Duration::from_millis(500));

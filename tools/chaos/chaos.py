@@ -12,10 +12,14 @@ would care about:
   hand-out reruns
                a hand-out (token) whose job started more than once
   double runs  two runs of one job at the same time
-  unanswered   hand-outs that got no REPLY_FETCH
+  unanswered   hand-outs that got no answer (REPLY_FETCH, EVICT_CLAIM or
+               JOB_EXIT); evicted_unreplied counts those answered by
+               EVICT_CLAIM alone (a claim lost before its job started)
   fates twice  hand-outs told JOB_EXIT more than once
   daemon exits the daemon ending on its own (it is started again)
-and `roost-log claims --anomalies` and `roost-log verify` on the event log.
+and `roost-log claims --anomalies` (apart from claims lost at a restart
+before their job started, which are told EVICT_CLAIM and counted as
+lost_at_restart) and `roost-log verify` on the event log.
 
 usage: chaos.py [--jobs N] [--kills K] [--starter-kills S] [--slots M]
                 [--seconds A,B] [--seed X] [--bin DIR] [--keep] [--check]
@@ -224,7 +228,7 @@ def kill_a_starter(rng, daemon):
 
 def analyse(d, n, binary):
     ledger = [line.split() for line in open(f"{d}/ledger") if line.strip()]
-    fetched, replies, exits = {}, {}, {}
+    fetched, replies, exits, evicts = {}, {}, {}, set()
     end_of = {}
     for t, kind, arg, token, job in ledger:
         t = int(t)
@@ -236,6 +240,7 @@ def analyse(d, n, binary):
             exits.setdefault(token, []).append(arg)
             end_of.setdefault(token, t)
         elif kind == "evict":
+            evicts.add(token)
             end_of.setdefault(token, t)
     runs = {}
     starts, ends = {}, {}
@@ -268,6 +273,7 @@ def analyse(d, n, binary):
         [f"{binary}/roost-log", "--log", log, "claims", "--anomalies", "--json"],
         capture_output=True, text=True,
     )
+    claims = [json.loads(x) for x in audit.stdout.splitlines() if x.strip()]
     verify = subprocess.run([f"{binary}/roost-log", "--log", log, "verify"],
                             capture_output=True, text=True)
     return {
@@ -278,12 +284,24 @@ def analyse(d, n, binary):
         "reruns": sum(len(t) - 1 for t in runs.values()),
         "handout_reruns": sum(1 for ts in starts.values() if len(ts) > 1),
         "double_runs": double,
-        "unanswered": sum(1 for t in fetched if t not in replies),
+        "unanswered": sum(
+            1 for t in fetched if t not in replies and t not in evicts and t not in exits
+        ),
+        "evicted_unreplied": sum(1 for t in fetched if t not in replies and t in evicts),
         "fates_twice": sum(1 for a in exits.values() if len(a) > 1),
-        "anomalies": len([x for x in audit.stdout.splitlines() if x.strip()]),
+        # A claim lost at a restart before its job started is told
+        # EVICT_CLAIM: an anomaly to the audit, expected here.
+        "lost_at_restart": sum(1 for c in claims if lost_at_restart(c)),
+        "anomalies": sum(1 for c in claims if not lost_at_restart(c)),
         "verify_ok": verify.returncode == 0 and verify.stdout.startswith("ok"),
         "verify": (verify.stdout or verify.stderr).strip().splitlines()[:1],
     }
+
+
+def lost_at_restart(claim):
+    """A claim whose only anomaly is its loss at a restart, told EVICT_CLAIM."""
+    anomalies = claim.get("anomalies") or []
+    return bool(anomalies) and all("lost when the daemon stopped" in str(a) for a in anomalies)
 
 
 def show(r):
@@ -292,7 +310,8 @@ def show(r):
         f"{r['starter_kills']} starter kills, {r['seconds']} s (seed {r['seed']})"
     )
     for k in ("done", "lost", "handouts", "reruns", "handout_reruns", "double_runs",
-              "unanswered", "fates_twice", "anomalies", "verify_ok", "daemon_exits"):
+              "unanswered", "evicted_unreplied", "fates_twice", "lost_at_restart", "anomalies",
+              "verify_ok", "daemon_exits"):
         print(f"  {k:15} {r[k]}")
     if r.get("dir"):
         print(f"  kept in {r['dir']}")

@@ -662,11 +662,14 @@ impl Actor for SlotActor {
     fn started(&mut self, ctx: &mut Context<Self>) {
         // Replay of this slot starts here; the next durable append (the
         // first input's events) makes the snapshot durable too.
-        let snapshot = SlotEvent::snapshot(self.shared.clock.now(), &self.slot);
         if !self.snapshot_recorded
-            && let Err(e) = self
-                .shared
-                .record(&self.slot.id, vec![Event::Slot(snapshot)])
+            && let Err(e) = self.shared.record(
+                &self.slot.id,
+                vec![Event::Slot(SlotEvent::snapshot(
+                    self.shared.clock.now(),
+                    &self.slot,
+                ))],
+            )
         {
             error!(message = "Cannot record the slot's snapshot.", slot = %self.slot.name, error = %e);
         }

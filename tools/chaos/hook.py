@@ -5,11 +5,12 @@ usage: hook.py DIR fetch|reply|exit|evict [HTCondor's hook arguments]
 
 A spool of job files in DIR/queue. FETCH_WORK takes the first one, gives the
 hand-out a new token (ChaosToken in the ad), records it in DIR/state/<job>
-and prints the ad. REPLY_FETCH, JOB_EXIT and EVICT_CLAIM act only on the
-hand-out whose token is still current, so a late message about an older
-hand-out is recognised: reject, evict and any non-exit JOB_EXIT put the job
-back in the queue; JOB_EXIT exit marks it done. Every message is one line of
-DIR/ledger (time_ns kind arg token job), written under a lock."""
+and prints the ad (Owner from DIR/owner, else nobody). REPLY_FETCH, JOB_EXIT
+and EVICT_CLAIM act only on the hand-out whose token is still current, so a
+late message about an older hand-out is recognised: reject, evict and any
+non-exit JOB_EXIT put the job back in the queue; JOB_EXIT exit marks it done.
+Every message is one line of DIR/ledger (time_ns kind arg token job), written
+under a lock."""
 import fcntl
 import os
 import re
@@ -56,6 +57,7 @@ def fetch(d):
     os.replace(os.path.join(queue, job), os.path.join(d, "out", job))
     write(os.path.join(d, "state", job), token)
     seconds = read(os.path.join(d, "out", job))
+    owner = read(os.path.join(d, "owner")) or "nobody"
     runs = os.path.join(d, "runs")
     script = (
         f"echo S {job} {token} $(date +%s%N) >> {runs}; sleep {seconds}; "
@@ -63,7 +65,7 @@ def fetch(d):
     )
     ledger(d, "fetch", "-", token, job)
     sys.stdout.write(
-        f"ClusterId = {job}\nProcId = 0\nOwner = \"nobody\"\nCmd = \"/bin/sh\"\n"
+        f"ClusterId = {job}\nProcId = 0\nOwner = \"{owner}\"\nCmd = \"/bin/sh\"\n"
         f"Arguments = \"-c '{script}'\"\nJobUniverse = 5\n"
         f"ChaosToken = \"{token}\"\n"
     )

@@ -42,6 +42,7 @@ pub fn starter_request(
         actor: String::new(),
         reattach: shared.dirs.socket.clone(),
         orphan_timeout: settings.starter_orphan_timeout,
+        leftover: (settings.starter_orphan_timeout > 0).then(|| shared.dirs.starter_leftovers()),
         owner: match job.eval_attr("Owner", &FixedEnv::new(0)) {
             Value::Str(o) if !o.is_empty() => shared.starters.account(
                 &o.to_string_lossy(),

@@ -42,6 +42,12 @@ impl Dirs {
     pub fn hook_output(&self) -> PathBuf {
         self.spool.join("roost-hooks")
     }
+
+    /// Where starters that leave with no daemon write what they
+    /// reported: `$(SPOOL)/roost-starters`.
+    pub fn starter_leftovers(&self) -> PathBuf {
+        self.spool.join("roost-starters")
+    }
 }
 
 /// Hook settings read from configuration.

@@ -19,7 +19,7 @@ use super::starter::{StarterActor, StarterCmd, StarterOwner};
 use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, FixedEnv, Value, parse_ad};
 use crate::events::replay::OpenStarter;
-use crate::events::{Event, LostClaim, Unanswered};
+use crate::events::{DaemonEvent, Event, LostClaim, Unanswered};
 use crate::hooks::HookRun;
 use crate::hooks::output::{Fetched, classify_fetch, fetched};
 use crate::policy::engine::{
@@ -372,7 +372,7 @@ impl SlotActor {
             Some((c, run_started)) if c == claim => run_started,
             _ => self.shared.started,
         };
-        crate::events::replay::claim_id(&self.shared.host, started, claim, &self.slot.id)
+        crate::events::restart::claim_id(&self.shared.host, started, claim, &self.slot.id)
     }
 
     /// `job -----\n slot [ClaimId]` as REPLY_FETCH and EVICT_CLAIM read it.
@@ -394,16 +394,27 @@ impl SlotActor {
     /// starter would have, when the job has that hook), else EVICT_CLAIM
     /// for a fetched claim, with the ClaimId that run gave it.
     fn evict_lost(&self, lost: &LostClaim, now: i64) {
-        if lost.told {
+        if !lost.owed() {
             return;
         }
         if lost.node_restarted && self.job_ended_with_node(lost) {
             return;
         }
-        if !lost.fetched {
-            return;
-        }
-        let Some(path) = self.hook_path("EVICT_CLAIM") else {
+        let path = self.hook_path("EVICT_CLAIM").filter(|_| lost.fetched);
+        let Some(path) = path else {
+            let why = if lost.fetched {
+                "the slot has no EVICT_CLAIM hook"
+            } else {
+                "the job has no JOB_EXIT hook and was not fetched"
+            };
+            let untold = DaemonEvent::LossUntold {
+                teller: self.slot.id.clone(),
+                claim: lost.claim,
+                why: why.into(),
+            };
+            if let Err(e) = self.shared.record("daemon", vec![Event::Daemon(untold)]) {
+                error!(message = "Cannot record a lost claim left untold.", slot = %lost.slot, error = %e);
+            }
             return;
         };
         info!(message = "Telling the fetcher of a claim lost in a restart.",

@@ -24,7 +24,8 @@ use crate::policy::engine::Input;
 use crate::spawn::Stdio;
 use crate::spawn::process::Process;
 use crate::starter::cgroup::JobCgroup;
-use crate::starter::protocol::{Attached, Command, Lost, Report, Request};
+use crate::starter::link::read_leftover;
+use crate::starter::protocol::{Attached, Command, Lost, Report, Request, leftover_file};
 
 /// How long a starter of the last run, alive at the restart, has to call
 /// the daemon again before it is taken for lost (it calls every second).
@@ -434,54 +435,27 @@ impl StarterActor {
         // The job has started (or will not): a good moment to start the
         // spare that the next job will use.
         let refill = matches!(r, Report::JobStarted { .. } | Report::NotStarted { .. });
-        let e = match r {
+        match &r {
             Report::JobStarted { pid } => {
-                self.job_pid = Some(pid);
+                self.job_pid = Some(*pid);
                 self.slot.pids.do_send(StarterPids {
                     starter: self.pid,
-                    job: Some(pid),
+                    job: Some(*pid),
                 });
                 info!(message = "Job started.", slot = %self.slot_id, pid);
-                StarterEvent::JobStarted { pid }
             }
             Report::NotStarted { reason } => {
                 warn!(message = "Job not started.", slot = %self.slot_id, reason = %reason);
-                StarterEvent::JobNotStarted { reason }
             }
-            Report::Hook {
-                hook,
-                args,
-                exit,
-                timed_out,
-                outcome,
-            } => {
-                self.job_exit_heard |= hook == "JOB_EXIT";
-                StarterEvent::Hook {
-                    hook,
-                    args,
-                    exit,
-                    timed_out,
-                    outcome,
-                }
-            }
-            Report::Suspended { stopped } => StarterEvent::Suspended { stopped },
-            Report::JobExited {
-                exit,
-                how,
-                duration,
-            } => {
+            Report::Hook { hook, .. } => self.job_exit_heard |= hook == "JOB_EXIT",
+            Report::JobExited { exit, how, .. } => {
                 info!(message = "Job exited.", slot = %self.slot_id, exit = %exit, how = %how);
                 self.job_ended = true;
-                StarterEvent::JobExited {
-                    exit,
-                    how,
-                    duration,
-                }
             }
             Report::Warning { message } => {
                 warn!(message = "Starter warning.", slot = %self.slot_id, warning = %message);
-                StarterEvent::Warning { message }
             }
+            Report::Suspended { .. } => {}
             Report::Done => {
                 // The starter leaves once all it reported is durable.
                 self.done = true;
@@ -491,8 +465,10 @@ impl StarterActor {
                         act.send(Command::Bye);
                     }
                 }));
-                return;
             }
+        }
+        let Some(e) = r.into_event() else {
+            return;
         };
         self.record(e);
         if refill {
@@ -607,6 +583,20 @@ impl Handler<Missing> for StarterActor {
         };
         self.shared.waiting.borrow_mut().remove(&self.pid);
         let alive = old.process.clone();
+        let known = old.known;
+        // It may have left, its orphan timeout run out, with reports no
+        // daemon heard (its job's end, JOB_EXIT told): they count.
+        let dir = self.shared.dirs.starter_leftovers();
+        if alive.is_none()
+            && let Some(hello) = read_leftover(&dir, &self.id, self.pid, self.started_at)
+        {
+            info!(message = "A starter of the last run left what it reported with no daemon.",
+                slot = %self.slot_id, claim = self.claim, pid = self.pid);
+            for r in hello.reports.into_iter().skip(known) {
+                self.take_report(r, ctx);
+            }
+            let _ = std::fs::remove_file(leftover_file(&dir, &self.id));
+        }
         warn!(message = "A starter of the last run did not call again; its job is lost.",
             slot = %self.slot_id, claim = self.claim, pid = self.pid,
             running = alive.is_some());

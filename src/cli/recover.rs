@@ -5,13 +5,17 @@
 //! its output read as the daemon would have read it, and a `Hook.Finished`
 //! (with the job it handed out, if any) written for it, so that the
 //! restart answers that job like any other hand-out it did not answer.
+//! And what starters that left with no daemon (their orphan timeout ran
+//! out) reported and no daemon heard, from `$(SPOOL)/roost-starters`.
 
 use std::path::Path;
 use std::time::Duration;
 
 use tracing::{info, warn};
 
-use crate::events::replay::OpenHook;
+use crate::actors::shared::Dirs;
+use crate::events::Replay;
+use crate::events::replay::{OpenHook, OpenStarter};
 use crate::events::{Event, EventStore, HookEvent};
 use crate::hooks::{Exit, HookOutput, capture, output::classify_fetch};
 
@@ -112,4 +116,86 @@ pub fn fetch_outputs(
         done.push(base);
     }
     (events, done)
+}
+
+/// What a restart read back from the files the last run's hooks and
+/// starters left: the events for the log, and the files to remove once
+/// they are in it.
+pub struct ReadBack {
+    /// By actor, in order.
+    pub events: Vec<(String, Event)>,
+    captures: Vec<std::path::PathBuf>,
+    leftovers: Vec<std::path::PathBuf>,
+}
+
+impl ReadBack {
+    /// Removes the files read (their meaning is in the log).
+    pub fn remove(&self) {
+        self.captures.iter().for_each(|c| capture::remove(c));
+        self.leftovers
+            .iter()
+            .for_each(|f| drop(std::fs::remove_file(f)));
+    }
+}
+
+/// Reads back, into `last` and as events, what the FETCH_WORK hooks the
+/// last run left running printed (a job in it is a hand-out, answered like
+/// the others; `limit`: the most stdout kept) and what its starters that
+/// are gone (not `alive`) reported with no daemon to hear it (JOB_EXIT
+/// told, the job's exit), before anything is decided about their claims.
+pub fn read_back(
+    store: &dyn EventStore,
+    last: &mut Replay,
+    now: i64,
+    limit: usize,
+    dirs: &Dirs,
+    alive: impl Fn(&OpenStarter) -> bool,
+) -> ReadBack {
+    let (mut events, captures) =
+        fetch_outputs(&dirs.hook_output(), &last.hooks, store, limit, HOOK_WAIT);
+    for (actor, e) in &events {
+        last.apply_event(last.last_seq, now, actor, e);
+    }
+    let (left, leftovers) = starter_leftovers(
+        &dirs.starter_leftovers(),
+        last.starters.iter().filter(|(_, st)| !alive(st)),
+    );
+    for (actor, e) in &left {
+        last.apply_event(last.last_seq, now, actor, e);
+    }
+    events.extend(left);
+    ReadBack {
+        events,
+        captures,
+        leftovers,
+    }
+}
+
+/// The reports the starters of the last run that are gone (`gone`) left in
+/// `dir` and the log does not hold, as their events; and every file in
+/// `dir`, to remove once those are in the log (a starter writes its file
+/// only as it leaves, so none is still wanted).
+pub fn starter_leftovers<'a>(
+    dir: &Path,
+    gone: impl Iterator<Item = (&'a String, &'a OpenStarter)>,
+) -> (Vec<(String, Event)>, Vec<std::path::PathBuf>) {
+    let mut events = Vec::new();
+    for (actor, st) in gone {
+        let Some(hello) = crate::starter::link::read_leftover(dir, actor, st.pid, st.started)
+        else {
+            continue;
+        };
+        let known = usize::try_from(st.reports).unwrap_or(usize::MAX);
+        let new: Vec<_> = (hello.reports.into_iter().skip(known))
+            .filter_map(crate::starter::protocol::Report::into_event)
+            .map(|e| (actor.clone(), Event::Starter(e)))
+            .collect();
+        info!(message = "A starter of the last run left what it reported with no daemon.",
+            slot = %st.slot, claim = st.claim, starter = %actor, reports = new.len());
+        events.extend(new);
+    }
+    let files = std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    (events, files)
 }

@@ -31,7 +31,6 @@ use crate::events::{
     CheckpointEvery, Checkpointer, DaemonEvent, Event, EventStore, GroupCommitter, Replay,
     Retention, SledStore,
 };
-use crate::hooks::capture;
 use crate::policy::engine::{DrainHow, Policy};
 use crate::policy::layout::{MachineInputs, layout, machine};
 use crate::policy::publish::StartdAttrs;
@@ -206,8 +205,9 @@ struct LastRun {
     /// The slots of those (and a dynamic slot's parent), as the
     /// reconciliation leaves them, to go on from.
     restored: BTreeMap<String, crate::policy::slot::Slot>,
-    /// The machine restarted since the last run.
-    rebooted: bool,
+    /// The lost claims whose loss the fetcher is owed word of: this
+    /// reconciliation's and those an earlier run died before telling.
+    owed: Vec<crate::events::LostClaim>,
 }
 
 /// Replays the last run from the log and appends what closes what it left
@@ -219,24 +219,12 @@ fn reconcile_last_run(
     store: &mut SledStore,
     now: i64,
     settings: &DaemonSettings,
-    hook_dir: &Path,
+    dirs: &Dirs,
 ) -> Result<LastRun> {
     let reattach = settings.starter_orphan_timeout > 0;
     let mut last = Replay::from_last_start(store);
     for p in &last.problems {
         warn!(message = "Event log problem while replaying the last run.", problem = %p);
-    }
-    // What the FETCH_WORK hooks it left running printed: a job in it is a
-    // hand-out, answered like the others.
-    let (recovered, captures) = super::recover::fetch_outputs(
-        hook_dir,
-        &last.hooks,
-        store,
-        settings.pipe_buffer_max,
-        super::recover::HOOK_WAIT,
-    );
-    for (actor, e) in &recovered {
-        last.apply_event(last.last_seq, now, actor, e);
     }
     // In another boot of the machine, no process of the last run is left,
     // whatever a pid and its start time (counted from boot) say now.
@@ -251,6 +239,8 @@ fn reconcile_last_run(
     let alive = |st: &OpenStarter| {
         !rebooted && st.started != 0 && crate::starter::process_started(st.pid) == Some(st.started)
     };
+    let files =
+        super::recover::read_back(store, &mut last, now, settings.pipe_buffer_max, dirs, alive);
     // Starters still running are taken again, and claims between jobs
     // kept, when starters outlive the daemon; not after a reboot.
     let kept = if reattach {
@@ -306,10 +296,10 @@ fn reconcile_last_run(
         replay: last,
         kept,
         restored,
-        rebooted,
+        owed: after.owed.into_values().collect(),
     };
-    if fix.is_empty() && recovered.is_empty() {
-        captures.iter().for_each(|c| capture::remove(c));
+    if fix.is_empty() && files.events.is_empty() {
+        files.remove();
         return Ok(done);
     }
     for (actor, e) in &fix {
@@ -323,14 +313,15 @@ fn reconcile_last_run(
             _ => {}
         }
     }
-    let batch: Vec<(i64, String, Event)> = (recovered.into_iter().chain(fix))
+    let batch: Vec<(i64, String, Event)> = (files.events.iter().cloned().chain(fix))
         .map(|(a, e)| (now, a, e))
         .collect();
     let next = store.next_seq();
     store
         .append(next, &batch)
         .map_err(|e| anyhow!("event log: cannot record the reconciliation: {e}"))?;
-    captures.iter().for_each(|c| capture::remove(c));
+    crate::failpoint::hit("reconciled");
+    files.remove();
     Ok(done)
 }
 
@@ -379,14 +370,14 @@ impl Prepared {
             replay: last,
             kept: reattach,
             mut restored,
-            rebooted,
+            owed: lost,
         } = {
-            let hook_dir = dirs.hook_output();
-            std::fs::create_dir_all(&hook_dir)
-                .with_context(|| format!("cannot create {}", hook_dir.display()))?;
-            reconcile_last_run(&mut store, now, &settings, &hook_dir)?
+            for d in [dirs.hook_output(), dirs.starter_leftovers()] {
+                std::fs::create_dir_all(&d)
+                    .with_context(|| format!("cannot create {}", d.display()))?;
+            }
+            reconcile_last_run(&mut store, now, &settings, &dirs)?
         };
-        let lost = last.lost_claims(&reattach, rebooted);
         let unanswered = last.unanswered(&reattach);
         let first_id = store.next_seq();
         let reader = store.reader();

@@ -569,6 +569,7 @@ mod tests {
                 hooks: BTreeMap::new(),
                 handouts: BTreeMap::new(),
                 boot: String::new(),
+                owed: BTreeMap::new(),
             }),
         ));
         out.push(env(

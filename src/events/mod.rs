@@ -11,6 +11,7 @@ mod group;
 mod keeper;
 mod record;
 pub mod replay;
+pub mod restart;
 pub mod retention;
 pub mod runtime;
 mod sled_store;
@@ -23,7 +24,8 @@ use crate::policy::sim::Recorded;
 use crate::policy::slot::SlotEvent;
 
 pub use group::{Appender, GroupCommitter, OnFailure};
-pub use replay::{CheckpointEvery, Checkpointer, Kept, LostClaim, Replay, Unanswered};
+pub use replay::{CheckpointEvery, Checkpointer, Replay};
+pub use restart::{Kept, LostClaim, Unanswered};
 pub use retention::Retention;
 pub use runtime::{DaemonEvent, HookEvent, StarterEvent};
 pub use sled_store::{SledReader, SledStore};

@@ -8,6 +8,7 @@ use std::collections::BTreeMap;
 use crate::hooks::Exit;
 
 use super::replay::{Handout, OpenHook, OpenStarter};
+use super::restart::LostClaim;
 
 /// A hook invocation's life.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -190,6 +191,28 @@ pub enum DaemonEvent {
         /// The machine's boot the run is in (its `Started`'s).
         #[serde(default, skip_serializing_if = "String::is_empty")]
         boot: String,
+        /// Claims lost in a restart whose loss the fetcher has yet to
+        /// hear of, by `slot#claim`.
+        #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+        owed: BTreeMap<String, LostClaim>,
+    },
+    /// A claim the last run left open is lost, and the fetcher is owed word
+    /// of it (EVICT_CLAIM, or JOB_EXIT `evict` after a machine restart):
+    /// recorded with the reconciliation, so that a run that dies before
+    /// its hook starts leaves the word owed to the next.
+    LossOwed {
+        /// The claim.
+        lost: LostClaim,
+    },
+    /// No hook tells of a lost claim (the slot has no EVICT_CLAIM hook, or
+    /// the job no JOB_EXIT hook): the word owed is dropped.
+    LossUntold {
+        /// The slot whose hooks would have told of it.
+        teller: String,
+        /// The claim's number.
+        claim: u64,
+        /// Why nothing tells of it.
+        why: String,
     },
     /// After a restart, something the log promised could not be resumed.
     Reconciled {

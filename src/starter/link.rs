@@ -72,6 +72,8 @@ pub struct Setup {
     pub reattach: Option<PathBuf>,
     /// How long the job may go on without a daemon.
     pub orphan_timeout: Duration,
+    /// Where to leave what it reported if it leaves with no daemon.
+    pub leftover: Option<PathBuf>,
 }
 
 impl Setup {
@@ -85,8 +87,9 @@ impl Setup {
 enum Out {
     /// A report to send or keep.
     Report(Report),
-    /// Answer once everything handed over before is written or kept.
-    Flush(oneshot::Sender<()>),
+    /// Answer once everything handed over before is written, or with no
+    /// daemon, left in the leftover file.
+    Leave(oneshot::Sender<()>),
 }
 
 /// Where [`report`] sends.
@@ -100,12 +103,14 @@ pub fn report(r: Report) {
     }
 }
 
-/// Waits until every report handed over so far is written to the daemon
-/// (or kept, when there is none).
-async fn flush() {
+/// Waits until every report handed over so far is written to the daemon,
+/// or with no daemon to take them, left in the leftover file for the next
+/// daemon (not when a daemon refused the
+/// starter: it has ended the claim and told the fetcher).
+async fn leave() {
     let (tx, rx) = oneshot::channel();
     if let Some(out) = REPORTS.get()
-        && out.send(Out::Flush(tx)).is_ok()
+        && out.send(Out::Leave(tx)).is_ok()
     {
         let _ = rx.await;
     }
@@ -175,13 +180,17 @@ impl Link {
     /// its daemon, until every report is written or kept).
     pub async fn finish(&mut self) {
         if self.protocol < 2 || self.cut {
-            flush().await;
+            leave().await;
             return;
         }
         report(Report::Done);
         loop {
             match self.heard().await {
-                Heard::Command(Command::Bye) | Heard::Orphaned | Heard::Abandoned(_) => return,
+                Heard::Command(Command::Bye) | Heard::Abandoned(_) => return,
+                Heard::Orphaned => {
+                    leave().await;
+                    return;
+                }
                 Heard::Command(_) => {}
             }
         }
@@ -210,7 +219,7 @@ async fn drive(
                 r = reports.recv() => {
                     let r = match r {
                         Some(Out::Report(r)) => r,
-                        Some(Out::Flush(done)) => {
+                        Some(Out::Leave(done)) => {
                             let _ = done.send(());
                             continue;
                         }
@@ -266,23 +275,19 @@ async fn drive(
         tokio::select! {
             r = reports.recv() => match r {
                 Some(Out::Report(r)) => kept.push(r),
-                Some(Out::Flush(done)) => {
+                Some(Out::Leave(done)) => {
+                    if !abandoned
+                        && let Some(dir) = setup.leftover.as_deref()
+                    {
+                        write_leftover(dir, &hello(&setup, go, &kept));
+                    }
                     let _ = done.send(());
                 }
                 None => return,
             },
             () = tokio::time::sleep(CALL_EVERY), if calling => {
                 let Some(path) = setup.reattach.as_deref() else { continue };
-                let hello = Hello {
-                    protocol: PROTOCOL,
-                    build: crate::BUILD_ID.to_string(),
-                    pid: std::process::id(),
-                    started: super::process_started(std::process::id()).unwrap_or(0),
-                    actor: setup.actor.clone(),
-                    go,
-                    reports: kept.clone(),
-                };
-                match call(path, &hello).await {
+                match call(path, &hello(&setup, go, &kept)).await {
                     Ok((Attached::Welcome, c)) => {
                         super::run::log_line("a daemon took this starter again");
                         conn = Some(c);
@@ -299,6 +304,53 @@ async fn drive(
             () = tokio::time::sleep_until(deadline), if !told => {}
         }
     }
+}
+
+/// What this starter says to a daemon: who it is and every report.
+fn hello(setup: &Setup, go: bool, kept: &[Report]) -> Hello {
+    Hello {
+        protocol: PROTOCOL,
+        build: crate::BUILD_ID.to_string(),
+        pid: std::process::id(),
+        started: super::process_started(std::process::id()).unwrap_or(0),
+        actor: setup.actor.clone(),
+        go,
+        reports: kept.to_vec(),
+    }
+}
+
+/// Writes `hello` to its leftover file in `dir`, whole (a temporary file,
+/// synced, renamed); a failure is a line in the starter's log.
+fn write_leftover(dir: &Path, hello: &Hello) {
+    let path = super::protocol::leftover_file(dir, &hello.actor);
+    let tmp = path.with_extension("tmp");
+    let written = serde_json::to_vec(hello)
+        .map_err(std::io::Error::other)
+        .and_then(|bytes| {
+            let mut f = std::fs::File::create(&tmp)?;
+            std::io::Write::write_all(&mut f, &bytes)?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &path)
+        });
+    match written {
+        Ok(()) => super::run::log_line(&format!(
+            "no daemon took this starter: its {} reports are left in {}",
+            hello.reports.len(),
+            path.display()
+        )),
+        Err(e) => super::run::log_line(&format!(
+            "cannot leave the reports in {}: {e}",
+            path.display()
+        )),
+    }
+}
+
+/// What starter `actor` (process `pid`, started at `started`) left in its
+/// leftover file in `dir`, if it is there, reads, and is that process's.
+pub fn read_leftover(dir: &Path, actor: &str, pid: u32, started: u64) -> Option<Hello> {
+    let bytes = std::fs::read(super::protocol::leftover_file(dir, actor)).ok()?;
+    let hello: Hello = serde_json::from_slice(&bytes).ok()?;
+    (hello.actor == actor && hello.pid == pid && hello.started == started).then_some(hello)
 }
 
 /// Standard input. The daemon gives a pipe, which is read through the

@@ -9,11 +9,14 @@
 //! when its daemon goes away it keeps the job running and calls the
 //! daemon's admin socket again with a [`Hello`] — every report it made —
 //! until a daemon answers [`Attached`] or its orphan timeout runs out.
+//! One that leaves with no daemon (its orphan timeout ran out) writes that
+//! [`Hello`] to a file ([`leftover_file`]) that the next daemon reads.
 
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
+use crate::events::StarterEvent;
 use crate::hooks::Exit;
 
 /// The starter hooks chosen for a job (paths already validated).
@@ -99,6 +102,11 @@ pub struct Request {
     /// without a daemon before it is evicted (0: at once).
     #[serde(default)]
     pub orphan_timeout: u64,
+    /// Where a starter that leaves with no daemon writes what it reported
+    /// ([`Hello`] as JSON, in [`leftover_file`]), for the next daemon to
+    /// read; `None`: nowhere.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub leftover: Option<PathBuf>,
 }
 
 fn protocol_one() -> u32 {
@@ -130,6 +138,22 @@ pub struct Hello {
     pub go: bool,
     /// Every report it made, in order; the daemon keeps those it has not.
     pub reports: Vec<Report>,
+}
+
+/// The file in directory `dir` where starter `actor` leaves its reports
+/// when it leaves with no daemon.
+pub fn leftover_file(dir: &std::path::Path, actor: &str) -> PathBuf {
+    let name: String = actor
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    dir.join(format!("{name}.json"))
 }
 
 /// The daemon's answer to a [`Hello`].
@@ -284,6 +308,42 @@ pub enum Report {
     Done,
 }
 
+impl Report {
+    /// The event the daemon records for it (`None`: [`Report::Done`],
+    /// which is not recorded).
+    pub fn into_event(self) -> Option<StarterEvent> {
+        Some(match self {
+            Report::JobStarted { pid } => StarterEvent::JobStarted { pid },
+            Report::NotStarted { reason } => StarterEvent::JobNotStarted { reason },
+            Report::Hook {
+                hook,
+                args,
+                exit,
+                timed_out,
+                outcome,
+            } => StarterEvent::Hook {
+                hook,
+                args,
+                exit,
+                timed_out,
+                outcome,
+            },
+            Report::Suspended { stopped } => StarterEvent::Suspended { stopped },
+            Report::JobExited {
+                exit,
+                how,
+                duration,
+            } => StarterEvent::JobExited {
+                exit,
+                how,
+                duration,
+            },
+            Report::Warning { message } => StarterEvent::Warning { message },
+            Report::Done => return None,
+        })
+    }
+}
+
 /// Default timeouts of hooks, in seconds. HTCondor has only JOB_EXIT's
 /// (30); the rest are Roost's, so that a hung hook never holds a slot.
 pub fn default_hook_timeout(hook: &str) -> u64 {
@@ -344,6 +404,7 @@ mod tests {
             actor: String::new(),
             reattach: None,
             orphan_timeout: 0,
+            leftover: None,
         }
     }
 

@@ -64,6 +64,7 @@ fn run_starter() -> i32 {
                         actor: r.actor.clone(),
                         reattach: r.reattach.clone(),
                         orphan_timeout: Duration::from_secs(r.orphan_timeout),
+                        leftover: r.leftover.clone(),
                     },
                 );
                 Starter::new(r, link).run().await

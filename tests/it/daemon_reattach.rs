@@ -173,6 +173,57 @@ fn a_starter_that_dies_while_no_daemon_runs_is_reported_lost_once() {
 }
 
 #[test]
+fn a_starter_that_evicts_its_job_with_no_daemon_leaves_its_reports_to_the_next() {
+    let node = Node::setup("reattach-leftover", "ROOST_STARTER_ORPHAN_TIMEOUT = 2\n");
+    let log = start_job_then_kill(&node, 1, "300");
+    let starter = events(&log)
+        .iter()
+        .find_map(|e| e.pointer("/event/Starter/Spawned/pid")?.as_u64())
+        .expect("starter pid");
+    // No daemon for its orphan timeout: it evicts its job, tells the
+    // fetcher (JOB_EXIT evict) and leaves what it reported in a file.
+    wait_for("JOB_EXIT evict from the starter", || {
+        !of_job(&node, "exit", 1).is_empty()
+    });
+    wait_gone(starter);
+    let left = node.dir.join("spool/roost-starters");
+    assert_eq!(
+        std::fs::read_dir(&left).map(Iterator::count).unwrap_or(0),
+        1
+    );
+    let second = node.start();
+    wait_for("the reconciliation", || {
+        count(&events(&log), "/event/Slot/ClaimEnded/cause", |c| {
+            c == "Restart"
+        }) >= 1
+    });
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let status = stop(second);
+    assert!(status.success(), "daemon exit: {status}");
+    // The fetcher heard the job's end once, and no EVICT_CLAIM after it.
+    let exits = of_job(&node, "exit", 1);
+    assert_eq!(exits.len(), 1, "{exits:?}");
+    assert!(exits[0].starts_with("argv: evict\n"), "{}", exits[0]);
+    assert_eq!(of_job(&node, "evict", 1), Vec::<String>::new());
+    // The log holds what the starter reported, read from its file.
+    let ev = events(&log);
+    assert_eq!(
+        count(&ev, "/event/Starter/JobExited/how", |h| h == "evict"),
+        1
+    );
+    assert_eq!(
+        count(&ev, "/event/Starter/Hook/hook", |h| h == "JOB_EXIT"),
+        1
+    );
+    assert_eq!(
+        std::fs::read_dir(&left).map(Iterator::count).unwrap_or(0),
+        0
+    );
+    assert!(roost_log(&log, &["verify"]).starts_with("ok: "));
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+#[test]
 fn after_the_machine_restarts_the_fetcher_hears_once_that_the_job_ended_with_it() {
     let node = Node::setup("reattach-reboot", ORPHANS);
     node.job("j1", 1, "300");
@@ -321,6 +372,31 @@ fn a_crash_after_a_job_is_accepted_and_before_its_starter_tells_the_fetcher_once
         );
         let _ = std::fs::remove_dir_all(&node.dir);
     }
+}
+
+#[test]
+fn a_loss_owed_to_the_fetcher_survives_a_run_that_dies_before_telling_it() {
+    let node = Node::setup("crash-owed", ORPHANS);
+    marking_job(&node, 1);
+    run_to_failpoint(&node, "job-accepted");
+    // The next run records the claim lost and dies before its EVICT_CLAIM.
+    run_to_failpoint(&node, "reconciled");
+    assert_eq!(of_job(&node, "evict", 1).len(), 0);
+    let third = node.start();
+    wait_for("EVICT_CLAIM for the job", || {
+        !of_job(&node, "evict", 1).is_empty()
+    });
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    let status = stop(third);
+    assert!(status.success(), "daemon exit: {status}");
+    assert_eq!(of_job(&node, "evict", 1).len(), 1);
+    assert_eq!(runs(&node), 0, "the job ran");
+    // Told once: a fourth run owes nothing.
+    let fourth = node.start();
+    std::thread::sleep(std::time::Duration::from_secs(2));
+    assert!(stop(fourth).success());
+    assert_eq!(of_job(&node, "evict", 1).len(), 1);
+    let _ = std::fs::remove_dir_all(&node.dir);
 }
 
 #[test]

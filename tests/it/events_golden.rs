@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use roost::events::LostClaim;
 use roost::events::replay::{Handout, OpenHook, OpenStarter};
 use roost::events::{
     DaemonEvent, Envelope, Event, HookEvent, SCHEMA, StarterEvent, decode, encode,
@@ -304,6 +305,7 @@ fn samples() -> Vec<(&'static str, Event)> {
                 )]),
                 handouts: BTreeMap::new(),
                 boot: String::new(),
+                owed: BTreeMap::new(),
             }),
         ),
         (
@@ -514,6 +516,7 @@ fn samples() -> Vec<(&'static str, Event)> {
                     },
                 )]),
                 boot: String::new(),
+                owed: BTreeMap::new(),
             }),
         ),
         (
@@ -534,9 +537,46 @@ fn samples() -> Vec<(&'static str, Event)> {
                 hooks: BTreeMap::new(),
                 handouts: BTreeMap::new(),
                 boot: "0b1c6f4e-3d2a-4a51-9c1e-5f0e8e2d7a10".into(),
+                owed: BTreeMap::new(),
+            }),
+        ),
+        (
+            "daemon-loss-owed",
+            Event::Daemon(DaemonEvent::LossOwed { lost: lost_claim() }),
+        ),
+        (
+            "daemon-loss-untold",
+            Event::Daemon(DaemonEvent::LossUntold {
+                teller: "slot1".into(),
+                claim: 4,
+                why: "the slot has no EVICT_CLAIM hook".into(),
+            }),
+        ),
+        (
+            "daemon-checkpoint-with-owed",
+            Event::Daemon(DaemonEvent::Checkpoint {
+                run: Some((1_700_000_000, "node.example".into())),
+                starters: BTreeMap::new(),
+                hooks: BTreeMap::new(),
+                handouts: BTreeMap::new(),
+                boot: String::new(),
+                owed: BTreeMap::from([("slot1_1#4".to_string(), lost_claim())]),
             }),
         ),
     ]
+}
+
+fn lost_claim() -> LostClaim {
+    LostClaim {
+        slot: "slot1_1".into(),
+        teller: "slot1".into(),
+        claim: 4,
+        job: "[ ClusterId = 15; ProcId = 0 ]".into(),
+        fetched: true,
+        claim_id: "<node.example>#1700000000#4#slot1_1".into(),
+        told: false,
+        node_restarted: false,
+    }
 }
 
 fn hex(bytes: &[u8]) -> String {

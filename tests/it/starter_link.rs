@@ -23,6 +23,7 @@ use super::daemon::temp;
 /// daemon goes away.
 fn starter(dir: &Path, script: &str, orphan_timeout: u64) -> (Child, ChildStdin, ChildStdout) {
     std::fs::create_dir_all(dir.join("execute")).expect("mkdir");
+    std::fs::create_dir_all(dir.join("left")).expect("mkdir");
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).expect("chmod");
     let hook = dir.join("job_exit");
     std::fs::write(
@@ -60,6 +61,7 @@ fn starter(dir: &Path, script: &str, orphan_timeout: u64) -> (Child, ChildStdin,
         actor: "slot1/starter/9".into(),
         reattach: Some(dir.join("sock")),
         orphan_timeout,
+        leftover: Some(dir.join("left")),
     };
     let mut child = Command::new(env!("CARGO_BIN_EXE_roost-starter"))
         .stdin(Stdio::piped())
@@ -225,5 +227,23 @@ fn a_starter_left_alone_past_its_orphan_timeout_evicts_its_job() {
         std::fs::read_to_string(d.join("exit.log")).unwrap_or_default(),
         "evict\n"
     );
+    // What it reported with no daemon to hear it is left for the next.
+    let file = roost::starter::protocol::leftover_file(&d.join("left"), "slot1/starter/9");
+    let text = std::fs::read_to_string(&file).expect("the leftover file");
+    let hello: Hello = serde_json::from_str(&text).expect("a Hello");
+    assert_eq!(hello.actor, "slot1/starter/9");
+    assert_eq!(hello.pid, child.id());
+    assert!(hello.go);
+    let kinds: Vec<String> = hello
+        .reports
+        .iter()
+        .map(|r| match r {
+            Report::JobStarted { .. } => "started".into(),
+            Report::JobExited { how, .. } => format!("exited {how}"),
+            Report::Hook { hook, .. } => hook.clone(),
+            other => format!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(kinds, ["started", "exited evict", "JOB_EXIT"]);
     let _ = std::fs::remove_dir_all(&d);
 }

@@ -39,6 +39,7 @@ fn run(dir: &Path, owner: &str, account: Option<Account>) -> Vec<Report> {
         actor: String::new(),
         reattach: None,
         orphan_timeout: 0,
+        leftover: None,
     };
     let mut child = Command::new(env!("CARGO_BIN_EXE_roost-starter"))
         .stdin(Stdio::piped())

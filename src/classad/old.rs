@@ -94,21 +94,41 @@ pub struct Separator {
 }
 
 impl Separator {
-    /// Startd-cron reading of the text: an optional tag and `update:<bool>`.
+    /// Startd-cron reading of the text, as HTCondor's startd reads it: the
+    /// first word is the ad's tag unless it holds a `:`; then each word
+    /// `update` or `update:<bool>` asks for (or, with a false value, against)
+    /// an update at once. A value that is not a boolean asks for one.
+    /// Words are split at blanks and commas; other words are ignored.
     pub fn cron_args(&self) -> (Option<String>, Option<bool>) {
-        let mut tag = None;
+        let mut words = self
+            .text
+            .split(|c: char| c.is_ascii_whitespace() || c == ',')
+            .filter(|w| !w.is_empty())
+            .peekable();
+        let tag = words.next_if(|w| !w.contains(':')).map(str::to_string);
         let mut update = None;
-        for word in self.text.split_ascii_whitespace() {
-            if let Some(v) = word.strip_prefix("update:") {
-                update = Some(matches!(
-                    v.chars().next(),
-                    Some('t' | 'T' | '1' | 'y' | 'Y')
-                ));
-            } else if tag.is_none() {
-                tag = Some(word.to_string());
-            }
+        for word in words {
+            let value = match word.split_once(':') {
+                Some(("update", v)) => v,
+                None if word == "update" => "true",
+                _ => continue,
+            };
+            update = Some(cron_bool(value).unwrap_or(true));
         }
         (tag, update)
+    }
+}
+
+/// A boolean as the cron separator's `update:` reads it: `true`/`false`
+/// in any case, or a number (non-zero is true); `None` for anything else.
+fn cron_bool(text: &str) -> Option<bool> {
+    let t = text.trim();
+    if t.eq_ignore_ascii_case("true") {
+        Some(true)
+    } else if t.eq_ignore_ascii_case("false") {
+        Some(false)
+    } else {
+        t.parse::<f64>().ok().map(|n| n != 0.0)
     }
 }
 
@@ -397,5 +417,30 @@ mod tests {
         assert!(matches!(r, Ok((n, _)) if n.as_str() == "'q'"));
         let r = parse_line(b"A = 1 2", 1, &Limits::default());
         assert!(matches!(r, Ok((_, Expr::Lit(super::super::Value::Int(1))))));
+    }
+
+    #[test]
+    fn cron_separator_args_read_as_the_startd_reads_them() {
+        let args = |text: &str| {
+            Separator {
+                line: 1,
+                dashes: 1,
+                text: text.into(),
+            }
+            .cron_args()
+        };
+        let tag = |t: &str| Some(t.to_string());
+        assert_eq!(args(""), (None, None));
+        assert_eq!(args("s1"), (tag("s1"), None));
+        assert_eq!(args("s1 update:true"), (tag("s1"), Some(true)));
+        assert_eq!(args("s1, update:False"), (tag("s1"), Some(false)));
+        assert_eq!(args("update:false"), (None, Some(false)));
+        // The first word holds a ':': not a tag, and later words are not.
+        assert_eq!(args("update:true s2"), (None, Some(true)));
+        assert_eq!(args("s1 update"), (tag("s1"), Some(true)));
+        assert_eq!(args("s1 update:0"), (tag("s1"), Some(false)));
+        assert_eq!(args("s1 update:maybe"), (tag("s1"), Some(true)));
+        // Only `update` exactly.
+        assert_eq!(args("s1 Update:false updates:false"), (tag("s1"), None));
     }
 }

@@ -14,6 +14,7 @@ pub mod admin;
 pub mod classad;
 pub mod cli;
 pub mod config;
+pub mod cron;
 pub mod events;
 pub mod failpoint;
 pub mod hooks;

@@ -1,0 +1,11 @@
+//! Daemon ClassAd hooks ("startd cron"): programs the daemon runs on a
+//! schedule whose output becomes attributes of its slot ads. This is the
+//! pure core: the jobs a configuration defines ([`config`]), reading a
+//! run's output into named ads ([`output`]) and deciding which slot ads
+//! each goes into ([`merge`]). No I/O, no clock.
+
+pub mod config;
+pub mod merge;
+pub mod output;
+
+pub use output::{CronAd, CronOutput};

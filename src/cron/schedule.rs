@@ -68,8 +68,8 @@ impl Schedule {
         }
     }
 
-    /// Job `i` started at `now` other than through [`Schedule::due`] (a run
-    /// found going at a restart).
+    /// Job `i` started at `now` ([`Schedule::due`] counts its own starts;
+    /// also for a run found going at a restart).
     pub fn started(&mut self, i: usize, now: i64) {
         if let Some(s) = self.state.get_mut(i) {
             s.running = true;
@@ -142,13 +142,7 @@ impl Schedule {
             if nothing_runs || load + job_load <= self.max_load + 1e-9 {
                 load += job_load;
                 out.push(Action::Start(i));
-                // Counted as started until the caller says otherwise.
-                s.running = true;
-                s.last_start = Some(now);
-                s.asked = false;
-                if mode == Mode::OneShot {
-                    s.done = true;
-                }
+                self.started(i, now);
             }
         }
         out

@@ -65,6 +65,13 @@ pub enum Request {
     },
     /// Re-read the configuration.
     Reconfig,
+    /// Run these startd cron or benchmark jobs now (by name; none: every
+    /// `OnDemand` one).
+    CronRun {
+        /// The jobs' names, in any case.
+        #[serde(default)]
+        jobs: Vec<String>,
+    },
     /// A starter whose daemon went away asks this daemon to take it
     /// (`roost starter`, never a user): the connection then carries its
     /// reports and the daemon's commands.

@@ -125,6 +125,7 @@ pub fn control_of(req: Request) -> Option<Control> {
         Request::CancelDrain { request_id } => Control::CancelDrain(request_id),
         Request::Off { how } => Control::Off(how),
         Request::Reconfig => Control::Reconfig,
+        Request::CronRun { jobs } => Control::CronRun(jobs),
         Request::Log { .. } | Request::Attach { .. } => return None,
     })
 }

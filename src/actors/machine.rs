@@ -97,43 +97,57 @@ pub fn machine_ad(now: i64) -> ClassAd {
     ad
 }
 
-/// Roost's benchmarks: (`Mips`, `KFlops`) of one core, each from a loop
-/// run for about `each` (an integer mix for MIPS, a chain of
-/// floating-point multiply-adds for KFLOPS). Not HTCondor's Dhrystone and
-/// Linpack: values compare Roost nodes with each other, on about the same
-/// scale. Blocks the calling thread for about twice `each`.
-pub fn benchmark(each: std::time::Duration) -> (i64, i64) {
+/// Roost's MIPS benchmark (`roost benchmark mips`, the default
+/// `BENCHMARKS_MIPS` job): millions of integer operations per second of
+/// one core, from a loop run for about `each`. Not HTCondor's Dhrystone:
+/// values compare Roost nodes with each other, on about the same scale.
+pub fn mips(each: std::time::Duration) -> i64 {
     use std::hint::black_box;
-    use std::time::Instant;
-    const ROUND: u64 = 100_000;
-    let start = Instant::now();
     let (mut x, mut rounds) = (black_box(0x9e37_79b9_u64), 0u64);
-    while start.elapsed() < each {
+    let secs = timed(each, || {
         for i in 0..ROUND {
             // Four integer operations per iteration.
             x = (x ^ i).wrapping_mul(0x100_0000_01b3).rotate_left(7) + 1;
         }
         rounds += 1;
-    }
+    });
     black_box(x);
-    let int_secs = start.elapsed().as_secs_f64().max(1e-9);
-    let start = Instant::now();
-    let (mut y, mut frounds) = (black_box(1.000_000_1_f64), 0u64);
-    while start.elapsed() < each {
+    rate(rounds, 4.0, secs, 1e6)
+}
+
+/// Roost's KFLOPS benchmark (`roost benchmark kflops`): thousands of
+/// floating-point operations per second of one core (a chain of
+/// multiply-adds), from a loop run for about `each`. Not HTCondor's
+/// Linpack.
+pub fn kflops(each: std::time::Duration) -> i64 {
+    use std::hint::black_box;
+    let (mut y, mut rounds) = (black_box(1.000_000_1_f64), 0u64);
+    let secs = timed(each, || {
         for _ in 0..ROUND {
             // Two floating-point operations per iteration.
             y = y * 0.999_999_9 + 1e-7;
         }
-        frounds += 1;
-    }
+        rounds += 1;
+    });
     black_box(y);
-    let float_secs = start.elapsed().as_secs_f64().max(1e-9);
-    #[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
-    let rate = |rounds: u64, ops: f64, secs: f64, unit: f64| {
-        ((rounds * ROUND) as f64 * ops / secs / unit) as i64
-    };
-    (
-        rate(rounds, 4.0, int_secs, 1e6),
-        rate(frounds, 2.0, float_secs, 1e3),
-    )
+    rate(rounds, 2.0, secs, 1e3)
+}
+
+/// Iterations of one benchmark round.
+const ROUND: u64 = 100_000;
+
+/// Runs `round` until `each` has passed; the seconds it took.
+fn timed(each: std::time::Duration, mut round: impl FnMut()) -> f64 {
+    let start = std::time::Instant::now();
+    while start.elapsed() < each {
+        round();
+    }
+    start.elapsed().as_secs_f64().max(1e-9)
+}
+
+/// Operations per second of `rounds` rounds of `ops` operations per
+/// iteration in `secs`, in `unit`s.
+#[allow(clippy::cast_precision_loss, clippy::cast_possible_truncation)]
+fn rate(rounds: u64, ops: f64, secs: f64, unit: f64) -> i64 {
+    ((rounds * ROUND) as f64 * ops / secs / unit) as i64
 }

@@ -10,6 +10,9 @@
 //!   [`request`] builds what a starter is asked to run.
 //! * [`backfill::BackfillActor`]: the one backfill client (BOINC) that
 //!   every slot in Backfill shares, run by a starter.
+//! * [`cron::CronManager`]: one per daemon ClassAd hook manager (startd
+//!   cron, benchmarks), keeping the schedule; [`cron::CronJobActor`]: one
+//!   per cron job, running it and publishing its ads.
 //! * [`supply::StarterSupply`] (not an actor): the starter program, the
 //!   spare starters and owners' accounts the starter actors share.
 //! * [`admin`]: the admin socket's server, a task per connection that
@@ -20,10 +23,12 @@
 pub mod admin;
 pub mod backfill;
 pub mod clock;
+pub mod cron;
 pub mod hook;
 pub mod machine;
 pub mod messages;
 pub mod node;
+mod phase;
 pub mod request;
 pub mod shared;
 pub mod slot;

@@ -14,6 +14,7 @@ use actix::prelude::*;
 use tracing::{error, info, warn};
 
 use super::backfill::BackfillActor;
+use super::cron::{CronChanged, CronIdle, CronManager, NewCron, RunNow, WhenIdle, restore};
 use super::machine::machine_ad;
 use super::messages::{
     BackfillLink, NewPolicy, NodeLink, PublicAd, RunBenchmarks, SlotBorn, SlotGone, SlotInput,
@@ -25,6 +26,8 @@ use crate::admin::Response;
 use crate::classad::{ClassAd, Value, parse_ad};
 use crate::config::Config;
 use crate::config::daemon_knobs::DaemonSettings;
+use crate::cron::config::{self as cron_config, Manager};
+use crate::events::CronState;
 use crate::events::replay::OpenStarter;
 use crate::events::{DaemonEvent, Event, Kept, LostClaim, Unanswered};
 use crate::policy::engine::{DrainHow, Input, Policy};
@@ -50,20 +53,11 @@ pub enum Control {
     Vacate(Option<String>, bool),
     /// Re-read the configuration.
     Reconfig,
+    /// Run these cron or benchmark jobs now (none: every OnDemand one).
+    CronRun(Vec<String>),
     /// The slots' public ads (new syntax).
     Status,
 }
-
-/// The benchmarks' results, from their thread.
-#[derive(Message)]
-#[rtype(result = "()")]
-struct BenchmarksMeasured {
-    mips: i64,
-    kflops: i64,
-}
-
-/// How long each benchmark loop runs.
-const BENCHMARK_TIME: Duration = Duration::from_millis(250);
 
 /// Exit code of the actor system when the daemon is to start again.
 pub const RESTART: i32 = 3;
@@ -90,8 +84,12 @@ pub struct NodeActor {
     specs: BTreeMap<String, SlotSpec>,
     /// Slots waiting for the benchmarks now running.
     benchmarking: Vec<Recipient<SlotInput>>,
-    /// The last benchmarks: `Mips`, `KFlops`, `LastBenchmark`.
-    benchmarks: Option<(i64, i64, i64)>,
+    /// When the benchmarks last finished (`LastBenchmark`; 0: never).
+    last_benchmark: i64,
+    /// What the log said of the cron jobs, when its runs were in this boot.
+    cron_last: Option<CronState>,
+    /// The startd cron jobs' manager and the benchmarks'.
+    cron: Option<(Addr<CronManager>, Addr<CronManager>)>,
     /// The backfill client's manager, which every slot reaches.
     backfill: BackfillLink,
 }
@@ -122,7 +120,9 @@ impl NodeActor {
             reattach: (Kept::default(), 0),
             specs: BTreeMap::new(),
             benchmarking: Vec::new(),
-            benchmarks: None,
+            last_benchmark: 0,
+            cron_last: None,
+            cron: None,
         }
     }
 
@@ -145,17 +145,45 @@ impl NodeActor {
         self
     }
 
+    /// What the log said of the cron jobs, when its runs were in this
+    /// boot of the machine (their ads are published at once, OneShot jobs
+    /// that ran are not run again, `LastBenchmark` is kept).
+    #[must_use]
+    pub fn with_cron(mut self, last: Option<CronState>) -> NodeActor {
+        self.cron_last = last;
+        self
+    }
+
     fn refresh_machine(&self) {
         let mut ad = machine_ad(self.shared.clock.now());
         // 0 until the benchmarks have run, so that HTCondor's default
-        // `RunBenchmarks = LastBenchmark == 0` runs them once at start.
-        let (mips, kflops, last) = self.benchmarks.unwrap_or((0, 0, 0));
-        ad.insert_value("LastBenchmark", Value::Int(last));
-        if last != 0 {
-            ad.insert_value("Mips", Value::Int(mips));
-            ad.insert_value("KFlops", Value::Int(kflops));
-        }
+        // `RunBenchmarks = LastBenchmark == 0` runs them once at start
+        // (their `Mips` and `KFlops` are the benchmark jobs' ads).
+        ad.insert_value("LastBenchmark", Value::Int(self.last_benchmark));
         self.shared.node.borrow_mut().machine = ad;
+    }
+
+    /// Starts the cron and benchmark managers, their ads of the last run
+    /// published first; returns the cron state for the run's start batch.
+    fn start_cron(&mut self, ctx: &Context<Self>) -> CronState {
+        let config = self.shared.config();
+        let cron = cron_config::read(&config, Manager::StartdCron);
+        let bench = cron_config::read(&config, Manager::Benchmarks);
+        let last = self.cron_last.take();
+        let kept = last.as_ref().map_or_else(CronState::default, |l| {
+            restore(&self.shared, &[cron.clone(), bench.clone()], l)
+        });
+        self.last_benchmark = (kept.jobs.iter())
+            .filter(|(a, _)| a.starts_with("benchmark."))
+            .filter_map(|(_, j)| j.last_end)
+            .max()
+            .unwrap_or(0);
+        let changed = ctx.address().recipient();
+        let with = |settings| {
+            CronManager::new(&self.shared, settings, changed.clone(), last.clone()).start()
+        };
+        self.cron = Some((with(cron), with(bench)));
+        kept
     }
 
     fn record(&self, e: DaemonEvent) {
@@ -252,6 +280,10 @@ impl NodeActor {
         });
         match checked {
             Ok((config, settings, policies)) => {
+                if let Some((cron, bench)) = &self.cron {
+                    cron.do_send(NewCron(cron_config::read(&config, Manager::StartdCron)));
+                    bench.do_send(NewCron(cron_config::read(&config, Manager::Benchmarks)));
+                }
                 self.shared.set_config(config, settings);
                 let n = policies.len();
                 for (addr, policy, attrs) in policies {
@@ -279,6 +311,35 @@ impl NodeActor {
                     "reconfiguration refused, the old configuration stays: {e}"
                 ))
             }
+        }
+    }
+
+    /// Asks both cron managers to run `jobs` now; the answer names the
+    /// jobs started, or refuses when none is known.
+    fn cron_run(&self, jobs: Vec<String>) -> impl std::future::Future<Output = Response> + 'static {
+        let managers: Vec<Addr<CronManager>> = self
+            .cron
+            .iter()
+            .flat_map(|(c, b)| [c.clone(), b.clone()])
+            .collect();
+        async move {
+            let mut asked = Vec::new();
+            for m in managers {
+                asked.extend(m.send(RunNow(jobs.clone())).await.unwrap_or_default());
+            }
+            let unknown: Vec<&String> = (jobs.iter())
+                .filter(|j| !asked.iter().any(|a| a.eq_ignore_ascii_case(j)))
+                .collect();
+            if asked.is_empty() || !unknown.is_empty() {
+                let names: Vec<&str> = unknown.iter().map(|s| s.as_str()).collect();
+                return Response::refused(if names.is_empty() {
+                    "no OnDemand cron job is configured".to_string()
+                } else {
+                    format!("no such cron job: {}", names.join(", "))
+                });
+            }
+            info!(message = "Cron jobs asked to run.", jobs = ?asked);
+            Response::done(format!("running: {}", asked.join(", ")))
         }
     }
 
@@ -397,6 +458,7 @@ impl Actor for NodeActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        let cron = self.start_cron(ctx);
         self.refresh_machine();
         let me = ctx.address();
         let initial = std::mem::take(&mut self.initial);
@@ -430,6 +492,7 @@ impl Actor for NodeActor {
         for (actor, st) in &self.reattach.0.starters {
             batch.push((actor.clone(), Event::Starter(st.reattached())));
         }
+        batch.extend(cron.snapshots().map(|(a, e)| (a, Event::Cron(e))));
         if let Err(err) = self.shared.append_all(batch) {
             error!(message = "Cannot record the daemon's start.", error = %err);
         }
@@ -489,25 +552,22 @@ impl Handler<RunBenchmarks> for NodeActor {
             return;
         }
         info!(message = "Running benchmarks.");
-        let node = ctx.address();
-        std::thread::spawn(move || {
-            let (mips, kflops) = super::machine::benchmark(BENCHMARK_TIME);
-            node.do_send(BenchmarksMeasured { mips, kflops });
-        });
+        match &self.cron {
+            Some((_, bench)) => {
+                bench.do_send(RunNow(Vec::new()));
+                bench.do_send(WhenIdle(ctx.address().recipient()));
+            }
+            None => ctx.notify(CronIdle),
+        }
     }
 }
 
-impl Handler<BenchmarksMeasured> for NodeActor {
+impl Handler<CronIdle> for NodeActor {
     type Result = ();
 
-    fn handle(&mut self, m: BenchmarksMeasured, _: &mut Context<Self>) {
-        let now = self.shared.clock.now();
-        info!(
-            message = "Benchmarks done.",
-            mips = m.mips,
-            kflops = m.kflops
-        );
-        self.benchmarks = Some((m.mips, m.kflops, now));
+    fn handle(&mut self, _: CronIdle, _: &mut Context<Self>) {
+        self.last_benchmark = self.shared.clock.now();
+        info!(message = "Benchmarks done.", at = self.last_benchmark);
         self.refresh_machine();
         for slot in self.benchmarking.drain(..) {
             deliver(
@@ -515,6 +575,17 @@ impl Handler<BenchmarksMeasured> for NodeActor {
                 SlotInput(Input::BenchmarksDone),
                 "the node's word to a slot",
             );
+        }
+    }
+}
+
+impl Handler<CronChanged> for NodeActor {
+    type Result = ();
+
+    fn handle(&mut self, _: CronChanged, _: &mut Context<Self>) {
+        // A new value for START, RANK and the rest: every slot looks again.
+        for a in self.slots.values() {
+            deliver(a, SlotInput(Input::AdChanged), "a cron job's new ads");
         }
     }
 }
@@ -593,6 +664,7 @@ impl Handler<Control> for NodeActor {
                 done(answer(self.step(NodeInput::Vacate { slot, fast }, ctx)))
             }
             Control::Reconfig => done(self.reconfig()),
+            Control::CronRun(jobs) => Box::pin(self.cron_run(jobs).into_actor(self)),
             Control::Status => {
                 Box::pin(
                     self.public_ads()

@@ -99,6 +99,12 @@ pub struct Shared {
     /// What slots read of the node: written by the node actor alone,
     /// after each of its decisions is applied.
     pub node: RefCell<NodeFacts>,
+    /// The ads cron jobs and benchmarks published, which slots merge into
+    /// their ads: written by the cron actors alone.
+    pub cron: RefCell<crate::cron::merge::Published>,
+    /// The `roost` program (Roost's own benchmarks run as
+    /// `roost benchmark mips|kflops`).
+    pub roost_exe: PathBuf,
     /// Starters: the program, the spares, owners' accounts.
     pub starters: StarterSupply,
     /// The directory of the daemon's own cgroup v2, under which starters
@@ -145,6 +151,12 @@ impl Shared {
             machine,
             detected,
             node: RefCell::new(NodeFacts::default()),
+            cron: RefCell::new(crate::cron::merge::Published::default()),
+            roost_exe: if starter_exe.file_name().is_some_and(|n| n == "roost-startd") {
+                starter_exe.with_file_name("roost")
+            } else {
+                starter_exe.clone()
+            },
             starters,
             cgroup_home: crate::starter::cgroup::JobCgroup::own_home().ok(),
             started,

@@ -164,6 +164,19 @@ pub struct ReconfigCmd {
     target: Target,
 }
 
+/// `roost cron run [JOB…]`.
+#[derive(clap::Subcommand, Debug)]
+pub enum CronCmd {
+    /// Run startd cron or benchmark jobs now (`OnDemand` ones, or any by
+    /// name); with no name, every `OnDemand` job.
+    Run {
+        /// The jobs' names (`STARTD_CRON_JOBLIST`, `BENCHMARKS_JOBLIST`).
+        jobs: Vec<String>,
+        #[command(flatten)]
+        target: Target,
+    },
+}
+
 /// The options HTCondor's tools spell with one dash (`-af`, `-constraint`,
 /// `-how`, …); `normalize` doubles the dash so both spellings work.
 const LONG_WITH_ONE_DASH: &[&str] = &[
@@ -542,6 +555,12 @@ pub fn off(cmd: OffCmd) -> Result<ExitCode> {
 /// Runs `roost reconfig`.
 pub fn reconfig(cmd: ReconfigCmd) -> Result<ExitCode> {
     Ok(answered(cmd.target.send(&Request::Reconfig)?))
+}
+
+/// `roost cron run`.
+pub fn cron(cmd: CronCmd) -> Result<ExitCode> {
+    let CronCmd::Run { jobs, target } = cmd;
+    Ok(answered(target.send(&Request::CronRun { jobs })?))
 }
 
 #[cfg(test)]

@@ -48,9 +48,20 @@ enum Command {
     Off(admin_cmd::OffCmd),
     /// Make the daemon re-read its configuration (like condor_reconfig).
     Reconfig(admin_cmd::ReconfigCmd),
+    /// Startd cron and benchmark jobs of the running daemon.
+    #[command(subcommand)]
+    Cron(admin_cmd::CronCmd),
     /// Run one job for the daemon (started by `roost startd`, not by hand).
     #[command(hide = true)]
     Starter,
+    /// Run one of Roost's benchmarks and print its attribute (`Mips = N`,
+    /// `KFlops = N`), as the daemon's default BENCHMARKS jobs do.
+    #[command(hide = true)]
+    Benchmark {
+        /// `mips` or `kflops`.
+        #[arg(value_parser = ["mips", "kflops"])]
+        which: String,
+    },
     /// Append to an event log from several threads until killed, printing
     /// each acknowledged batch (for the crash test of the log).
     #[command(hide = true)]
@@ -116,7 +127,17 @@ pub fn run() -> ExitCode {
         Command::Drain(cmd) => admin_cmd::drain(cmd),
         Command::Off(cmd) => admin_cmd::off(cmd),
         Command::Reconfig(cmd) => admin_cmd::reconfig(cmd),
+        Command::Cron(cmd) => admin_cmd::cron(cmd),
         Command::LogWriter(cmd) => log_writer::run(&cmd),
+        Command::Benchmark { which } => {
+            let each = std::time::Duration::from_millis(250);
+            if which == "mips" {
+                println!("Mips = {}", crate::actors::machine::mips(each));
+            } else {
+                println!("KFlops = {}", crate::actors::machine::kflops(each));
+            }
+            Ok(ExitCode::SUCCESS)
+        }
         Command::Starter => Ok(crate::starter::run::main()),
     };
     match result {

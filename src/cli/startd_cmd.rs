@@ -356,6 +356,9 @@ pub struct Prepared {
     detected: (u32, i64),
     /// The `roost` executable, run as each job's starter.
     pub starter_exe: PathBuf,
+    /// What the log says of the cron jobs, when the last run was in this
+    /// boot of the machine.
+    cron: Option<crate::events::CronState>,
 }
 
 impl Prepared {
@@ -445,7 +448,10 @@ impl Prepared {
             program = %starter_exe.display()
         );
         let last_start = last.run.as_ref().map_or(0, |(t, _)| *t);
+        let boot = crate::starter::boot_id();
+        let same_boot = last.boot.is_empty() || boot.is_empty() || last.boot == boot;
         Ok(Prepared {
+            cron: same_boot.then(|| last.cron.clone()),
             store,
             checkpoints,
             reader,
@@ -528,6 +534,7 @@ impl Prepared {
         let node = NodeActor::new(std::rc::Rc::clone(&shared), self.slots, reload)
             .with_lost(self.lost, self.unanswered)
             .with_reattach(self.reattach.0, self.reattach.1)
+            .with_cron(self.cron)
             .start();
         (shared, node, committer)
     }

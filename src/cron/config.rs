@@ -3,7 +3,7 @@
 //! `<MGR>_<NAME>_EXECUTABLE`, `_ARGS` and `_ENV` (V1 raw or V2 in double
 //! quotes), `_CWD`, `_MODE`, `_PERIOD` (`<n>` with an optional `s`, `m` or
 //! `h`), `_PREFIX`, `_SLOTS`, `_KILL`, `_RECONFIG`, `_RECONFIG_RERUN`,
-//! `_JOB_LOAD`, `_CONDITION` and `_METRICS`; and the manager's
+//! `_JOB_LOAD`, `_CONDITION` and `_METRICS` (and Roost's `_TIMEOUT`); and the manager's
 //! `<MGR>_MAX_JOB_LOAD`, `<MGR>_AUTOPUBLISH` and `<MGR>_CONFIG_VAL`. As in
 //! HTCondor, a job whose knobs do not read is skipped (with the reason)
 //! and the others run. Pure.
@@ -120,6 +120,44 @@ pub struct CronJob {
     pub condition: Option<Expr>,
     /// It is a resource monitor of these metrics.
     pub metrics: Vec<Metric>,
+    /// Roost kills a run that goes on this many seconds (`_TIMEOUT`,
+    /// Roost's own knob; `None`: never). By default a `Periodic` run may
+    /// take two periods (at least a minute), a `OneShot` or `OnDemand`
+    /// run ten minutes, and a `WaitForExit` run, meant to run on, has none.
+    pub timeout: Option<u64>,
+    /// Roost's own program stands in for HTCondor's default benchmark
+    /// executable (`BENCHMARKS_MIPS_EXECUTABLE` or `_KFLOPS_` not set).
+    pub builtin: Option<Builtin>,
+}
+
+/// Roost's own benchmarks (`roost benchmark mips|kflops`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Builtin {
+    /// Integer operations: `Mips`.
+    Mips,
+    /// Floating-point operations: `KFlops`.
+    Kflops,
+}
+
+impl Builtin {
+    /// The benchmark a job of this name is, if any.
+    pub fn of(name: &str) -> Option<Builtin> {
+        if name.eq_ignore_ascii_case("mips") {
+            Some(Builtin::Mips)
+        } else if name.eq_ignore_ascii_case("kflops") {
+            Some(Builtin::Kflops)
+        } else {
+            None
+        }
+    }
+
+    /// Its word on `roost benchmark`'s command line.
+    pub fn word(self) -> &'static str {
+        match self {
+            Builtin::Mips => "mips",
+            Builtin::Kflops => "kflops",
+        }
+    }
 }
 
 /// A manager's jobs and settings.
@@ -349,6 +387,23 @@ fn job(config: &Config, manager: Manager, name: &str) -> Result<(CronJob, Vec<St
         .ok()
         .flatten()
         .unwrap_or_default();
+    let timeout = match k.text("TIMEOUT")? {
+        Some(t) => self::period(&t)
+            .ok_or_else(|| k.error("TIMEOUT", format!("is not a number of seconds: {t}")))?,
+        None => match mode {
+            Mode::Periodic => period.saturating_mul(2).max(60),
+            Mode::OneShot | Mode::OnDemand => 600,
+            Mode::WaitForExit => 0,
+        },
+    };
+    let builtin = (manager == Manager::Benchmarks)
+        .then(|| {
+            let set = config
+                .lookup(&k.name("EXECUTABLE"))
+                .is_some_and(|l| l.origin.is_some());
+            if set { None } else { Builtin::of(name) }
+        })
+        .flatten();
     Ok((
         CronJob {
             name: name.to_string(),
@@ -366,6 +421,8 @@ fn job(config: &Config, manager: Manager, name: &str) -> Result<(CronJob, Vec<St
             job_load,
             condition,
             metrics,
+            timeout: (timeout > 0).then_some(timeout),
+            builtin,
         },
         warnings,
     ))
@@ -535,5 +592,47 @@ mod tests {
         let got: Vec<_> = s.jobs.iter().map(|j| (j.name.as_str(), j.mode)).collect();
         assert_eq!(got, [("mips", Mode::OnDemand), ("kflops", Mode::OnDemand)]);
         assert_eq!(s.max_job_load, 1.0);
+        // Set by the admin: their program, not Roost's own.
+        assert!(s.jobs.iter().all(|j| j.builtin.is_none()));
+        // Left at HTCondor's default (`$(LIBEXEC)/condor_mips`): Roost's.
+        let s = read_text("", Manager::Benchmarks);
+        let got: Vec<_> = s.jobs.iter().map(|j| j.builtin).collect();
+        assert_eq!(got, [Some(Builtin::Mips), Some(Builtin::Kflops)]);
+    }
+
+    #[test]
+    fn a_run_times_out_by_mode_unless_told_otherwise() {
+        let s = read_text(
+            "STARTD_CRON_JOBLIST = p o w t n bad\n\
+             STARTD_CRON_P_EXECUTABLE = /x\nSTARTD_CRON_P_PERIOD = 5m\n\
+             STARTD_CRON_O_EXECUTABLE = /x\nSTARTD_CRON_O_MODE = OneShot\n\
+             STARTD_CRON_W_EXECUTABLE = /x\nSTARTD_CRON_W_MODE = WaitForExit\nSTARTD_CRON_W_PERIOD = 1\n\
+             STARTD_CRON_T_EXECUTABLE = /x\nSTARTD_CRON_T_PERIOD = 10\nSTARTD_CRON_T_TIMEOUT = 2m\n\
+             STARTD_CRON_N_EXECUTABLE = /x\nSTARTD_CRON_N_PERIOD = 10\nSTARTD_CRON_N_TIMEOUT = 0\n\
+             STARTD_CRON_BAD_EXECUTABLE = /x\nSTARTD_CRON_BAD_PERIOD = 10\nSTARTD_CRON_BAD_TIMEOUT = soon\n",
+            Manager::StartdCron,
+        );
+        let got: Vec<_> = s
+            .jobs
+            .iter()
+            .map(|j| (j.name.as_str(), j.timeout))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                ("p", Some(600)),
+                ("o", Some(600)),
+                ("w", None),
+                ("t", Some(120)),
+                ("n", None)
+            ]
+        );
+        assert!(
+            s.problems
+                .iter()
+                .any(|p| p.contains("STARTD_CRON_bad_TIMEOUT is not a number of seconds: soon")),
+            "{:?}",
+            s.problems
+        );
     }
 }

@@ -69,6 +69,87 @@ pub fn merge_into(slot: &mut ClassAd, ad: &ClassAd) {
     }
 }
 
+/// Every ad the cron jobs published, in the order their names were
+/// first published, as slots merge them. Written by the cron actors;
+/// each change counts a generation, so a slot rebuilds its merged ad only
+/// when one happened.
+#[derive(Clone, Debug, Default)]
+pub struct Published {
+    entries: Vec<Entry>,
+    generation: u64,
+}
+
+#[derive(Clone, Debug)]
+struct Entry {
+    /// The job's actor (`cron.<name>`).
+    job: String,
+    /// `<job>` or `<job>.<tag>`.
+    name: String,
+    /// The job's `_SLOTS`.
+    slots: Vec<u32>,
+    ad: ClassAd,
+}
+
+impl Published {
+    /// Puts job `job`'s (of slot list `slots`) ad `name` in place of the
+    /// one of that name, or after the others.
+    pub fn replace(&mut self, job: &str, slots: &[u32], name: &str, ad: ClassAd) {
+        self.generation += 1;
+        let entry = Entry {
+            job: job.to_string(),
+            name: name.to_string(),
+            slots: slots.to_vec(),
+            ad,
+        };
+        match self
+            .entries
+            .iter_mut()
+            .find(|e| e.job == job && e.name.eq_ignore_ascii_case(name))
+        {
+            Some(old) => *old = entry,
+            None => self.entries.push(entry),
+        }
+    }
+
+    /// Forgets every ad of the jobs `keep` says no to (jobs gone from the
+    /// configuration).
+    pub fn retain_jobs(&mut self, keep: impl Fn(&str) -> bool) {
+        let before = self.entries.len();
+        self.entries.retain(|e| keep(&e.job));
+        if self.entries.len() != before {
+            self.generation += 1;
+        }
+    }
+
+    /// Counts every change; a slot's merged ad is stale when it differs.
+    pub fn generation(&self) -> u64 {
+        self.generation
+    }
+
+    /// Whether no job has published an ad.
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// `machine` with every ad that goes into slot `slot_id` (its ad for
+    /// targeting: `target`) merged in, in order.
+    pub fn merged(
+        &self,
+        machine: &ClassAd,
+        target: &ClassAd,
+        slot_id: u32,
+        env: &dyn Env,
+    ) -> ClassAd {
+        let mut ad = machine.clone();
+        for e in &self.entries {
+            if goes_into(&e.ad, &e.slots, target, slot_id, env) {
+                merge_into(&mut ad, &e.ad);
+            }
+        }
+        ad
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -118,6 +199,37 @@ mod tests {
         );
         assert_eq!(into("[ V = 1 ]", &[1, 3]), [1, 3]);
         assert_eq!(into("[ SlotId = 2 ]", &[1, 3]), Vec::<u32>::new());
+    }
+
+    #[test]
+    fn published_ads_merge_in_order_and_a_later_one_replaces_its_name() {
+        let env = FixedEnv::new(0);
+        let mut p = Published::default();
+        let machine = parse_ad("[ Arch = \"X86_64\"; Healthy = false ]").expect("ad");
+        p.replace(
+            "cron.a",
+            &[],
+            "a",
+            parse_ad("[ Healthy = true; X = 1 ]").expect("ad"),
+        );
+        p.replace("cron.b", &[2], "b", parse_ad("[ X = 2 ]").expect("ad"));
+        let g = p.generation();
+        let on = |p: &Published, id: u32, name: &str| {
+            let m = p.merged(&machine, &slot(i64::from(id), 1), id, &env);
+            m.eval_attr(name, &env)
+        };
+        assert!(on(&p, 1, "X").identical(&Value::Int(1)));
+        assert!(on(&p, 2, "X").identical(&Value::Int(2)));
+        assert!(on(&p, 1, "Healthy").identical(&Value::Bool(true)));
+        p.replace("cron.a", &[], "A", parse_ad("[ Y = 3 ]").expect("ad"));
+        assert!(p.generation() > g);
+        assert!(on(&p, 1, "X").identical(&Value::Undefined));
+        assert!(on(&p, 1, "Healthy").identical(&Value::Bool(false)));
+        p.retain_jobs(|j| j != "cron.b");
+        assert!(on(&p, 2, "X").identical(&Value::Undefined));
+        assert!(on(&p, 2, "Y").identical(&Value::Int(3)));
+        p.retain_jobs(|_| false);
+        assert!(p.is_empty());
     }
 
     #[test]

@@ -5,8 +5,8 @@
 //! last run ended, `OneShot` jobs once (again after a reconfig when
 //! `_RECONFIG_RERUN`), `OnDemand` jobs when asked. A job starts only while
 //! the running jobs' loads and its own stay within the maximum (or nothing
-//! runs). Pure: the actor starts and kills what [`Schedule::due`] says;
-//! the cron actor is to come (issue 32).
+//! runs). Pure: the cron actor (`actors::cron`) starts and kills what
+//! [`Schedule::due`] says.
 
 use super::config::{CronJob, Mode};
 
@@ -79,6 +79,18 @@ impl Schedule {
                 s.done = true;
             }
         }
+    }
+
+    /// Job `i` goes on as job `j` of `old` was (a reconfig that kept it).
+    pub fn carry_from(&mut self, i: usize, old: &Schedule, j: usize) {
+        if let (Some(s), Some(o)) = (self.state.get_mut(i), old.state.get(j)) {
+            *s = o.clone();
+        }
+    }
+
+    /// Whether any run is going.
+    pub fn running(&self) -> bool {
+        self.state.iter().any(|s| s.running)
     }
 
     /// Job `i`'s run ended at `now`.
@@ -180,6 +192,8 @@ mod tests {
             job_load: load,
             condition: None,
             metrics: Vec::new(),
+            timeout: None,
+            builtin: None,
         }
     }
 

@@ -7,6 +7,7 @@
 //! per-actor index. Only this module knows sled and rmp-serde.
 
 pub mod audit;
+pub mod cron;
 mod group;
 mod keeper;
 mod record;
@@ -23,6 +24,7 @@ use crate::policy::node::NodeEvent;
 use crate::policy::sim::Recorded;
 use crate::policy::slot::SlotEvent;
 
+pub use cron::{CronEvent, CronJobState, CronState, PublishedAd};
 pub use group::{Appender, GroupCommitter, OnFailure};
 pub use replay::{CheckpointEvery, Checkpointer, Replay};
 pub use restart::{Kept, LostClaim, Unanswered};
@@ -56,6 +58,8 @@ pub enum Event {
     /// The node as a whole (`policy::node`): drains, shutdowns, vacate
     /// commands, dynamic slots born and gone.
     Node(NodeEvent),
+    /// A daemon ClassAd hook (startd cron job, benchmark).
+    Cron(cron::CronEvent),
 }
 
 /// One logged event.

@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::policy::node::{NodeEvent, NodeSnapshot};
 
+use super::cron::CronState;
 use super::restart::LostClaim;
 use super::{DaemonEvent, Envelope, Event, EventStore, HookEvent, StarterEvent, StoreError};
 use crate::policy::slot::{Slot, SlotEvent, SlotKind, apply};
@@ -142,6 +143,8 @@ pub struct Replay {
     pub boot: String,
     /// The node's drain or shutdown, and its drain history.
     pub node: NodeSnapshot,
+    /// The cron jobs' ads and runs.
+    pub cron: CronState,
 }
 
 /// How often the event-log writer writes a checkpoint (0: not on that
@@ -333,6 +336,7 @@ impl Replay {
                 self.starters.clear();
                 self.hooks.clear();
                 self.node = NodeSnapshot::default();
+                self.cron.new_run();
                 self.run = Some((time, host.clone()));
                 self.boot.clone_from(boot);
             }
@@ -359,6 +363,7 @@ impl Replay {
             }
             Event::Daemon(_) => {}
             Event::Node(e) => self.node.apply(e),
+            Event::Cron(e) => self.cron.apply(time, actor, e),
         }
     }
 
@@ -395,6 +400,11 @@ impl Replay {
                 Event::Slot(SlotEvent::snapshot(time, slot)),
             ));
         }
+        out.extend(
+            self.cron
+                .snapshots()
+                .map(|(actor, e)| (time, actor, Event::Cron(e))),
+        );
         out
     }
 

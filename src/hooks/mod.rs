@@ -7,6 +7,7 @@
 //! is decided by the caller (the slot's policy, the starter).
 
 pub mod capture;
+pub mod follow;
 pub mod output;
 
 use std::path::{Path, PathBuf};
@@ -177,13 +178,7 @@ pub fn spawn(run: &HookRun) -> Result<Running, HookError> {
     } else {
         cmd.stdout(Stdio::Piped).stderr(Stdio::Piped);
     }
-    if let Some((uid, gid)) = run.user {
-        cmd.user(uid, gid);
-    }
-    let child = cmd.spawn().map_err(|source| HookError::Spawn {
-        path: run.path.clone(),
-        source,
-    })?;
+    let child = start(&mut cmd, &run.path, run.user)?;
     Ok(Running {
         child,
         stdin: run.stdin.clone(),
@@ -191,6 +186,21 @@ pub fn spawn(run: &HookRun) -> Result<Running, HookError> {
         limit: run.stdout_limit,
         started: Instant::now(),
         capture: run.capture.clone(),
+    })
+}
+
+/// Starts `cmd` (the program at `path`) as `user` when given.
+fn start(
+    cmd: &mut spawn::Command,
+    path: &Path,
+    user: Option<(u32, u32)>,
+) -> Result<spawn::Child, HookError> {
+    if let Some((uid, gid)) = user {
+        cmd.user(uid, gid);
+    }
+    cmd.spawn().map_err(|source| HookError::Spawn {
+        path: path.to_path_buf(),
+        source,
     })
 }
 
@@ -330,6 +340,24 @@ async fn watch(base: Option<PathBuf>, cap: u64) {
         if out > cap || err > cap {
             return;
         }
+    }
+}
+
+/// SIGHUP to a process (a cron job told of a reconfig).
+pub fn hup(pid: u32) {
+    if let Ok(p) = i32::try_from(pid)
+        && p > 0
+    {
+        let _ = nix::sys::signal::kill(Pid::from_raw(p), Signal::SIGHUP);
+    }
+}
+
+/// SIGTERM to a process group (nothing if it is already gone).
+pub fn term_group(pid: u32) {
+    if let Ok(p) = i32::try_from(pid)
+        && p > 0
+    {
+        let _ = killpg(Pid::from_raw(p), Signal::SIGTERM);
     }
 }
 

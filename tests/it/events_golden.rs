@@ -10,8 +10,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use roost::events::LostClaim;
 use roost::events::replay::{Handout, OpenHook, OpenStarter};
+use roost::events::{CronEvent, CronJobState, LostClaim, PublishedAd};
 use roost::events::{
     DaemonEvent, Envelope, Event, HookEvent, SCHEMA, StarterEvent, decode, encode,
 };
@@ -561,6 +561,55 @@ fn samples() -> Vec<(&'static str, Event)> {
                 handouts: BTreeMap::new(),
                 boot: String::new(),
                 owed: BTreeMap::from([("slot1_1#4".to_string(), lost_claim())]),
+            }),
+        ),
+        (
+            "cron-started",
+            Event::Cron(CronEvent::Started {
+                path: "/usr/libexec/health".into(),
+                args: vec!["--quick".into()],
+                pid: 4242,
+            }),
+        ),
+        (
+            "cron-published",
+            Event::Cron(CronEvent::Published {
+                ads: vec![PublishedAd {
+                    name: "health.gpu".into(),
+                    ad: "[ NodeHealthy = true; SlotId = 2 ]".into(),
+                }],
+                problems: vec!["line 3: cannot read it".into()],
+            }),
+        ),
+        (
+            "cron-ended",
+            Event::Cron(CronEvent::Ended {
+                exit: Exit::Signal(15),
+                killed: Some("timeout".into()),
+                elapsed: 2.5,
+                stdout_bytes: 120,
+            }),
+        ),
+        (
+            "cron-refused",
+            Event::Cron(CronEvent::Refused {
+                path: "/nowhere".into(),
+                reason: "cannot run it".into(),
+            }),
+        ),
+        (
+            "cron-snapshot",
+            Event::Cron(CronEvent::Snapshot {
+                state: CronJobState {
+                    ads: vec![PublishedAd {
+                        name: "health".into(),
+                        ad: "[ NodeHealthy = false ]".into(),
+                    }],
+                    last_start: Some(1_700_000_000),
+                    last_end: Some(1_700_000_001),
+                    running: None,
+                    runs: 3,
+                },
             }),
         ),
     ]

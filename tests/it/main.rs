@@ -13,6 +13,7 @@ mod daemon_admin;
 mod daemon_backfill;
 mod daemon_cgroup;
 mod daemon_config;
+mod daemon_cron;
 mod daemon_log;
 mod daemon_reattach;
 mod daemon_restart;

@@ -112,6 +112,9 @@ proptest! {
         for (dt, st) in steps {
             now += dt;
             let input = match st {
+                // An attribute that comes and goes (a cron job's): the
+                // cached slot ad must lose it too.
+                Step::Keyboard(k) if k % 7 == 0 => { machine_ad.remove("KeyboardIdle"); Input::Evaluate }
                 Step::Keyboard(k) => { machine_ad.insert_value("KeyboardIdle", k * 10); Input::Evaluate }
                 Step::Load(l) => { machine_ad.insert_value("LoadAvg", l); Input::Evaluate }
                 Step::Job(p) => {

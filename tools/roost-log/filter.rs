@@ -116,7 +116,7 @@ impl Filter {
             Event::Node(
                 NodeEvent::SlotCreated { slot, .. } | NodeEvent::SlotDeleted { slot, .. },
             ) => (Some(slot.clone()), Vec::new()),
-            Event::Daemon(_) | Event::Node(_) => (None, Vec::new()),
+            Event::Daemon(_) | Event::Node(_) | Event::Cron(_) => (None, Vec::new()),
         }
     }
 }

@@ -7,6 +7,7 @@
 mod diff;
 mod filter;
 mod source;
+mod state;
 mod tui;
 
 use std::io::{BufWriter, Write};
@@ -27,6 +28,7 @@ use filter::{Filter, parse_time, show_time};
 #[global_allocator]
 static GLOBAL: mimalloc::MiMalloc = mimalloc::MiMalloc;
 use source::Source;
+use state::state_text;
 
 /// Read Roost's event log.
 #[derive(Parser, Debug)]
@@ -564,52 +566,6 @@ fn only(replay: &mut Replay, actor: Option<&str>) -> Result<(), String> {
     Ok(())
 }
 
-/// The node's line of `state`: the drain or shutdown in force, or the
-/// last drain's times; nothing for a node never drained.
-fn node_text(n: &roost::policy::node::NodeSnapshot) -> String {
-    let Some(d) = &n.drain else {
-        return match n.drain_times {
-            (0, 0) => String::new(),
-            (start, stop) => format!(
-                "{:<10} not draining (last drain {} to {})\n",
-                "node",
-                show_time(start),
-                show_time(stop)
-            ),
-        };
-    };
-    if d.shutdown {
-        return format!(
-            "{:<10} shutting down ({:?}) since {}{}\n",
-            "node",
-            d.how,
-            show_time(d.started),
-            if d.restart { ", then restarting" } else { "" }
-        );
-    }
-    let progress = if d.completed {
-        ", every slot drained and idle"
-    } else if d.all_drained {
-        ", every slot drained"
-    } else {
-        ""
-    };
-    let start = d
-        .start
-        .as_deref()
-        .map(|e| format!(", start {e}"))
-        .unwrap_or_default();
-    format!(
-        "{:<10} draining ({:?}) since {}, request {}, reason {:?}, on completion {:?}{start}{progress}\n",
-        "node",
-        d.how,
-        show_time(d.started),
-        d.request_id,
-        d.reason,
-        d.on_completion
-    )
-}
-
 /// What a reader outside the daemon can check: every record decodes and
 /// the numbers are contiguous.
 fn verify_stream(source: &Source) -> Vec<String> {
@@ -652,58 +608,6 @@ fn repair(dir: &std::path::Path, json: bool) -> Result<ExitCode, String> {
         println!("nothing to repair");
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn state_text(r: &Replay) -> String {
-    let mut s = node_text(&r.node);
-    for (id, slot) in &r.slots {
-        if slot.deleted {
-            continue;
-        }
-        let claim = match &slot.claim {
-            Some(c) => {
-                let job = roost::events::audit::job_label(&c.job);
-                let ending = c
-                    .ending
-                    .map(|e| format!(", ending: {e:?}"))
-                    .unwrap_or_default();
-                format!("claim {} (job {job}{ending})", c.id)
-            }
-            None => "no claim".into(),
-        };
-        s.push_str(&format!(
-            "{id:<10} {:<10} {:<10} since {}  {claim}{}\n",
-            slot.state.to_string(),
-            slot.activity.to_string(),
-            show_time(slot.entered_activity),
-            if slot.starter {
-                ", starter running"
-            } else {
-                ""
-            }
-        ));
-    }
-    for (actor, st) in &r.starters {
-        s.push_str(&format!(
-            "{actor}: running for {} claim {} (pid {}, job {})\n",
-            st.slot, st.claim, st.pid, st.job
-        ));
-    }
-    for (actor, h) in &r.hooks {
-        s.push_str(&format!(
-            "{actor}: {} running for {} (pid {})\n",
-            h.hook, h.slot, h.pid
-        ));
-    }
-    for p in &r.problems {
-        s.push_str(&format!("problem: {p}\n"));
-    }
-    s.push_str(&format!(
-        "at record {} ({})",
-        r.last_seq,
-        show_time(r.last_time)
-    ));
-    s
 }
 
 fn claim_text(c: &ClaimRecord) -> String {

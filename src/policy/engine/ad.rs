@@ -68,7 +68,15 @@ pub fn slot_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
     // Requirements) is not copied in again.
     let mut filled = ctx.cache.ad.borrow_mut();
     let filled = &mut *filled;
-    if !(filled.template.as_ref()).is_some_and(|t| ClassAd::ptr_eq(t, &ctx.policy.template)) {
+    let new_machine = !(filled.machine.as_ref()).is_some_and(|m| ClassAd::ptr_eq(m, ctx.machine));
+    // A machine attribute gone (a cron job's ad replaced by one without
+    // it) must leave the slot ad too: start again.
+    let machine_shrank = new_machine
+        && (filled.machine.as_ref())
+            .is_some_and(|old| old.iter().any(|(n, _)| ctx.machine.get(n).is_none()));
+    if machine_shrank
+        || !(filled.template.as_ref()).is_some_and(|t| ClassAd::ptr_eq(t, &ctx.policy.template))
+    {
         // A new policy (or a new cache): start again from its knobs.
         *filled = Filled {
             template: Some(ctx.policy.template.clone()),

@@ -56,6 +56,7 @@ pub fn decide(slot: &Slot, ctx: &Ctx<'_>, input: &Input) -> Decision {
             w.settle();
             w.try_fetch();
         }
+        Input::AdChanged => w.settle(),
         Input::FetchTimer => w.try_fetch(),
         Input::WorkFound(by) => w.try_fetch_for(Some(by.as_str())),
         Input::FetchFailed => {

@@ -41,6 +41,11 @@ pub use queries::{
 pub enum Input {
     /// The periodic policy evaluation.
     Evaluate,
+    /// The machine's attributes changed (a startd cron job published):
+    /// the policy is evaluated again at once. Unlike [`Input::Evaluate`]
+    /// it starts no fetch: fetches keep their own timers, so a cron job
+    /// that publishes to every slot does not make them all poll together.
+    AdChanged,
     /// The fetch timer fired.
     FetchTimer,
     /// Another slot with the same hook keyword (named here) has just

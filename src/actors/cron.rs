@@ -1,0 +1,656 @@
+//! Daemon ClassAd hooks as actors: a `CronManager` per manager (startd
+//! cron, benchmarks) keeps the schedule (`cron::schedule`) on a timer and
+//! tells its jobs when to start and when a hung run is killed; a
+//! `CronJobActor` per job runs it (in its own process group, as the hooks'
+//! user, its output followed as it comes and capped per ad) and records its
+//! life as the log's actor `cron.<name>` or `benchmark.<name>`: each run's
+//! `Started`, the ads each `-` line (or the exit) ended as `Published`,
+//! and `Ended` (with why Roost killed it, if it did). A published ad is
+//! durable before slots see it: it goes into `Shared::cron`, and the node
+//! has every slot evaluate its policy again at once.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use tracing::{debug, info, warn};
+
+use super::shared::Shared;
+use crate::classad::{ClassAd, FixedEnv, Value};
+use crate::cron::config::{CronJob, CronSettings, Manager, Mode};
+use crate::cron::schedule::{Action, Schedule};
+use crate::events::{CronEvent, CronState, Event, PublishedAd};
+use crate::hooks::follow::{self, CronRun, Piece};
+use crate::hooks::{Exit, hup, kill_group, term_group};
+use crate::policy::layout::SlotSpec;
+use crate::policy::slot::Slot;
+
+/// The most bytes of output one ad may take; lines past it are dropped up
+/// to the ad's separator (and the drop reported).
+pub const AD_CAP: usize = 256 * 1024;
+
+/// How long a run told to stop (SIGTERM to its group) has before SIGKILL.
+const KILL_GRACE: Duration = Duration::from_secs(5);
+
+/// A cron job published: slots should evaluate their policy again.
+#[derive(Message, Clone, Copy, Debug)]
+#[rtype(result = "()")]
+pub struct CronChanged;
+
+/// Run these `OnDemand` jobs (by name, any case; empty: all of them) at
+/// the next chance; answered with the names asked for that exist.
+#[derive(Message, Clone, Debug)]
+#[rtype(result = "Vec<String>")]
+pub struct RunNow(pub Vec<String>);
+
+/// A reconfiguration: the manager's jobs as the new configuration gives
+/// them.
+#[derive(Message, Clone, Debug)]
+#[rtype(result = "()")]
+pub struct NewCron(pub CronSettings);
+
+/// Tells the asker when every run that [`RunNow`] started has ended.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct WhenIdle(pub Recipient<CronIdle>);
+
+/// Every run of the manager has ended.
+#[derive(Message, Clone, Copy, Debug)]
+#[rtype(result = "()")]
+pub struct CronIdle;
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Start;
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Kill(&'static str);
+
+/// The job is dropped: its run killed for this reason, then its actor
+/// stops, telling the manager nothing more.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Retire(&'static str);
+
+/// A reconfig kept the job: its new place in the list and its knobs.
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Renumber(usize, CronJob);
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct RunEnded(usize);
+
+#[derive(Message)]
+#[rtype(result = "()")]
+struct Output(u64, Piece);
+
+/// The log's name of `manager`'s jobs (`cron`, `benchmark`).
+pub fn kind(manager: Manager) -> &'static str {
+    match manager {
+        Manager::StartdCron => "cron",
+        Manager::Benchmarks => "benchmark",
+    }
+}
+
+/// One manager's jobs and their schedule.
+pub struct CronManager {
+    shared: Rc<Shared>,
+    settings: CronSettings,
+    schedule: Schedule,
+    jobs: Vec<Addr<CronJobActor>>,
+    /// Told of each publication.
+    changed: Recipient<CronChanged>,
+    /// What the log said of the jobs when the daemon started (`None`
+    /// once used, or when the log's runs are of another boot).
+    last: Option<CronState>,
+    wake: Option<SpawnHandle>,
+    idle_waiters: Vec<Recipient<CronIdle>>,
+}
+
+impl CronManager {
+    /// The manager of `settings`' jobs; `last` is what the log said of
+    /// them at start, when its runs were in this boot of the machine.
+    pub fn new(
+        shared: &Rc<Shared>,
+        settings: CronSettings,
+        changed: Recipient<CronChanged>,
+        last: Option<CronState>,
+    ) -> CronManager {
+        let schedule = Schedule::new(&settings.jobs, settings.max_job_load);
+        CronManager {
+            shared: Rc::clone(shared),
+            settings,
+            schedule,
+            jobs: Vec::new(),
+            changed,
+            last,
+            wake: None,
+            idle_waiters: Vec::new(),
+        }
+    }
+
+    fn job_actor(&self, i: usize, job: &CronJob, ctx: &Context<Self>) -> Addr<CronJobActor> {
+        CronJobActor {
+            shared: Rc::clone(&self.shared),
+            manager: self.settings.manager,
+            actor: crate::events::cron::actor(kind(self.settings.manager), &job.name),
+            index: Some(i),
+            job: job.clone(),
+            owner: ctx.address(),
+            changed: self.changed.clone(),
+            run: None,
+            serial: 0,
+        }
+        .start()
+    }
+
+    /// Starts what is due, kills what must go, and sleeps until the next.
+    fn tick(&mut self, ctx: &mut Context<Self>) {
+        let now = self.shared.clock.now();
+        for action in self.schedule.due(now) {
+            match action {
+                Action::Start(i) => self.jobs[i].do_send(Start),
+                Action::Kill(i) => self.jobs[i].do_send(Kill("still running at its next period")),
+            }
+        }
+        if let Some(h) = self.wake.take() {
+            ctx.cancel_future(h);
+        }
+        if let Some(at) = self.schedule.next_wake(now) {
+            let secs = u64::try_from(at.saturating_sub(now)).unwrap_or(0).max(1);
+            self.wake = Some(ctx.run_later(Duration::from_secs(secs), |act, ctx| {
+                act.wake = None;
+                act.tick(ctx);
+            }));
+        }
+    }
+}
+
+impl Actor for CronManager {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        for p in &self.settings.problems {
+            warn!(message = "Cron configuration problem.", manager = self.settings.manager.prefix(), problem = %p);
+        }
+        let last = self.last.take().unwrap_or_default();
+        let kind = kind(self.settings.manager);
+        for (i, job) in self.settings.jobs.clone().iter().enumerate() {
+            let actor = crate::events::cron::actor(kind, &job.name);
+            if let Some(st) = last.jobs.get(&actor)
+                && let Some(t) = st.last_start
+            {
+                // The last run's runs count: a OneShot that ran is not run
+                // again, a period goes on from its last start.
+                self.schedule.started(i, t);
+                self.schedule.ended(i, st.last_end.unwrap_or(t).max(t));
+            }
+            let addr = self.job_actor(i, job, ctx);
+            self.jobs.push(addr);
+        }
+        self.tick(ctx);
+    }
+
+    fn stopping(&mut self, _: &mut Context<Self>) -> Running {
+        for j in &self.jobs {
+            j.do_send(Retire("the daemon stops"));
+        }
+        Running::Stop
+    }
+}
+
+impl Handler<RunEnded> for CronManager {
+    type Result = ();
+
+    fn handle(&mut self, RunEnded(i): RunEnded, ctx: &mut Context<Self>) {
+        self.schedule.ended(i, self.shared.clock.now());
+        // What waited for the load starts first: idle means none is left.
+        self.tick(ctx);
+        if !self.schedule.running() {
+            for w in self.idle_waiters.drain(..) {
+                w.do_send(CronIdle);
+            }
+        }
+    }
+}
+
+impl Handler<RunNow> for CronManager {
+    type Result = MessageResult<RunNow>;
+
+    fn handle(&mut self, RunNow(names): RunNow, ctx: &mut Context<Self>) -> Self::Result {
+        let mut asked = Vec::new();
+        for (i, job) in self.settings.jobs.iter().enumerate() {
+            let wanted = if names.is_empty() {
+                job.mode == Mode::OnDemand
+            } else {
+                names.iter().any(|n| n.eq_ignore_ascii_case(&job.name))
+            };
+            if wanted {
+                self.schedule.ask(i);
+                asked.push(job.name.clone());
+            }
+        }
+        self.tick(ctx);
+        MessageResult(asked)
+    }
+}
+
+impl Handler<WhenIdle> for CronManager {
+    type Result = ();
+
+    fn handle(&mut self, WhenIdle(who): WhenIdle, _: &mut Context<Self>) {
+        if self.schedule.running() {
+            self.idle_waiters.push(who);
+        } else {
+            who.do_send(CronIdle);
+        }
+    }
+}
+
+impl Handler<NewCron> for CronManager {
+    type Result = ();
+
+    fn handle(&mut self, NewCron(settings): NewCron, ctx: &mut Context<Self>) {
+        // A job the new configuration keeps as it was goes on (its run,
+        // its schedule; SIGHUP with `_RECONFIG`); one dropped or changed
+        // is retired (its run killed, its ads withdrawn) and a changed
+        // one starts again as new. OneShot jobs kept run again with
+        // `_RECONFIG_RERUN`.
+        let mut schedule = Schedule::new(&settings.jobs, settings.max_job_load);
+        let mut jobs = Vec::new();
+        let mut taken = vec![false; self.jobs.len()];
+        for (i, job) in settings.jobs.iter().enumerate() {
+            let old = (self.settings.jobs.iter().enumerate())
+                .find(|(k, o)| !taken[*k] && same_job(job, o))
+                .map(|(k, _)| k);
+            match old {
+                Some(k) => {
+                    taken[k] = true;
+                    schedule.carry_from(i, &self.schedule, k);
+                    self.jobs[k].do_send(Renumber(i, job.clone()));
+                    jobs.push(self.jobs[k].clone());
+                }
+                None => jobs.push(self.job_actor(i, job, ctx)),
+            }
+        }
+        let kind = kind(settings.manager);
+        let mut gone = Vec::new();
+        for (k, addr) in self.jobs.iter().enumerate() {
+            if !taken[k] {
+                addr.do_send(Retire("reconfig"));
+                gone.push(crate::events::cron::actor(
+                    kind,
+                    &self.settings.jobs[k].name,
+                ));
+            }
+        }
+        if !gone.is_empty() {
+            self.shared
+                .cron
+                .borrow_mut()
+                .retain_jobs(|j| !gone.iter().any(|g| g == j));
+            self.changed.do_send(CronChanged);
+        }
+        let rerun: Vec<bool> = settings.jobs.iter().map(|j| j.reconfig_rerun).collect();
+        schedule.rerun(&rerun);
+        info!(
+            message = "Cron jobs reconfigured.",
+            manager = settings.manager.prefix(),
+            jobs = settings.jobs.len(),
+            retired = gone.len()
+        );
+        self.schedule = schedule;
+        self.jobs = jobs;
+        self.settings = settings;
+        self.tick(ctx);
+    }
+}
+
+/// Whether a reconfig leaves job `old` running as it was (its command
+/// and schedule the same).
+fn same_job(new: &CronJob, old: &CronJob) -> bool {
+    new.name.eq_ignore_ascii_case(&old.name)
+        && new.executable == old.executable
+        && new.args == old.args
+        && new.builtin == old.builtin
+        && new.mode == old.mode
+        && new.period == old.period
+}
+
+/// One cron job: runs it when told, records and publishes what it prints.
+pub struct CronJobActor {
+    shared: Rc<Shared>,
+    manager: Manager,
+    actor: String,
+    /// Its place in the manager's list (`None`: retired).
+    index: Option<usize>,
+    job: CronJob,
+    owner: Addr<CronManager>,
+    changed: Recipient<CronChanged>,
+    /// The run going: its pid, when it started, and why Roost is killing
+    /// it, if it is.
+    run: Option<(u32, std::time::Instant, Option<&'static str>)>,
+    /// Counts runs, so a late piece of an old run is not taken for the
+    /// new one's.
+    serial: u64,
+}
+
+impl Actor for CronJobActor {
+    type Context = Context<Self>;
+}
+
+impl CronJobActor {
+    /// Tells the manager its run ended (a retired job tells no one).
+    fn tell_ended(&self) {
+        if let Some(i) = self.index {
+            self.owner.do_send(RunEnded(i));
+        }
+    }
+
+    fn record(&self, e: CronEvent) {
+        if let Err(err) = self.shared.record(&self.actor, vec![Event::Cron(e)]) {
+            warn!(message = "Cannot record a cron event.", job = %self.actor, error = %err);
+        }
+    }
+
+    /// The command line and environment of a run.
+    fn command(&self) -> CronRun {
+        let (path, args) = match self.job.builtin {
+            Some(b) => (
+                self.shared.roost_exe.clone(),
+                vec!["benchmark".to_string(), b.word().to_string()],
+            ),
+            None => (self.job.executable.clone(), self.job.args.clone()),
+        };
+        let mgr = self.manager.prefix();
+        let mut extra: Vec<(String, String)> = vec![
+            (format!("{mgr}_INTERFACE_VERSION"), "1".into()),
+            (format!("{mgr}_NAME"), self.job.name.clone()),
+        ];
+        if let Some(v) = &self.shared.config().raw(&format!("{mgr}_CONFIG_VAL")) {
+            extra.push((format!("{mgr}_CONFIG_VAL"), (*v).to_string()));
+        }
+        extra.extend(self.job.env.entries().iter().cloned());
+        CronRun {
+            path,
+            args,
+            cwd: self
+                .job
+                .cwd
+                .clone()
+                .unwrap_or_else(|| self.shared.dirs.log.clone()),
+            env: self.shared.hooks.env.clone(),
+            extra,
+            user: self.shared.hooks.user,
+        }
+    }
+
+    /// Whether `_CONDITION` (if any) holds in the machine's ad.
+    fn condition_holds(&self) -> bool {
+        let Some(c) = &self.job.condition else {
+            return true;
+        };
+        let machine = self.shared.node.borrow().machine.clone();
+        let env = FixedEnv::new(self.shared.clock.now());
+        matches!(machine.eval(c, &env), Value::Bool(true))
+    }
+
+    fn ended(&mut self, exit: Exit, stdout_bytes: u64) {
+        let Some((pid, started, killed)) = self.run.take() else {
+            return;
+        };
+        let elapsed = started.elapsed().as_secs_f64();
+        match (&exit, killed) {
+            (Exit::Code(0), None) => {
+                debug!(message = "Cron job done.", job = %self.actor, pid, seconds = elapsed);
+            }
+            (_, Some(why)) => {
+                warn!(message = "Cron job killed.", job = %self.actor, pid, why, exit = %exit);
+            }
+            _ => warn!(message = "Cron job failed; its output is still used.",
+                job = %self.actor, pid, exit = %exit),
+        }
+        self.record(CronEvent::Ended {
+            exit,
+            killed: killed.map(str::to_string),
+            elapsed,
+            stdout_bytes,
+        });
+        self.tell_ended();
+    }
+
+    /// A block of output: its ads recorded, then published.
+    fn block(&mut self, bytes: &[u8], dropped: usize) {
+        let now = self.shared.clock.now();
+        let prefix = &self.job.prefix;
+        let out = crate::cron::output::read(&self.job.name, prefix, bytes, now);
+        let mut problems = out.problems;
+        if dropped > 0 {
+            problems.push(format!(
+                "{dropped} bytes of output past {AD_CAP} bytes in one ad were dropped"
+            ));
+        }
+        for p in &problems {
+            warn!(message = "Cron job output problem.", job = %self.actor, problem = %p);
+        }
+        if out.ads.is_empty() && problems.is_empty() {
+            return;
+        }
+        let ads: Vec<PublishedAd> = out
+            .ads
+            .iter()
+            .map(|a| PublishedAd {
+                name: a.name.clone(),
+                ad: crate::classad::unparse::ad_to_string(&a.ad),
+            })
+            .collect();
+        let e = Event::Cron(CronEvent::Published { ads, problems });
+        // Durable before any slot sees it.
+        if let Err(err) = self.shared.append(&self.actor, vec![e]) {
+            warn!(message = "Cannot record a cron job's ads; not publishing them.",
+                job = %self.actor, error = %err);
+            return;
+        }
+        if !out.ads.is_empty() {
+            let mut published = self.shared.cron.borrow_mut();
+            for a in out.ads {
+                published.replace(&self.actor, &self.job.slots, &a.name, a.ad);
+            }
+            drop(published);
+            self.changed.do_send(CronChanged);
+        }
+    }
+}
+
+impl Handler<Start> for CronJobActor {
+    type Result = ();
+
+    fn handle(&mut self, _: Start, ctx: &mut Context<Self>) {
+        if self.run.is_some() {
+            return;
+        }
+        if !self.condition_holds() {
+            debug!(message = "Cron job's condition is false; not run.", job = %self.actor);
+            self.tell_ended();
+            return;
+        }
+        let run = self.command();
+        let following = match follow::spawn(&run) {
+            Ok(f) => f,
+            Err(e) => {
+                let reason = e.to_string();
+                warn!(message = "Cron job not run.", job = %self.actor, reason = %reason);
+                self.record(CronEvent::Refused {
+                    path: run.path.display().to_string(),
+                    reason,
+                });
+                self.tell_ended();
+                return;
+            }
+        };
+        let pid = following.pid();
+        self.serial += 1;
+        let serial = self.serial;
+        self.run = Some((pid, following.started, None));
+        self.record(CronEvent::Started {
+            path: run.path.display().to_string(),
+            args: run.args.clone(),
+            pid,
+        });
+        info!(message = "Cron job started.", job = %self.actor, pid);
+        let me = ctx.address();
+        actix::spawn(following.follow(AD_CAP, move |p| me.do_send(Output(serial, p))));
+        if let Some(t) = self.job.timeout {
+            ctx.run_later(Duration::from_secs(t), move |act, ctx| {
+                if act.serial == serial && act.run.is_some() {
+                    act.handle(Kill("timeout"), ctx);
+                }
+            });
+        }
+    }
+}
+
+impl Handler<Kill> for CronJobActor {
+    type Result = ();
+
+    fn handle(&mut self, Kill(why): Kill, ctx: &mut Context<Self>) {
+        let Some((pid, _, killed)) = &mut self.run else {
+            return;
+        };
+        if killed.is_none() {
+            *killed = Some(why);
+        }
+        let pid = *pid;
+        term_group(pid);
+        let serial = self.serial;
+        ctx.run_later(KILL_GRACE, move |act, _| {
+            if act.serial == serial && act.run.is_some() {
+                kill_group(pid);
+            }
+        });
+    }
+}
+
+impl Handler<Retire> for CronJobActor {
+    type Result = ();
+
+    fn handle(&mut self, Retire(why): Retire, ctx: &mut Context<Self>) {
+        self.index = None;
+        if self.run.is_some() {
+            // It stops once the run's exit is recorded.
+            self.handle(Kill(why), ctx);
+        } else {
+            ctx.stop();
+        }
+    }
+}
+
+impl Handler<Renumber> for CronJobActor {
+    type Result = ();
+
+    fn handle(&mut self, Renumber(i, job): Renumber, _: &mut Context<Self>) {
+        self.index = Some(i);
+        if job.reconfig
+            && let Some((pid, ..)) = self.run
+        {
+            hup(pid);
+        }
+        self.job = job;
+    }
+}
+
+impl Handler<Output> for CronJobActor {
+    type Result = ();
+
+    fn handle(&mut self, Output(serial, piece): Output, ctx: &mut Context<Self>) {
+        if serial != self.serial {
+            return;
+        }
+        match piece {
+            Piece::Block(bytes, dropped) => self.block(&bytes, dropped),
+            Piece::Stderr(line) => {
+                warn!(message = "Cron job stderr.", job = %self.actor, line = %line);
+            }
+            Piece::Exited(exit, bytes) => {
+                self.ended(exit, bytes);
+                if self.index.is_none() {
+                    ctx.stop();
+                }
+            }
+        }
+    }
+}
+
+/// What a new run takes of the log's cron state: only the jobs `managers`
+/// still configure; their ads go into `shared`'s published ads (before
+/// any slot evaluates), and the state is returned for the run's start
+/// batch and the managers.
+pub fn restore(shared: &Shared, managers: &[CronSettings], last: &CronState) -> CronState {
+    let mut kept = CronState::default();
+    let mut published = shared.cron.borrow_mut();
+    for m in managers {
+        let kind = kind(m.manager);
+        for job in &m.jobs {
+            let actor = crate::events::cron::actor(kind, &job.name);
+            let Some(st) = last.jobs.get(&actor) else {
+                continue;
+            };
+            for ad in &st.ads {
+                match crate::classad::parse_ad(&ad.ad) {
+                    Ok(a) => published.replace(&actor, &job.slots, &ad.name, a),
+                    Err(e) => warn!(message = "A cron ad in the log does not parse; dropped.",
+                        job = %actor, ad = %ad.name, error = %e),
+                }
+            }
+            kept.jobs.insert(actor, st.clone());
+        }
+    }
+    kept
+}
+
+/// A slot's machine ad with the cron ads that go into it merged in, made
+/// again only when the machine ad or the cron ads changed, so the policy's
+/// cached slot ad sees the same ad until then.
+#[derive(Debug, Default)]
+pub struct SlotCronAd(RefCell<Option<(ClassAd, u64, ClassAd)>>);
+
+impl SlotCronAd {
+    /// `machine` with `slot`'s cron ads (of `shared`) merged in, at `now`.
+    pub fn machine_ad(
+        &self,
+        shared: &Shared,
+        machine: &ClassAd,
+        slot: &Slot,
+        spec: &SlotSpec,
+        now: i64,
+    ) -> ClassAd {
+        let cron = shared.cron.borrow();
+        if cron.is_empty() {
+            return machine.clone();
+        }
+        let mut merged = self.0.borrow_mut();
+        if let Some((m, g, ad)) = &*merged
+            && ClassAd::ptr_eq(m, machine)
+            && *g == cron.generation()
+        {
+            return ad.clone();
+        }
+        // What a cron ad targets: the slot's name, number, type and
+        // resources, on the machine's attributes.
+        let mut target = machine.clone();
+        target.insert_value("Name", Value::from(slot.name.as_str()));
+        target.insert_value("SlotID", i64::from(spec.id));
+        target.insert_value("SlotTypeID", i64::from(spec.type_id));
+        #[allow(clippy::cast_possible_truncation)]
+        target.insert_value("Cpus", slot.resources.cpus.round() as i64);
+        target.insert_value("Memory", slot.resources.memory_mb);
+        target.insert_value("Disk", slot.resources.disk_kb);
+        let env = FixedEnv::new(now);
+        let ad = cron.merged(machine, &target, spec.id, &env);
+        *merged = Some((machine.clone(), cron.generation(), ad.clone()));
+        ad
+    }
+}

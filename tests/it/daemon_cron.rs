@@ -89,7 +89,10 @@ fn a_health_check_script_stops_the_node_taking_jobs_and_lets_it_again() {
     wait_for("sick in both slot ads", || {
         af(&node, &["NodeHealthy", "NodeProblem"]) == "false disk full\nfalse disk full\n"
     });
-    // A sick node does not even fetch: the job waits where it is.
+    // A sick node does not even fetch: the job waits where it is. (A
+    // fetch that started before the verdict may still be running: it is
+    // given time to end, so it cannot take the job and reject it.)
+    std::thread::sleep(std::time::Duration::from_millis(1500));
     node.job("during", 2, "0");
     std::thread::sleep(std::time::Duration::from_secs(3));
     assert!(

@@ -182,9 +182,12 @@ impl Actor for CronManager {
             let actor = crate::events::cron::actor(kind, &job.name);
             if let Some(st) = last.jobs.get(&actor)
                 && let Some(t) = st.last_start
+                && job.mode != Mode::WaitForExit
             {
                 // The last run's runs count: a OneShot that ran is not run
-                // again, a period goes on from its last start.
+                // again, a period goes on from its last start. A
+                // WaitForExit job (a monitor meant to run on) starts again
+                // at once: its run ended with the last daemon.
                 self.schedule.started(i, t);
                 self.schedule.ended(i, st.last_end.unwrap_or(t).max(t));
             }
@@ -499,6 +502,7 @@ impl Handler<Start> for CronJobActor {
             path: run.path.display().to_string(),
             args: run.args.clone(),
             pid,
+            started: crate::starter::process_started(pid).unwrap_or(0),
         });
         info!(message = "Cron job started.", job = %self.actor, pid);
         let me = ctx.address();

@@ -268,7 +268,8 @@ fn reconcile_last_run(
                 slot = %st.slot, claim = st.claim, starter = st.pid, job = ?st.job_pid);
         }
     }
-    let fix = last.reconcile(now, &kept, alive, rebooted);
+    let mut fix = last.reconcile(now, &kept, alive, rebooted);
+    fix.extend(cron_left(&last, rebooted));
     let mut after = last.clone();
     for (actor, e) in &fix {
         after.apply_event(after.last_seq, now, actor, e);
@@ -323,6 +324,40 @@ fn reconcile_last_run(
     crate::failpoint::hit("reconciled");
     files.remove();
     Ok(done)
+}
+
+/// The cron runs the last run left going: each still running (the same
+/// process, in this boot) is killed with its process group, and each is
+/// ended in the log, so a daemon that dies does not leave its scripts
+/// behind, hung ones piling up at every crash.
+fn cron_left(last: &Replay, rebooted: bool) -> Vec<(String, Event)> {
+    let mut fix = Vec::new();
+    for (actor, pid, started) in last.cron.left_running() {
+        let same =
+            !rebooted && started != 0 && crate::starter::process_started(pid) == Some(started);
+        if same {
+            crate::hooks::kill_group(pid);
+            warn!(message = "Killed a cron job the last run left running.", job = %actor, pid);
+        }
+        fix.push((
+            actor.to_string(),
+            Event::Cron(crate::events::CronEvent::Ended {
+                exit: if same {
+                    crate::hooks::Exit::Signal(9)
+                } else {
+                    crate::hooks::Exit::Code(-1)
+                },
+                killed: Some(if same {
+                    "left running by the last run".into()
+                } else {
+                    "ended with the last run, how is not known".into()
+                }),
+                elapsed: 0.0,
+                stdout_bytes: 0,
+            }),
+        ));
+    }
+    fix
 }
 
 /// What `roost startd` opens and works out before its actors start: the

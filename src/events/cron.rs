@@ -32,6 +32,10 @@ pub enum CronEvent {
         args: Vec<String>,
         /// Its pid.
         pid: u32,
+        /// When it started, in clock ticks after boot (with the pid, which
+        /// process it is; 0: not known).
+        #[serde(default, skip_serializing_if = "super::runtime::is_zero")]
+        started: u64,
     },
     /// The run ended an ad (a `-` line, or its exit after output): these
     /// ads replace the job's ads of the same names.
@@ -79,8 +83,9 @@ pub struct CronJobState {
     pub last_start: Option<i64>,
     /// When its last run ended, if one did.
     pub last_end: Option<i64>,
-    /// The pid of a run that started and has not ended.
-    pub running: Option<u32>,
+    /// The pid of a run that started and has not ended, and its start in
+    /// clock ticks after boot (0: not known).
+    pub running: Option<(u32, u64)>,
     /// How many runs started.
     pub runs: u64,
 }
@@ -89,9 +94,9 @@ impl CronJobState {
     /// Applies one of the job's events at `time`.
     pub fn apply(&mut self, time: i64, e: &CronEvent) {
         match e {
-            CronEvent::Started { pid, .. } => {
+            CronEvent::Started { pid, started, .. } => {
                 self.last_start = Some(time);
-                self.running = Some(*pid);
+                self.running = Some((*pid, *started));
                 self.runs += 1;
             }
             CronEvent::Published { ads, .. } => {
@@ -141,11 +146,17 @@ impl CronState {
             .apply(time, e);
     }
 
-    /// A new run of the daemon: no run of the last one is still going.
+    /// A new run of the daemon: no run of the last one is still going
+    /// (the new run ended each with a `Cron.Ended` before it started).
     pub fn new_run(&mut self) {
         for j in self.jobs.values_mut() {
             j.running = None;
         }
+    }
+
+    /// The runs the log saw start and not end, by actor: pid and start.
+    pub fn left_running(&self) -> impl Iterator<Item = (&str, u32, u64)> + '_ {
+        (self.jobs.iter()).filter_map(|(a, j)| j.running.map(|(pid, t)| (a.as_str(), pid, t)))
     }
 
     /// One `Cron.Snapshot` per job, for a start batch or a checkpoint.
@@ -191,6 +202,7 @@ mod tests {
                 path: "/x".into(),
                 args: Vec::new(),
                 pid: 7,
+                started: 0,
             },
         );
         s.apply(
@@ -201,7 +213,10 @@ mod tests {
         s.apply(12, "cron.h", &published(vec![ad("H", "[ A = 2 ]")]));
         let j = &s.jobs["cron.h"];
         assert_eq!(j.ads, [ad("H", "[ A = 2 ]"), ad("h.gpu", "[ G = 1 ]")]);
-        assert_eq!((j.last_start, j.running, j.runs), (Some(10), Some(7), 1));
+        assert_eq!(
+            (j.last_start, j.running, j.runs),
+            (Some(10), Some((7, 0)), 1)
+        );
         s.new_run();
         assert_eq!(s.jobs["cron.h"].running, None);
         let mut again = CronState::default();

@@ -1,11 +1,11 @@
 //! Startd cron jobs against the real daemon: a health-check script whose
 //! attribute START reads (the node stops taking jobs while it says the
 //! node is sick, and takes them again), several ads from one run with
-//! per-slot targeting, ads that survive a restart without a
-//! OneShot job running again, a failing (prefixed), a hung and a garbled
-//! script, a
-//! reconfig with and without `_RECONFIG_RERUN`, and an `OnDemand` job run
-//! through the admin socket; each run's events in the log.
+//! per-slot targeting, ads that survive a restart without a OneShot job
+//! running again, a failing (prefixed), a hung and a garbled script, a
+//! reconfig with and without `_RECONFIG_RERUN`, an `OnDemand` job run
+//! through the admin socket, and a running `WaitForExit` monitor a killed
+//! daemon left behind; each run's events in the log.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -319,5 +319,74 @@ fn a_reconfig_reruns_only_oneshot_jobs_that_ask_and_on_demand_jobs_run_when_aske
         "no rerun without _RECONFIG_RERUN"
     );
     assert_eq!(runs(&node.dir, "asked"), 1);
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+/// Whether process `pid` is alive (not gone, not a zombie).
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|s| {
+            let (_, rest) = s.rsplit_once(')')?;
+            rest.split_whitespace().next().map(|st| st != "Z")
+        })
+        .unwrap_or(false)
+}
+
+#[test]
+fn a_script_a_killed_daemon_left_running_is_killed_at_the_restart_its_ads_kept_and_it_runs_again() {
+    let node = Node::setup("cron-left", "");
+    let pidfile = node.dir.join("rec/forever.pid");
+    let forever = script(
+        &node,
+        "forever",
+        &format!(
+            "echo $$ > {}\necho 'Forever = 1'\necho '-'\nexec sleep 1000",
+            pidfile.display()
+        ),
+    );
+    let mut config = std::fs::read_to_string(&node.config).expect("config");
+    config.push_str(&format!(
+        "STARTD_CRON_JOBLIST = forever\nSTARTD_CRON_FOREVER_EXECUTABLE = {}\n\
+         STARTD_CRON_FOREVER_MODE = WaitForExit\nSTARTD_CRON_FOREVER_PERIOD = 1h\n",
+        forever.display()
+    ));
+    std::fs::write(&node.config, config).expect("config");
+    let daemon = node.start();
+    // A WaitForExit job publishes each ad as it prints it, while it runs.
+    wait_for("the running job's ad", || {
+        af(&node, &["Forever"]) == "1\n1\n"
+    });
+    let pid: u32 = std::fs::read_to_string(&pidfile)
+        .expect("pid")
+        .trim()
+        .parse()
+        .expect("a pid");
+    daemon.kill();
+    assert!(alive(pid), "the script outlives the daemon's SIGKILL");
+    let daemon = node.start();
+    wait_for("the script killed by the next run", || !alive(pid));
+    wait_for("the admin socket", || {
+        node.roost(&["status"]).status.success()
+    });
+    assert_eq!(af(&node, &["Forever"]), "1\n1\n", "its ad, from the log");
+    // A WaitForExit monitor is started again at once.
+    wait_for("the monitor running again", || {
+        std::fs::read_to_string(&pidfile)
+            .ok()
+            .and_then(|p| p.trim().parse::<u32>().ok())
+            .is_some_and(|p| p != pid && alive(p))
+    });
+    let status = stop(daemon);
+    assert!(status.success(), "daemon exit: {status}");
+    let ended: Vec<serde_json::Value> = cron_events(&node, "cron.forever")
+        .into_iter()
+        .filter(|(k, _)| k == "Ended")
+        .map(|(_, v)| v)
+        .collect();
+    assert_eq!(
+        ended[0]["killed"], "left running by the last run",
+        "{ended:?}"
+    );
     let _ = std::fs::remove_dir_all(&node.dir);
 }

@@ -569,6 +569,7 @@ fn samples() -> Vec<(&'static str, Event)> {
                 path: "/usr/libexec/health".into(),
                 args: vec!["--quick".into()],
                 pid: 4242,
+                started: 0,
             }),
         ),
         (

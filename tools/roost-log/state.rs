@@ -113,7 +113,7 @@ fn cron_text(c: &CronState) -> String {
     for (actor, j) in &c.jobs {
         let when = |t: Option<i64>| t.map_or_else(|| "never".to_string(), show_time);
         let status = match j.running {
-            Some(pid) => format!("running, pid {pid}"),
+            Some((pid, _)) => format!("running, pid {pid}"),
             None => format!("ended {}", when(j.last_end)),
         };
         s.push_str(&format!(

@@ -368,11 +368,10 @@ impl CronJobActor {
             ),
             None => (self.job.executable.clone(), self.job.args.clone()),
         };
+        // HTCondor 23.9.6 gives its cron scripts no variables of its own
+        // but the job's `_ENV` (and its process-tracking ones).
         let mgr = self.manager.prefix();
-        let mut extra: Vec<(String, String)> = vec![
-            (format!("{mgr}_INTERFACE_VERSION"), "1".into()),
-            (format!("{mgr}_NAME"), self.job.name.clone()),
-        ];
+        let mut extra: Vec<(String, String)> = Vec::new();
         if let Some(v) = &self.shared.config().raw(&format!("{mgr}_CONFIG_VAL")) {
             extra.push((format!("{mgr}_CONFIG_VAL"), (*v).to_string()));
         }

@@ -103,16 +103,23 @@ pub fn machine_ad(now: i64) -> ClassAd {
 /// values compare Roost nodes with each other, on about the same scale.
 pub fn mips(each: std::time::Duration) -> i64 {
     use std::hint::black_box;
-    let (mut x, mut rounds) = (black_box(0x9e37_79b9_u64), 0u64);
+    let mut lanes = black_box([0x9e37_79b9_u64, 0x85eb_ca6b, 0xc2b2_ae35, 0x27d4_eb2f]);
+    let mut rounds = 0u64;
     let secs = timed(each, || {
         for i in 0..ROUND {
-            // Four integer operations per iteration.
-            x = (x ^ i).wrapping_mul(0x100_0000_01b3).rotate_left(7) + 1;
+            // Four independent chains of four integer operations each,
+            // as a processor's integer units run ordinary code.
+            for (k, x) in lanes.iter_mut().enumerate() {
+                *x = (x.wrapping_add(i) ^ (k as u64))
+                    .rotate_left(5)
+                    .wrapping_sub(i);
+            }
         }
+        lanes = black_box(lanes);
         rounds += 1;
     });
-    black_box(x);
-    rate(rounds, 4.0, secs, 1e6)
+    black_box(lanes);
+    rate(rounds, 16.0, secs, 1e6)
 }
 
 /// Roost's KFLOPS benchmark (`roost benchmark kflops`): thousands of
@@ -121,16 +128,21 @@ pub fn mips(each: std::time::Duration) -> i64 {
 /// Linpack.
 pub fn kflops(each: std::time::Duration) -> i64 {
     use std::hint::black_box;
-    let (mut y, mut rounds) = (black_box(1.000_000_1_f64), 0u64);
+    let mut lanes = black_box([1.000_000_1_f64, 0.999_999_7, 1.000_000_3, 0.999_999_9]);
+    let mut rounds = 0u64;
     let secs = timed(each, || {
         for _ in 0..ROUND {
-            // Two floating-point operations per iteration.
-            y = y * 0.999_999_9 + 1e-7;
+            // Four independent multiply-add chains: eight floating-point
+            // operations per iteration.
+            for y in &mut lanes {
+                *y = *y * 0.999_999_9 + 1e-7;
+            }
         }
+        lanes = black_box(lanes);
         rounds += 1;
     });
-    black_box(y);
-    rate(rounds, 2.0, secs, 1e3)
+    black_box(lanes);
+    rate(rounds, 8.0, secs, 1e3)
 }
 
 /// Iterations of one benchmark round.

@@ -5,9 +5,10 @@
 //! user, its output followed as it comes and capped per ad) and records its
 //! life as the log's actor `cron.<name>` or `benchmark.<name>`: each run's
 //! `Started`, the ads each `-` line (or the exit) ended as `Published`,
-//! and `Ended` (with why Roost killed it, if it did). A published ad is
-//! durable before slots see it: it goes into `Shared::cron`, and the node
-//! has every slot evaluate its policy again at once.
+//! and `Ended` (with why Roost killed it, if it did). A published ad is in
+//! the log before any slot sees it (ahead of every decision made on it,
+//! flushed with the first of them): it goes into `Shared::cron`, and the
+//! node has every slot evaluate its policy again at once.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -372,8 +373,8 @@ impl CronJobActor {
         // but the job's `_ENV` (and its process-tracking ones).
         let mgr = self.manager.prefix();
         let mut extra: Vec<(String, String)> = Vec::new();
-        if let Some(v) = &self.shared.config().raw(&format!("{mgr}_CONFIG_VAL")) {
-            extra.push((format!("{mgr}_CONFIG_VAL"), (*v).to_string()));
+        if let Ok(Some(v)) = self.shared.config().expanded(&format!("{mgr}_CONFIG_VAL")) {
+            extra.push((format!("{mgr}_CONFIG_VAL"), v));
         }
         extra.extend(self.job.env.entries().iter().cloned());
         CronRun {
@@ -450,8 +451,11 @@ impl CronJobActor {
             })
             .collect();
         let e = Event::Cron(CronEvent::Published { ads, problems });
-        // Durable before any slot sees it.
-        if let Err(err) = self.shared.append(&self.actor, vec![e]) {
+        // In the log ahead of any decision a slot makes on it: the log is
+        // one order, and the decision's own durable append flushes this
+        // record with it. No flush of its own: a cron job every few
+        // seconds on an idle node costs no fsync.
+        if let Err(err) = self.shared.record(&self.actor, vec![e]) {
             warn!(message = "Cannot record a cron job's ads; not publishing them.",
                 job = %self.actor, error = %err);
             return;
@@ -503,7 +507,9 @@ impl Handler<Start> for CronJobActor {
             pid,
             started: crate::starter::process_started(pid).unwrap_or(0),
         });
-        info!(message = "Cron job started.", job = %self.actor, pid);
+        // Each run is in the event log; StartLog hears of it at debug
+        // level only, so a job every few seconds does not fill it.
+        debug!(message = "Cron job started.", job = %self.actor, pid);
         let me = ctx.address();
         actix::spawn(following.follow(AD_CAP, move |p| me.do_send(Output(serial, p))));
         if let Some(t) = self.job.timeout {

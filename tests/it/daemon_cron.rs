@@ -362,6 +362,8 @@ fn a_script_a_killed_daemon_left_running_is_killed_at_the_restart_its_ads_kept_a
         .trim()
         .parse()
         .expect("a pid");
+    // The ad is recorded, not flushed on its own: flushed within 50 ms.
+    std::thread::sleep(std::time::Duration::from_millis(300));
     daemon.kill();
     assert!(alive(pid), "the script outlives the daemon's SIGKILL");
     let daemon = node.start();

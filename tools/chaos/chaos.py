@@ -16,7 +16,9 @@ would care about:
                JOB_EXIT); evicted_unreplied counts those answered by
                EVICT_CLAIM alone (a claim lost before its job started)
   fates untold hand-outs accepted (REPLY_FETCH accept) whose job's fate
-               was never told (no JOB_EXIT, no EVICT_CLAIM)
+               was never told (no JOB_EXIT, no EVICT_CLAIM); a REPLY_FETCH
+               whose stdin a SIGKILL of the daemon cut short (no token in
+               it) names no hand-out and is not counted
   fates twice  hand-outs told JOB_EXIT more than once
   daemon exits the daemon ending on its own (it is started again)
 and `roost-log claims --anomalies` (apart from claims lost at a restart
@@ -439,8 +441,12 @@ def analyse(d, n):
             1 for t in fetched if t not in replies and t not in evicts and t not in exits
         ),
         "evicted_unreplied": sum(1 for t in fetched if t not in replies and t in evicts),
+        # A REPLY_FETCH whose stdin the daemon's SIGKILL cut short names
+        # no hand-out (token "-"): no job's fate is owed to it.
         "fates_untold": sum(
-            1 for t, r in replies.items() if "accept" in r and t not in exits and t not in evicts
+            1
+            for t, r in replies.items()
+            if t != "-" and "accept" in r and t not in exits and t not in evicts
         ),
         "fates_twice": sum(1 for a in exits.values() if len(a) > 1),
     }

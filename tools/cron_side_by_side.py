@@ -124,21 +124,27 @@ def run_htcondor(chroot):
     subprocess.run(["bash", os.path.join(REALCONDOR, "setup.sh")], env=env, check=True,
                    stdout=subprocess.DEVNULL)
     try:
-        deadline = time.time() + 60
-        ads = []
-        while time.time() < deadline:
-            r = subprocess.run(["chroot", chroot, "condor_status", "-l"],
-                               capture_output=True, text=True)
-            ads = parse_long(r.stdout)
-            if len(ads) == 2 and all("EnvDumped" in a and "Node_Runs" in a for a in ads):
-                break
-            time.sleep(2)
+        ads = wait_for_ads(["chroot", chroot, "condor_status", "-l"], os.environ, 60, 2)
         envs = {n: read(os.path.join(out, n, "env")) for n in ["envdump"]}
         log = read(os.path.join(chroot, "var/log/condor/StartLog"))
         return ads, envs, log
     finally:
         subprocess.run(["bash", os.path.join(REALCONDOR, "stop.sh")], env=env,
                        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+
+def wait_for_ads(status, env, seconds, every):
+    """The slot ads `status` (a `-l` command) prints, once both slots have
+    the cron jobs' ads or after `seconds`."""
+    deadline = time.time() + seconds
+    ads = []
+    while time.time() < deadline:
+        r = subprocess.run(status, env=env, capture_output=True, text=True)
+        ads = parse_long(r.stdout)
+        if len(ads) == 2 and all("EnvDumped" in a and "Node_Runs" in a for a in ads):
+            break
+        time.sleep(every)
+    return ads
 
 
 def read(path):
@@ -166,14 +172,7 @@ def run_roost(roost):
     daemon = subprocess.Popen([roost, "startd", "-f", "--config", cfg], env=env,
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
-        deadline = time.time() + 30
-        ads = []
-        while time.time() < deadline:
-            r = subprocess.run([roost, "status", "-l"], env=env, capture_output=True, text=True)
-            ads = parse_long(r.stdout)
-            if len(ads) == 2 and all("EnvDumped" in a and "Node_Runs" in a for a in ads):
-                break
-            time.sleep(0.5)
+        ads = wait_for_ads([roost, "status", "-l"], env, 30, 0.5)
         envs = {n: read(os.path.join(out, n, "env")) for n in ["envdump"]}
         log = read(os.path.join(d, "log/StartLog"))
         return ads, envs, log

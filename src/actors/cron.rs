@@ -183,14 +183,8 @@ impl Actor for CronManager {
             let actor = crate::events::cron::actor(kind, &job.name);
             if let Some(st) = last.jobs.get(&actor)
                 && let Some(t) = st.last_start
-                && job.mode != Mode::WaitForExit
             {
-                // The last run's runs count: a OneShot that ran is not run
-                // again, a period goes on from its last start. A
-                // WaitForExit job (a monitor meant to run on) starts again
-                // at once: its run ended with the last daemon.
-                self.schedule.started(i, t);
-                self.schedule.ended(i, st.last_end.unwrap_or(t).max(t));
+                self.schedule.resume(i, t, st.last_end);
             }
             let addr = self.job_actor(i, job, ctx);
             self.jobs.push(addr);

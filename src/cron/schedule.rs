@@ -81,6 +81,19 @@ impl Schedule {
         }
     }
 
+    /// Job `i`'s last run, as the log of the daemon's last run says
+    /// (started at `start`, ended at `end` if it did): a OneShot that ran is
+    /// not run again, a period goes on from its last start. A WaitForExit
+    /// job (a monitor meant to run on) starts again at once: its run ended
+    /// with the last daemon.
+    pub fn resume(&mut self, i: usize, start: i64, end: Option<i64>) {
+        if self.jobs.get(i).is_none_or(|j| j.0 == Mode::WaitForExit) {
+            return;
+        }
+        self.started(i, start);
+        self.ended(i, end.unwrap_or(start).max(start));
+    }
+
     /// Job `i` goes on as job `j` of `old` was (a reconfig that kept it).
     pub fn carry_from(&mut self, i: usize, old: &Schedule, j: usize) {
         if let (Some(s), Some(o)) = (self.state.get_mut(i), old.state.get(j)) {
@@ -254,6 +267,27 @@ mod tests {
         s.ended(1, 102);
         assert_eq!(s.due(500), []);
         assert_eq!(s.next_wake(500), None);
+    }
+
+    #[test]
+    fn a_restart_resumes_from_the_last_runs_but_monitors_start_at_once() {
+        let mut s = Schedule::new(
+            &[
+                job(Mode::OneShot, 0, 0.01, false),
+                job(Mode::Periodic, 10, 0.01, false),
+                job(Mode::WaitForExit, 3600, 0.01, false),
+            ],
+            0.1,
+        );
+        for i in 0..3 {
+            s.resume(i, 100, Some(101));
+        }
+        assert_eq!(s.due(105), [Action::Start(2)]);
+        assert_eq!(s.due(110), [Action::Start(1)]);
+        s.ended(1, 111);
+        s.ended(2, 200);
+        // The OneShot that ran before the restart never runs again.
+        assert!(!s.due(10_000).contains(&Action::Start(0)));
     }
 
     #[test]

@@ -252,38 +252,29 @@ impl Handler<NewCron> for CronManager {
     type Result = ();
 
     fn handle(&mut self, NewCron(settings): NewCron, ctx: &mut Context<Self>) {
-        // A job the new configuration keeps as it was goes on (its run,
-        // its schedule; SIGHUP with `_RECONFIG`); one dropped or changed
-        // is retired (its run killed, its ads withdrawn) and a changed
-        // one starts again as new. OneShot jobs kept run again with
-        // `_RECONFIG_RERUN`.
-        let mut schedule = Schedule::new(&settings.jobs, settings.max_job_load);
-        let mut jobs = Vec::new();
-        let mut taken = vec![false; self.jobs.len()];
-        for (i, job) in settings.jobs.iter().enumerate() {
-            let old = (self.settings.jobs.iter().enumerate())
-                .find(|(k, o)| !taken[*k] && same_job(job, o))
-                .map(|(k, _)| k);
-            match old {
+        // The schedule decides which jobs go on (renumbered; SIGHUP with
+        // `_RECONFIG`) and which are retired (run killed, ads withdrawn).
+        let r = self
+            .schedule
+            .reconfig(&self.settings.jobs, &settings.jobs, settings.max_job_load);
+        let mut jobs = Vec::with_capacity(settings.jobs.len());
+        for (i, (job, kept)) in settings.jobs.iter().zip(&r.kept).enumerate() {
+            match kept {
                 Some(k) => {
-                    taken[k] = true;
-                    schedule.carry_from(i, &self.schedule, k);
-                    self.jobs[k].do_send(Renumber(i, job.clone()));
-                    jobs.push(self.jobs[k].clone());
+                    self.jobs[*k].do_send(Renumber(i, job.clone()));
+                    jobs.push(self.jobs[*k].clone());
                 }
                 None => jobs.push(self.job_actor(i, job, ctx)),
             }
         }
         let kind = kind(settings.manager);
         let mut gone = Vec::new();
-        for (k, addr) in self.jobs.iter().enumerate() {
-            if !taken[k] {
-                addr.do_send(Retire("reconfig"));
-                gone.push(crate::events::cron::actor(
-                    kind,
-                    &self.settings.jobs[k].name,
-                ));
-            }
+        for &k in &r.retired {
+            self.jobs[k].do_send(Retire("reconfig"));
+            gone.push(crate::events::cron::actor(
+                kind,
+                &self.settings.jobs[k].name,
+            ));
         }
         if !gone.is_empty() {
             self.shared
@@ -292,30 +283,17 @@ impl Handler<NewCron> for CronManager {
                 .retain_jobs(|j| !gone.iter().any(|g| g == j));
             self.changed.do_send(CronChanged);
         }
-        let rerun: Vec<bool> = settings.jobs.iter().map(|j| j.reconfig_rerun).collect();
-        schedule.rerun(&rerun);
         info!(
             message = "Cron jobs reconfigured.",
             manager = settings.manager.prefix(),
             jobs = settings.jobs.len(),
             retired = gone.len()
         );
-        self.schedule = schedule;
+        self.schedule = r.schedule;
         self.jobs = jobs;
         self.settings = settings;
         self.tick(ctx);
     }
-}
-
-/// Whether a reconfig leaves job `old` running as it was (its command
-/// and schedule the same).
-fn same_job(new: &CronJob, old: &CronJob) -> bool {
-    new.name.eq_ignore_ascii_case(&old.name)
-        && new.executable == old.executable
-        && new.args == old.args
-        && new.builtin == old.builtin
-        && new.mode == old.mode
-        && new.period == old.period
 }
 
 /// One cron job: runs it when told, records and publishes what it prints.
@@ -592,13 +570,18 @@ impl Handler<Output> for CronJobActor {
 /// any slot evaluates), and the state is returned for the run's start
 /// batch and the managers.
 pub fn restore(shared: &Shared, managers: &[CronSettings], last: &CronState) -> CronState {
-    let mut kept = CronState::default();
+    let actors: Vec<String> = (managers.iter())
+        .flat_map(|m| {
+            let kind = kind(m.manager);
+            (m.jobs.iter()).map(move |j| crate::events::cron::actor(kind, &j.name))
+        })
+        .collect();
+    let kept = last.only(&actors);
     let mut published = shared.cron.borrow_mut();
     for m in managers {
-        let kind = kind(m.manager);
         for job in &m.jobs {
-            let actor = crate::events::cron::actor(kind, &job.name);
-            let Some(st) = last.jobs.get(&actor) else {
+            let actor = crate::events::cron::actor(kind(m.manager), &job.name);
+            let Some(st) = kept.jobs.get(&actor) else {
                 continue;
             };
             for ad in &st.ads {
@@ -608,7 +591,6 @@ pub fn restore(shared: &Shared, managers: &[CronSettings], last: &CronState) -> 
                         job = %actor, ad = %ad.name, error = %e),
                 }
             }
-            kept.jobs.insert(actor, st.clone());
         }
     }
     kept

@@ -31,6 +31,29 @@ struct State {
     killing: bool,
 }
 
+/// What a reconfig does with a manager's jobs ([`Schedule::reconfig`]).
+#[derive(Clone, Debug)]
+pub struct Reconfigured {
+    /// The new jobs' schedule.
+    pub schedule: Schedule,
+    /// For each new job, the old job that goes on as it (its run and
+    /// schedule kept), or `None` for a job to start as new.
+    pub kept: Vec<Option<usize>>,
+    /// The old jobs retired: dropped, or changed and started again as new.
+    pub retired: Vec<usize>,
+}
+
+/// Whether a reconfig leaves job `old` going on as `new` (its name,
+/// command and schedule the same).
+fn same_job(new: &CronJob, old: &CronJob) -> bool {
+    new.name.eq_ignore_ascii_case(&old.name)
+        && new.executable == old.executable
+        && new.args == old.args
+        && new.builtin == old.builtin
+        && new.mode == old.mode
+        && new.period == old.period
+}
+
 /// The schedule of one manager's jobs.
 #[derive(Clone, Debug)]
 pub struct Schedule {
@@ -56,15 +79,6 @@ impl Schedule {
     pub fn ask(&mut self, i: usize) {
         if let Some(s) = self.state.get_mut(i) {
             s.asked = true;
-        }
-    }
-
-    /// A reconfig: `OneShot` jobs with `rerun` (by index) run again.
-    pub fn rerun(&mut self, rerun: &[bool]) {
-        for (s, &again) in self.state.iter_mut().zip(rerun) {
-            if again {
-                s.done = false;
-            }
         }
     }
 
@@ -94,10 +108,33 @@ impl Schedule {
         self.ended(i, end.unwrap_or(start).max(start));
     }
 
-    /// Job `i` goes on as job `j` of `old` was (a reconfig that kept it).
-    pub fn carry_from(&mut self, i: usize, old: &Schedule, j: usize) {
-        if let (Some(s), Some(o)) = (self.state.get_mut(i), old.state.get(j)) {
-            *s = o.clone();
+    /// A reconfig from `old` jobs (this schedule's) to `new` ones under
+    /// `max_load`: a job the new configuration keeps as it was (same name,
+    /// command and schedule) goes on with its run and schedule; one dropped
+    /// or changed is retired, and a changed one starts again as new. A
+    /// `OneShot` job kept runs again when it says `_RECONFIG_RERUN`.
+    pub fn reconfig(&self, old: &[CronJob], new: &[CronJob], max_load: f64) -> Reconfigured {
+        let mut schedule = Schedule::new(new, max_load);
+        let mut taken = vec![false; old.len()];
+        let mut kept = Vec::with_capacity(new.len());
+        for (i, job) in new.iter().enumerate() {
+            let k = (old.iter().enumerate()).position(|(k, o)| !taken[k] && same_job(job, o));
+            if let Some(k) = k {
+                taken[k] = true;
+                if let (Some(s), Some(o)) = (schedule.state.get_mut(i), self.state.get(k)) {
+                    *s = o.clone();
+                }
+                if job.reconfig_rerun {
+                    schedule.state[i].done = false;
+                }
+            }
+            kept.push(k);
+        }
+        let retired = (0..old.len()).filter(|&k| !taken[k]).collect();
+        Reconfigured {
+            schedule,
+            kept,
+            retired,
         }
     }
 
@@ -250,17 +287,20 @@ mod tests {
 
     #[test]
     fn one_shot_runs_once_until_a_reconfig_reruns_it_and_on_demand_when_asked() {
-        let mut s = Schedule::new(
-            &[
-                job(Mode::OneShot, 0, 0.01, false),
-                job(Mode::OnDemand, 0, 0.01, false),
-            ],
-            0.1,
-        );
+        let jobs = [
+            job(Mode::OneShot, 0, 0.01, false),
+            job(Mode::OnDemand, 0, 0.01, false),
+        ];
+        let mut s = Schedule::new(&jobs, 0.1);
         assert_eq!(s.due(0), [Action::Start(0)]);
         s.ended(0, 1);
         assert_eq!(s.due(100), []);
-        s.rerun(&[true, false]);
+        // A reconfig without `_RECONFIG_RERUN` leaves it done; with, reruns.
+        s = s.reconfig(&jobs, &jobs, 0.1).schedule;
+        assert_eq!(s.due(100), []);
+        let mut again = jobs.clone();
+        again[0].reconfig_rerun = true;
+        s = s.reconfig(&jobs, &again, 0.1).schedule;
         s.ask(1);
         assert_eq!(s.due(101), [Action::Start(0), Action::Start(1)]);
         s.ended(0, 102);
@@ -306,5 +346,38 @@ mod tests {
         s.ended(1, 2);
         // Heavier than the maximum: it runs when nothing else does.
         assert_eq!(s.due(2), [Action::Start(2)]);
+    }
+
+    #[test]
+    fn a_reconfig_keeps_unchanged_jobs_going_and_retires_the_rest() {
+        let named = |name: &str, mode, period| CronJob {
+            name: name.into(),
+            ..job(mode, period, 0.01, false)
+        };
+        let old = [
+            named("keep", Mode::Periodic, 10),
+            named("drop", Mode::Periodic, 10),
+            named("change", Mode::Periodic, 10),
+        ];
+        let mut s = Schedule::new(&old, 1.0);
+        assert_eq!(
+            s.due(0),
+            [Action::Start(0), Action::Start(1), Action::Start(2)]
+        );
+        s.ended(0, 1);
+        let new = [
+            named("Change", Mode::Periodic, 20),
+            named("KEEP", Mode::Periodic, 10),
+            named("fresh", Mode::OneShot, 0),
+        ];
+        let r = s.reconfig(&old, &new, 1.0);
+        // Names match without case; a new period is a changed job.
+        assert_eq!(r.kept, [None, Some(0), None]);
+        assert_eq!(r.retired, [1, 2]);
+        let mut s = r.schedule;
+        // The kept job's period goes on from its start at 0; the changed
+        // and the new job start at once.
+        assert_eq!(s.due(5), [Action::Start(0), Action::Start(2)]);
+        assert_eq!(s.due(10), [Action::Start(1)]);
     }
 }

@@ -159,6 +159,17 @@ impl CronState {
         (self.jobs.iter()).filter_map(|(a, j)| j.running.map(|(pid, t)| (a.as_str(), pid, t)))
     }
 
+    /// The state of only the jobs of `actors` (those a new configuration
+    /// still has; the rest are forgotten).
+    pub fn only(&self, actors: &[String]) -> CronState {
+        CronState {
+            jobs: (self.jobs.iter())
+                .filter(|(a, _)| actors.contains(a))
+                .map(|(a, j)| (a.clone(), j.clone()))
+                .collect(),
+        }
+    }
+
     /// One `Cron.Snapshot` per job, for a start batch or a checkpoint.
     pub fn snapshots(&self) -> impl Iterator<Item = (String, CronEvent)> + '_ {
         self.jobs.iter().map(|(actor, state)| {
@@ -224,5 +235,8 @@ mod tests {
             again.apply(20, &actor, &e);
         }
         assert_eq!(again, s);
+        // A new configuration without the job forgets it.
+        assert_eq!(again.only(&["cron.h".into()]), s);
+        assert!(again.only(&["cron.other".into()]).jobs.is_empty());
     }
 }

@@ -53,6 +53,7 @@ fn bench_round(c: &mut Criterion) {
             memory_mb: 2048,
             disk_kb: 1 << 20,
             custom: Default::default(),
+            ids: Default::default(),
         };
         let mut slot = Slot::with(
             &id,

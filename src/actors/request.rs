@@ -30,6 +30,7 @@ pub fn starter_request(
         machine: ad_to_old(machine, OldOrder::Bytes),
         execute: shared.dirs.execute.clone(),
         hooks,
+        device_env: settings.device_env.env(machine),
         update_intervals: settings.starter_update_intervals,
         hook_env: shared.hooks.env.clone(),
         stdout_limit: settings.pipe_buffer_max,

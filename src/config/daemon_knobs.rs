@@ -100,6 +100,9 @@ pub struct DaemonSettings {
     pub starter_job_hook_keyword: Option<String>,
     /// `STARTER_DEFAULT_JOB_HOOK_KEYWORD`, when set.
     pub starter_default_job_hook_keyword: Option<String>,
+    /// `ENVIRONMENT_FOR_Assigned<name>` and
+    /// `ENVIRONMENT_VALUE_FOR_UnAssigned<name>`: a job's device variables.
+    pub device_env: super::device_env::DeviceEnv,
     /// Each `<KEYWORD>_HOOK_<TYPE>` set, by its name in upper case,
     /// trimmed.
     hooks: HashMap<String, String>,
@@ -185,6 +188,7 @@ impl DaemonSettings {
             archive: config.text("ROOST_EVENT_LOG_ARCHIVE")?.map(PathBuf::from),
             starter_job_hook_keyword: config.text("STARTER_JOB_HOOK_KEYWORD")?,
             starter_default_job_hook_keyword: config.text("STARTER_DEFAULT_JOB_HOOK_KEYWORD")?,
+            device_env: super::device_env::DeviceEnv::read(config)?,
             hooks,
             hook_args,
             hook_timeouts,

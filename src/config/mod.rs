@@ -17,6 +17,7 @@
 //! its own reader's answers for hundreds of configurations.
 
 pub mod daemon_knobs;
+pub mod device_env;
 mod expand;
 mod log_limit;
 mod printf;

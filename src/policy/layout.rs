@@ -68,6 +68,9 @@ pub struct SlotSpec {
     pub swap_fraction: f64,
     /// Custom resources.
     pub custom: BTreeMap<String, f64>,
+    /// The devices of the custom resources with ids it holds, handed out
+    /// in the order the configuration lists them.
+    pub ids: BTreeMap<String, Vec<String>>,
 }
 
 impl SlotSpec {
@@ -83,6 +86,7 @@ impl SlotSpec {
             memory_mb: self.memory_mb,
             disk_kb: self.disk_kb(m),
             custom: self.custom.clone(),
+            ids: self.ids.clone(),
         };
         super::slot::Slot::with(&format!("slot{}", self.id), host, now, kind, resources)
     }
@@ -616,6 +620,9 @@ pub fn layout(config: &Config, m: &Machine) -> Result<Vec<SlotSpec>, LayoutError
     let mut remain: [BTreeMap<String, f64>; 2] = [avail.custom.clone(), bk_avail.custom.clone()];
     let mut remain_n: [BTreeMap<String, u32>; 2] =
         [avail.custom_auto.clone(), bk_avail.custom_auto.clone()];
+    // How many devices of each resource with ids the slots before have
+    // taken (the backfill slots have the machine's devices over again).
+    let mut ids_taken: [BTreeMap<String, usize>; 2] = Default::default();
     let mut slots = Vec::with_capacity(reqs.len());
     for (i, (t, r)) in reqs.into_iter().enumerate() {
         let bk = backfill[t as usize];
@@ -668,29 +675,8 @@ pub fn layout(config: &Config, m: &Machine) -> Result<Vec<SlotSpec>, LayoutError
                 v
             }
         };
-        let mut custom = BTreeMap::new();
-        for (k, v) in &r.custom {
-            let amount = match v {
-                Some(a) => *a,
-                None => {
-                    let left = pool.custom.get(k).copied().unwrap_or(0.0);
-                    let n = remain_n[which].get(k).copied().unwrap_or(1).max(1);
-                    let a = if left < 1.0 {
-                        0.0
-                    } else {
-                        (remain[which].get(k).copied().unwrap_or(0.0) / f64::from(n)).ceil()
-                    };
-                    if let Some(rc) = remain[which].get_mut(k) {
-                        *rc -= a;
-                    }
-                    if let Some(rn) = remain_n[which].get_mut(k) {
-                        *rn = rn.saturating_sub(1);
-                    }
-                    a
-                }
-            };
-            custom.insert(k.clone(), amount);
-        }
+        let custom = custom_amounts(&r, pool, &mut remain[which], &mut remain_n[which]);
+        let ids = take_ids(m, &custom, &mut ids_taken[which]);
         let partitionable = config
             .bool(&format!("SLOT_TYPE_{t}_PARTITIONABLE"))
             .map_err(|e| LayoutError(e.to_string()))?
@@ -705,9 +691,67 @@ pub fn layout(config: &Config, m: &Machine) -> Result<Vec<SlotSpec>, LayoutError
             disk_fraction: disk,
             swap_fraction: swap,
             custom,
+            ids,
         });
     }
     Ok(slots)
+}
+
+/// A slot's custom resources: each fixed amount as asked, each `auto`
+/// share an equal part (rounded up) of what `remain` has left for the
+/// `remain_n` slots still to take one.
+fn custom_amounts(
+    r: &Request,
+    pool: &Avail,
+    remain: &mut BTreeMap<String, f64>,
+    remain_n: &mut BTreeMap<String, u32>,
+) -> BTreeMap<String, f64> {
+    let mut custom = BTreeMap::new();
+    for (k, v) in &r.custom {
+        let amount = match v {
+            Some(a) => *a,
+            None => {
+                let left = pool.custom.get(k).copied().unwrap_or(0.0);
+                let n = remain_n.get(k).copied().unwrap_or(1).max(1);
+                let a = if left < 1.0 {
+                    0.0
+                } else {
+                    (remain.get(k).copied().unwrap_or(0.0) / f64::from(n)).ceil()
+                };
+                if let Some(rc) = remain.get_mut(k) {
+                    *rc -= a;
+                }
+                if let Some(rn) = remain_n.get_mut(k) {
+                    *rn = rn.saturating_sub(1);
+                }
+                a
+            }
+        };
+        custom.insert(k.clone(), amount);
+    }
+    custom
+}
+
+/// The devices a slot with `custom` resources takes of `m`'s, after the
+/// first `taken` of each (counted on).
+fn take_ids(
+    m: &Machine,
+    custom: &BTreeMap<String, f64>,
+    taken: &mut BTreeMap<String, usize>,
+) -> BTreeMap<String, Vec<String>> {
+    let mut ids = BTreeMap::new();
+    for (k, all) in &m.custom_ids {
+        let Some(&n) = custom.get(k) else { continue };
+        let from = taken.entry(k.clone()).or_default();
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let n = n.max(0.0).ceil() as usize;
+        let mine: Vec<String> = all.iter().skip(*from).take(n).cloned().collect();
+        *from += mine.len();
+        if !mine.is_empty() {
+            ids.insert(k.clone(), mine);
+        }
+    }
+    ids
 }
 
 fn describe_request(r: &Request) -> String {
@@ -899,6 +943,39 @@ mod tests {
         .expect("layout");
         assert_eq!(m.custom["GPUs"], 2.0);
         assert_eq!(m.custom_ids["GPUs"], ["CUDA0", "CUDA2"]);
+    }
+
+    #[test]
+    fn devices_go_to_the_slots_in_the_order_they_are_listed() {
+        let (_, s) = slots(
+            "MACHINE_RESOURCE_GPUs = CUDA0, CUDA1, CUDA2
+NUM_SLOTS_TYPE_1 = 2
+             NUM_SLOTS_TYPE_2 = 1
+SLOT_TYPE_2 = cpus=1, gpus=0
+",
+            &inputs(3, 1000),
+        )
+        .expect("layout");
+        let ids: Vec<Vec<String>> = (s.iter())
+            .map(|x| x.ids.get("GPUs").cloned().unwrap_or_default())
+            .collect();
+        assert_eq!(
+            ids,
+            [vec!["CUDA0", "CUDA1"], vec!["CUDA2"], vec![]],
+            "the first slot has the excess"
+        );
+        // A partitionable slot holds them all; a count has no ids.
+        let (_, s) = slots(
+            "MACHINE_RESOURCE_GPUs = CUDA0, CUDA1
+MACHINE_RESOURCE_Cogs = 4
+             NUM_SLOTS_TYPE_1 = 1
+SLOT_TYPE_1_PARTITIONABLE = true
+",
+            &inputs(3, 1000),
+        )
+        .expect("layout");
+        assert_eq!(s[0].ids.get("GPUs").map(Vec::len), Some(2));
+        assert!(!s[0].ids.contains_key("Cogs"));
     }
 
     #[test]

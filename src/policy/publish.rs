@@ -126,24 +126,7 @@ pub fn public_ad(slot: &Slot, ctx: &Ctx<'_>, p: &Publish<'_>) -> ClassAd {
     ad.insert_value("TotalSlotMemory", ctx.spec.memory_mb);
     #[allow(clippy::cast_precision_loss)]
     ad.insert_value("TotalSlotDisk", ctx.spec.disk_kb(m) as f64);
-    let mut resources = String::from("Cpus Memory Disk Swap");
-    for (name, total) in &m.custom {
-        let have = slot.resources.custom.get(name).copied().unwrap_or(0.0);
-        let slot_total = ctx.spec.custom.get(name).copied().unwrap_or(have);
-        #[allow(clippy::cast_possible_truncation)]
-        {
-            ad.insert_value(name.as_str(), have.round() as i64);
-            ad.insert_value(format!("Total{name}").as_str(), total.round() as i64);
-            ad.insert_value(format!("Detected{name}").as_str(), total.round() as i64);
-            ad.insert_value(
-                format!("TotalSlot{name}").as_str(),
-                slot_total.round() as i64,
-            );
-        }
-        resources.push(' ');
-        resources.push_str(name);
-    }
-    ad.insert_value("MachineResources", resources.as_str());
+    publish_custom(&mut ad, slot, ctx, m);
     ad.insert_value("TotalSlots", i64::try_from(p.total_slots).unwrap_or(0));
     ad.insert("SlotWeight", expr("Cpus"));
     for n in [
@@ -224,6 +207,32 @@ pub fn public_ad(slot: &Slot, ctx: &Ctx<'_>, p: &Publish<'_>) -> ClassAd {
 
 /// What a claimed slot says about its job: `RemoteOwner`, `RemoteUser`,
 /// `JobId`, `GlobalJobId` and `JobStart`.
+/// Each custom resource of `m`: the slot's amount, the totals, its devices
+/// (`Assigned<Name>`); and `MachineResources` naming them all.
+fn publish_custom(ad: &mut ClassAd, slot: &Slot, ctx: &Ctx<'_>, m: &Machine) {
+    let mut resources = String::from("Cpus Memory Disk Swap");
+    for (name, total) in &m.custom {
+        let have = slot.resources.custom.get(name).copied().unwrap_or(0.0);
+        let slot_total = ctx.spec.custom.get(name).copied().unwrap_or(have);
+        #[allow(clippy::cast_possible_truncation)]
+        {
+            ad.insert_value(name.as_str(), have.round() as i64);
+            ad.insert_value(format!("Total{name}").as_str(), total.round() as i64);
+            ad.insert_value(format!("Detected{name}").as_str(), total.round() as i64);
+            ad.insert_value(
+                format!("TotalSlot{name}").as_str(),
+                slot_total.round() as i64,
+            );
+        }
+        resources.push(' ');
+        resources.push_str(name);
+        if let Some(ids) = slot.resources.ids.get(name).filter(|i| !i.is_empty()) {
+            ad.insert_value(format!("Assigned{name}").as_str(), ids.join(",").as_str());
+        }
+    }
+    ad.insert_value("MachineResources", resources.as_str());
+}
+
 fn publish_claim(ad: &mut ClassAd, c: &Claim, now: i64) {
     let Ok(job) = parse_ad(&c.job) else {
         return;

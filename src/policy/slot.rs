@@ -135,6 +135,10 @@ pub struct Resources {
     pub disk_kb: i64,
     /// Custom resources (`GPUs`, …).
     pub custom: BTreeMap<String, f64>,
+    /// The devices of custom resources configured as id lists that the
+    /// slot holds (`Assigned<name>`), by resource.
+    #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
+    pub ids: BTreeMap<String, Vec<String>>,
 }
 
 impl Resources {
@@ -148,6 +152,29 @@ impl Resources {
         for (k, v) in &other.custom {
             *self.custom.entry(k.clone()).or_insert(0.0) += sign * v;
         }
+        for (k, ids) in &other.ids {
+            let mine = self.ids.entry(k.clone()).or_default();
+            if sign < 0.0 {
+                mine.retain(|i| !ids.contains(i));
+            } else {
+                mine.extend(
+                    ids.iter()
+                        .filter(|i| !mine.contains(i))
+                        .cloned()
+                        .collect::<Vec<_>>(),
+                );
+            }
+        }
+    }
+
+    /// The first `n` of the devices of `resource` this slot holds (fewer
+    /// when it holds fewer; none when the resource has no ids).
+    pub fn first_ids(&self, resource: &str, n: f64) -> Vec<String> {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let n = n.max(0.0).ceil() as usize;
+        (self.ids.get(resource))
+            .map(|ids| ids.iter().take(n).cloned().collect())
+            .unwrap_or_default()
     }
 }
 

@@ -49,6 +49,10 @@ pub struct Request {
     pub execute: PathBuf,
     /// The hooks.
     pub hooks: StarterHooks,
+    /// The job's device variables (`_CONDOR_AssignedGPUs`,
+    /// `CUDA_VISIBLE_DEVICES`, …) from the slot's devices.
+    #[serde(default)]
+    pub device_env: Vec<(String, String)>,
     /// `STARTER_INITIAL_UPDATE_INTERVAL`, `STARTER_UPDATE_INTERVAL`.
     pub update_intervals: (u64, u64),
     /// The environment hooks inherit from the daemon.
@@ -391,6 +395,7 @@ mod tests {
             machine: String::new(),
             execute: PathBuf::from("/tmp"),
             hooks: StarterHooks::default(),
+            device_env: Vec::new(),
             update_intervals: (8, 300),
             hook_env: crate::spawn::Environment::default(),
             stdout_limit: 10240,

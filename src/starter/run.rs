@@ -517,6 +517,7 @@ impl Starter {
             Err(e) => return self.not_started(&e.to_string(), "evict").await,
         };
         let mut env = self.condor_env(&iwd);
+        env.extend(self.req.device_env.iter().cloned());
         for (k, v) in &spec.env {
             env.retain(|(n, _)| n != k);
             env.push((k.clone(), v.clone()));

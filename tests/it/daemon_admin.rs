@@ -1052,3 +1052,41 @@ fn a_sigterm_during_start_up_is_a_graceful_shutdown() {
     assert!(text.contains("Stopped."), "{text}");
     let _ = std::fs::remove_dir_all(&node.dir);
 }
+
+#[test]
+fn each_job_sees_its_slots_devices_in_its_environment() {
+    let node = Node::setup(
+        "devices",
+        "MACHINE_RESOURCE_GPUs = CUDA0, CUDA1, CUDA2\n\
+         ENVIRONMENT_FOR_AssignedGPUs = CUDA_VISIBLE_DEVICES MINE=/^/gpu:/\n",
+    );
+    let out = node.dir.join("out");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    for (i, name) in ["e1", "e2"].iter().enumerate() {
+        let text = format!(
+            "ClusterId = {}\nProcId = 0\nOwner = \"nobody\"\nCmd = \"/bin/sh\"\n\
+             Arguments = \"-c 'env > {}/$_CONDOR_SLOT.env; sleep 1'\"\nJobUniverse = 5\n",
+            i + 1,
+            out.display()
+        );
+        std::fs::write(node.dir.join("jobs").join(format!("{name}.job")), text).expect("job");
+    }
+    let daemon = node.start();
+    let env = |slot: &str| std::fs::read_to_string(out.join(format!("{slot}.env")));
+    wait_for("both jobs' environments", || {
+        env("slot1").is_ok_and(|e| e.contains("MINE="))
+            && env("slot2").is_ok_and(|e| e.contains("MINE="))
+    });
+    stop(daemon);
+    let (one, two) = (env("slot1").expect("slot1"), env("slot2").expect("slot2"));
+    assert!(
+        one.contains("\n_CONDOR_AssignedGPUs=CUDA0,CUDA1\n"),
+        "{one}"
+    );
+    assert!(one.contains("\nCUDA_VISIBLE_DEVICES=0,1\n"), "{one}");
+    assert!(one.contains("\nMINE=gpu:CUDA0,gpu:CUDA1\n"), "{one}");
+    assert!(two.contains("\n_CONDOR_AssignedGPUs=CUDA2\n"), "{two}");
+    assert!(two.contains("\nCUDA_VISIBLE_DEVICES=2\n"), "{two}");
+    let _ = std::fs::remove_dir_all(&node.dir);
+}

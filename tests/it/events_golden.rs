@@ -33,6 +33,7 @@ fn samples() -> Vec<(&'static str, Event)> {
         memory_mb: 1024,
         disk_kb: 4096,
         custom: BTreeMap::from([("GPUs".to_string(), 1.0)]),
+        ..Default::default()
     };
     let at = 1_700_000_100;
     let mut slot = Slot::with(
@@ -611,6 +612,21 @@ fn samples() -> Vec<(&'static str, Event)> {
                     running: None,
                     runs: 3,
                 },
+            }),
+        ),
+        (
+            "slot-dynamic-slot-created-with-devices",
+            Event::Slot(SlotEvent::DynamicSlotCreated {
+                at,
+                sub: 3,
+                resources: Resources {
+                    cpus: 1.0,
+                    memory_mb: 1024,
+                    disk_kb: 4096,
+                    custom: BTreeMap::from([("GPUs".to_string(), 1.0)]),
+                    ids: BTreeMap::from([("GPUs".to_string(), vec!["CUDA1".to_string()])]),
+                },
+                claim: Claim::new(4, "[ ClusterId = 13 ]".into(), 0.0, true, 1_700_000_000),
             }),
         ),
     ]

@@ -62,13 +62,8 @@ impl Node {
         }
     }
 
-    fn set(&mut self, attr: &str, value: i64) {
-        self.machine.insert_value(attr, value);
-    }
-
-    /// Decides, checks the events replay, applies them, and returns the
-    /// effects; transitions are logged as "from -> to (n, why)".
-    fn at(&mut self, t: i64, input: Input) -> Vec<Effect> {
+    /// What the slot would decide at `t` on `input`, nothing applied.
+    fn decision(&self, t: i64, input: &Input) -> Decision {
         let ctx = Ctx {
             policy: &self.policy,
             spec: &self.spec,
@@ -77,7 +72,17 @@ impl Node {
             drain: self.drain.as_ref(),
             cache: &self.cache,
         };
-        let Decision { events, effects } = decide(&self.slot, &ctx, &input);
+        decide(&self.slot, &ctx, input)
+    }
+
+    fn set(&mut self, attr: &str, value: i64) {
+        self.machine.insert_value(attr, value);
+    }
+
+    /// Decides, checks the events replay, applies them, and returns the
+    /// effects; transitions are logged as "from -> to (n, why)".
+    fn at(&mut self, t: i64, input: Input) -> Vec<Effect> {
+        let Decision { events, effects } = self.decision(t, &input);
         let mut replayed = self.slot.clone();
         for e in &events {
             if let SlotEvent::ActivityChanged {
@@ -575,18 +580,7 @@ fn a_partitionable_slot_carves_a_rounded_up_dynamic_slot_or_rejects() {
     assert_eq!(n.slot.kind, roost::policy::slot::SlotKind::Partitionable);
     n.at(0, Input::Evaluate);
     let job = "[ RequestCpus = 1; RequestMemory = 100; RequestDisk = 10 ]";
-    let d = decide(
-        &n.slot,
-        &Ctx {
-            policy: &n.policy,
-            spec: &n.spec,
-            machine: &n.machine,
-            now: 1,
-            drain: None,
-            cache: &n.cache,
-        },
-        &Input::FetchedJob(job.into()),
-    );
+    let d = n.decision(1, &Input::FetchedJob(job.into()));
     let created = d.events.iter().find_map(|e| match e {
         SlotEvent::DynamicSlotCreated {
             sub,
@@ -634,6 +628,35 @@ fn a_partitionable_slot_carves_a_rounded_up_dynamic_slot_or_rejects() {
         "too big: {fx:?}"
     );
     n.is(State::Unclaimed, Activity::Idle);
+}
+
+#[test]
+fn a_dynamic_slot_takes_the_first_devices_and_gives_them_back() {
+    let mut n = Node::new(
+        "STARTD_JOB_HOOK_KEYWORD = ROOST\nFetchWorkDelay = 0\n\
+         MACHINE_RESOURCE_GPUs = CUDA0, CUDA1, CUDA2\n",
+    );
+    assert_eq!(n.slot.resources.ids["GPUs"], ["CUDA0", "CUDA1", "CUDA2"]);
+    n.at(0, Input::Evaluate);
+    let job = "[ RequestCpus = 1; RequestMemory = 100; RequestDisk = 10; RequestGPUs = 2 ]";
+    let d = n.decision(1, &Input::FetchedJob(job.into()));
+    let born = d.events.iter().find_map(|e| match e {
+        SlotEvent::DynamicSlotCreated { resources, .. } => Some(resources.clone()),
+        _ => None,
+    });
+    let res = born.expect("a dynamic slot");
+    n.at(1, Input::FetchedJob(job.into()));
+    assert_eq!(res.ids["GPUs"], ["CUDA0", "CUDA1"]);
+    assert_eq!(n.slot.resources.ids["GPUs"], ["CUDA2"]);
+    n.at(
+        5,
+        Input::ChildDeleted {
+            sub: 1,
+            resources: res,
+        },
+    );
+    assert_eq!(n.slot.resources.ids["GPUs"].len(), 3);
+    assert_eq!(n.slot.resources.custom["GPUs"], 3.0);
 }
 
 #[test]
@@ -687,6 +710,7 @@ fn a_full_partitionable_slot_does_not_fetch_until_a_child_returns_its_cpus() {
         memory_mb: 128,
         disk_kb: 1024,
         custom: std::collections::BTreeMap::new(),
+        ..Default::default()
     };
     let fx = n.at(4, Input::ChildDeleted { sub: 1, resources });
     let fx = if fetches(&fx) == 0 {

@@ -125,6 +125,19 @@ fn a_static_slot_publishes_what_htcondor_does() {
 }
 
 #[test]
+fn a_slot_with_devices_publishes_them_as_assigned() {
+    let listed = ads(
+        "MACHINE_RESOURCE_GPUs = CUDA0, CUDA1, CUDA2\nNUM_SLOTS_TYPE_1 = 2\nSLOT_TYPE_1 = cpus=1\n",
+    );
+    assert_eq!(attr(&listed[0], "AssignedGPUs"), "\"CUDA0,CUDA1\"");
+    assert_eq!(attr(&listed[1], "AssignedGPUs"), "\"CUDA2\"");
+    assert_eq!(attr(&listed[1], "GPUs"), "1");
+    // A count is fungible: no devices to name.
+    let counted = ads("MACHINE_RESOURCE_GPUs = 2\nNUM_SLOTS_TYPE_1 = 2\nSLOT_TYPE_1 = cpus=1\n");
+    assert_eq!(attr(&counted[0], "AssignedGPUs"), "<absent>");
+}
+
+#[test]
 fn a_partitionable_slot_publishes_within_resource_limits() {
     let ads = ads(
         "NUM_SLOTS_TYPE_1 = 1\nSLOT_TYPE_1 = cpus=100%, memory=100%\nSLOT_TYPE_1_PARTITIONABLE = True\n",

@@ -48,6 +48,7 @@ fn starter(dir: &Path, script: &str, orphan_timeout: u64) -> (Child, ChildStdin,
             timeouts: [30, 30, 30],
             ..StarterHooks::default()
         },
+        device_env: Vec::new(),
         update_intervals: (300, 300),
         hook_env: roost::spawn::Environment::default(),
         stdout_limit: 10240,

@@ -25,6 +25,7 @@ fn run(dir: &Path, owner: &str, account: Option<Account>) -> Vec<Report> {
         machine: String::new(),
         execute: dir.join("execute"),
         hooks: StarterHooks::default(),
+        device_env: Vec::new(),
         update_intervals: (8, 300),
         hook_env: roost::spawn::Environment::default(),
         stdout_limit: 10240,

@@ -196,10 +196,15 @@ impl Work<'_, '_> {
             #[allow(clippy::cast_possible_truncation)]
             disk_kb: disk.ceil() as i64,
             custom: Default::default(),
+            ids: Default::default(),
         };
         for k in self.s.resources.custom.keys() {
             let n = num(&format!("Request{k}")).unwrap_or(0.0);
             want.custom.insert(k.clone(), n);
+            let ids = self.s.resources.first_ids(k, n);
+            if !ids.is_empty() {
+                want.ids.insert(k.clone(), ids);
+            }
         }
         let have = &self.s.resources;
         let fits = want.cpus <= have.cpus

@@ -20,6 +20,7 @@ use tracing::{debug, info, warn};
 use super::shared::Shared;
 use crate::classad::{ClassAd, FixedEnv, Value};
 use crate::cron::config::{CronJob, CronSettings, Manager, Mode};
+use crate::cron::metrics::{self, Metrics, Target};
 use crate::cron::schedule::{Action, Schedule};
 use crate::events::{CronEvent, CronState, Event, PublishedAd};
 use crate::hooks::follow::{self, CronRun, Piece};
@@ -133,7 +134,13 @@ impl CronManager {
         }
     }
 
-    fn job_actor(&self, i: usize, job: &CronJob, ctx: &Context<Self>) -> Addr<CronJobActor> {
+    fn job_actor(
+        &self,
+        i: usize,
+        job: &CronJob,
+        metrics: Metrics,
+        ctx: &Context<Self>,
+    ) -> Addr<CronJobActor> {
         CronJobActor {
             shared: Rc::clone(&self.shared),
             manager: self.settings.manager,
@@ -144,8 +151,18 @@ impl CronManager {
             changed: self.changed.clone(),
             run: None,
             serial: 0,
+            metrics,
         }
         .start()
+    }
+
+    /// Says how many of its jobs are resource monitors (slots then say
+    /// who they are).
+    fn tell_monitors(&self) {
+        let n = (self.settings.jobs.iter())
+            .filter(|j| !j.metrics.is_empty())
+            .count();
+        (self.shared.cron.borrow_mut()).set_monitors(kind(self.settings.manager), n);
     }
 
     /// Starts what is due, kills what must go, and sleeps until the next.
@@ -179,6 +196,7 @@ impl Actor for CronManager {
         }
         let last = self.last.take().unwrap_or_default();
         let kind = kind(self.settings.manager);
+        self.tell_monitors();
         for (i, job) in self.settings.jobs.clone().iter().enumerate() {
             let actor = crate::events::cron::actor(kind, &job.name);
             if let Some(st) = last.jobs.get(&actor)
@@ -186,7 +204,9 @@ impl Actor for CronManager {
             {
                 self.schedule.resume(i, t, st.last_end);
             }
-            let addr = self.job_actor(i, job, ctx);
+            let metrics =
+                (last.jobs.get(&actor)).map_or_else(Metrics::default, |st| st.metrics.clone());
+            let addr = self.job_actor(i, job, metrics, ctx);
             self.jobs.push(addr);
         }
         self.tick(ctx);
@@ -264,7 +284,7 @@ impl Handler<NewCron> for CronManager {
                     self.jobs[*k].do_send(Renumber(i, job.clone()));
                     jobs.push(self.jobs[*k].clone());
                 }
-                None => jobs.push(self.job_actor(i, job, ctx)),
+                None => jobs.push(self.job_actor(i, job, Metrics::default(), ctx)),
             }
         }
         let kind = kind(settings.manager);
@@ -292,6 +312,7 @@ impl Handler<NewCron> for CronManager {
         self.schedule = r.schedule;
         self.jobs = jobs;
         self.settings = settings;
+        self.tell_monitors();
         self.tick(ctx);
     }
 }
@@ -312,6 +333,8 @@ pub struct CronJobActor {
     /// Counts runs, so a late piece of an old run is not taken for the
     /// new one's.
     serial: u64,
+    /// What its reports added up to, when it is a resource monitor.
+    metrics: Metrics,
 }
 
 impl Actor for CronJobActor {
@@ -422,7 +445,20 @@ impl CronJobActor {
                 ad: crate::classad::unparse::ad_to_string(&a.ad),
             })
             .collect();
-        let e = Event::Cron(CronEvent::Published { ads, problems });
+        let now = self.shared.clock.now();
+        let usage = if self.job.metrics.is_empty() {
+            Vec::new()
+        } else {
+            let reports: Vec<&ClassAd> = out.ads.iter().map(|a| &a.ad).collect();
+            let targets = self.shared.cron_targets.borrow();
+            let env = FixedEnv::new(now);
+            metrics::usage(&self.job.metrics, &reports, &self.job.slots, &targets, &env)
+        };
+        let e = Event::Cron(CronEvent::Published {
+            ads,
+            problems,
+            usage: usage.clone(),
+        });
         // In the log ahead of any decision a slot makes on it: the log is
         // one order, and the decision's own durable append flushes this
         // record with it. No flush of its own: a cron job every few
@@ -435,7 +471,12 @@ impl CronJobActor {
         if !out.ads.is_empty() {
             let mut published = self.shared.cron.borrow_mut();
             for a in out.ads {
-                published.replace(&self.actor, &self.job.slots, &a.name, a.ad);
+                let ad = metrics::strip(&self.job.metrics, &a.ad);
+                published.replace(&self.actor, &self.job.slots, &a.name, ad);
+            }
+            if !usage.is_empty() {
+                self.metrics.apply(now, &usage);
+                published.set_metrics(&self.actor, &self.metrics);
             }
             drop(published);
             self.changed.do_send(CronChanged);
@@ -584,9 +625,15 @@ pub fn restore(shared: &Shared, managers: &[CronSettings], last: &CronState) -> 
             let Some(st) = kept.jobs.get(&actor) else {
                 continue;
             };
+            if !st.metrics.is_empty() {
+                published.set_metrics(&actor, &st.metrics);
+            }
             for ad in &st.ads {
                 match crate::classad::parse_ad(&ad.ad) {
-                    Ok(a) => published.replace(&actor, &job.slots, &ad.name, a),
+                    Ok(a) => {
+                        let a = metrics::strip(&job.metrics, &a);
+                        published.replace(&actor, &job.slots, &ad.name, a);
+                    }
                     Err(e) => warn!(message = "A cron ad in the log does not parse; dropped.",
                         job = %actor, ad = %ad.name, error = %e),
                 }
@@ -598,9 +645,14 @@ pub fn restore(shared: &Shared, managers: &[CronSettings], last: &CronState) -> 
 
 /// A slot's machine ad with the cron ads that go into it merged in, made
 /// again only when the machine ad or the cron ads changed, so the policy's
-/// cached slot ad sees the same ad until then.
+/// cached slot ad sees the same ad until then. While a resource monitor is
+/// configured, the slot also tells the monitors who it is
+/// (`Shared::cron_targets`) whenever its machine ad or its job changes.
 #[derive(Debug, Default)]
-pub struct SlotCronAd(RefCell<Option<(ClassAd, u64, ClassAd)>>);
+pub struct SlotCronAd {
+    merged: RefCell<Option<(ClassAd, u64, ClassAd)>>,
+    told: RefCell<Option<(ClassAd, Option<i64>)>>,
+}
 
 impl SlotCronAd {
     /// `machine` with `slot`'s cron ads (of `shared`) merged in, at `now`.
@@ -613,29 +665,56 @@ impl SlotCronAd {
         now: i64,
     ) -> ClassAd {
         let cron = shared.cron.borrow();
+        if cron.monitoring() {
+            let job_start = slot.claim.as_ref().and_then(|c| c.job_start);
+            let mut told = self.told.borrow_mut();
+            if !told
+                .as_ref()
+                .is_some_and(|(m, j)| ClassAd::ptr_eq(m, machine) && *j == job_start)
+            {
+                let target = Target {
+                    id: spec.id,
+                    ad: target_ad(machine, slot, spec),
+                    job_start,
+                };
+                shared
+                    .cron_targets
+                    .borrow_mut()
+                    .insert(slot.id.clone(), target);
+                *told = Some((machine.clone(), job_start));
+            }
+        }
         if cron.is_empty() {
             return machine.clone();
         }
-        let mut merged = self.0.borrow_mut();
+        let mut merged = self.merged.borrow_mut();
         if let Some((m, g, ad)) = &*merged
             && ClassAd::ptr_eq(m, machine)
             && *g == cron.generation()
         {
             return ad.clone();
         }
-        // What a cron ad targets: the slot's name, number, type and
-        // resources, on the machine's attributes.
-        let mut target = machine.clone();
-        target.insert_value("Name", Value::from(slot.name.as_str()));
-        target.insert_value("SlotID", i64::from(spec.id));
-        target.insert_value("SlotTypeID", i64::from(spec.type_id));
-        #[allow(clippy::cast_possible_truncation)]
-        target.insert_value("Cpus", slot.resources.cpus.round() as i64);
-        target.insert_value("Memory", slot.resources.memory_mb);
-        target.insert_value("Disk", slot.resources.disk_kb);
+        let target = target_ad(machine, slot, spec);
         let env = FixedEnv::new(now);
-        let ad = cron.merged(machine, &target, spec.id, &env);
+        let ad = cron.merged(machine, &target, (&slot.id, spec.id), &env);
         *merged = Some((machine.clone(), cron.generation(), ad.clone()));
         ad
     }
+}
+
+/// What a cron ad targets: the slot's name, number, type, resources and
+/// devices, on the machine's attributes.
+fn target_ad(machine: &ClassAd, slot: &Slot, spec: &SlotSpec) -> ClassAd {
+    let mut target = machine.clone();
+    target.insert_value("Name", Value::from(slot.name.as_str()));
+    target.insert_value("SlotID", i64::from(spec.id));
+    target.insert_value("SlotTypeID", i64::from(spec.type_id));
+    #[allow(clippy::cast_possible_truncation)]
+    target.insert_value("Cpus", slot.resources.cpus.round() as i64);
+    target.insert_value("Memory", slot.resources.memory_mb);
+    target.insert_value("Disk", slot.resources.disk_kb);
+    for (res, ids) in &slot.resources.ids {
+        target.insert_value(format!("Assigned{res}").as_str(), ids.join(",").as_str());
+    }
+    target
 }

@@ -102,6 +102,9 @@ pub struct Shared {
     /// The ads cron jobs and benchmarks published, which slots merge into
     /// their ads: written by the cron actors alone.
     pub cron: RefCell<crate::cron::merge::Published>,
+    /// Each slot as resource monitors target it (kept by the slots while
+    /// a monitor is configured), by slot id.
+    pub cron_targets: RefCell<std::collections::BTreeMap<String, crate::cron::metrics::Target>>,
     /// The `roost` program (Roost's own benchmarks run as
     /// `roost benchmark mips|kflops`).
     pub roost_exe: PathBuf,
@@ -152,6 +155,7 @@ impl Shared {
             detected,
             node: RefCell::new(NodeFacts::default()),
             cron: RefCell::new(crate::cron::merge::Published::default()),
+            cron_targets: RefCell::default(),
             roost_exe: if starter_exe.file_name().is_some_and(|n| n == "roost-startd") {
                 starter_exe.with_file_name("roost")
             } else {

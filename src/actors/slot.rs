@@ -670,6 +670,10 @@ impl Actor for SlotActor {
             self.step(&first, ctx);
         }
     }
+
+    fn stopped(&mut self, _: &mut Context<Self>) {
+        self.shared.cron_targets.borrow_mut().remove(&self.slot.id);
+    }
 }
 
 impl Handler<SlotInput> for SlotActor {

@@ -7,6 +7,8 @@
 //! Ads go in the order they were first published (the job's own ad first),
 //! so a later one's values win. Pure.
 
+use std::collections::BTreeMap;
+
 use crate::classad::{ClassAd, Env, Evaluator, Name, Value};
 
 /// The attributes that target an ad and are not copied into slot ads.
@@ -76,6 +78,11 @@ pub fn merge_into(slot: &mut ClassAd, ad: &ClassAd) {
 #[derive(Clone, Debug, Default)]
 pub struct Published {
     entries: Vec<Entry>,
+    /// What resource monitors show in each slot, by job then slot.
+    metrics: BTreeMap<String, BTreeMap<String, Vec<(String, Value)>>>,
+    /// The jobs that are resource monitors (slots then say who they are:
+    /// [`super::metrics::Target`]).
+    monitors: BTreeMap<String, usize>,
     generation: u64,
 }
 
@@ -114,11 +121,31 @@ impl Published {
     /// Forgets every ad of the jobs `keep` says no to (jobs gone from the
     /// configuration).
     pub fn retain_jobs(&mut self, keep: impl Fn(&str) -> bool) {
-        let before = self.entries.len();
+        let before = (self.entries.len(), self.metrics.len());
         self.entries.retain(|e| keep(&e.job));
-        if self.entries.len() != before {
+        self.metrics.retain(|j, _| keep(j));
+        if (self.entries.len(), self.metrics.len()) != before {
             self.generation += 1;
         }
+    }
+
+    /// What resource monitor `job` now shows in each slot.
+    pub fn set_metrics(&mut self, job: &str, metrics: &super::metrics::Metrics) {
+        self.generation += 1;
+        let by_slot = (metrics.0.keys())
+            .map(|slot| (slot.clone(), metrics.attributes(slot)))
+            .collect();
+        self.metrics.insert(job.to_string(), by_slot);
+    }
+
+    /// How many of `manager`'s configured jobs are resource monitors.
+    pub fn set_monitors(&mut self, manager: &str, n: usize) {
+        self.monitors.insert(manager.to_string(), n);
+    }
+
+    /// Whether any configured job is a resource monitor.
+    pub fn monitoring(&self) -> bool {
+        self.monitors.values().any(|n| *n > 0)
     }
 
     /// Counts every change; a slot's merged ad is stale when it differs.
@@ -128,22 +155,28 @@ impl Published {
 
     /// Whether no job has published an ad.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.entries.is_empty() && self.metrics.is_empty()
     }
 
-    /// `machine` with every ad that goes into slot `slot_id` (its ad for
-    /// targeting: `target`) merged in, in order.
+    /// `machine` with every ad that goes into slot `slot` (number
+    /// `slot_id`, its ad for targeting: `target`) merged in, in order, then
+    /// what resource monitors show in it.
     pub fn merged(
         &self,
         machine: &ClassAd,
         target: &ClassAd,
-        slot_id: u32,
+        (slot, slot_id): (&str, u32),
         env: &dyn Env,
     ) -> ClassAd {
         let mut ad = machine.clone();
         for e in &self.entries {
             if goes_into(&e.ad, &e.slots, target, slot_id, env) {
                 merge_into(&mut ad, &e.ad);
+            }
+        }
+        for attrs in self.metrics.values().filter_map(|m| m.get(slot)) {
+            for (name, v) in attrs {
+                ad.insert_value(name.as_str(), v.clone());
             }
         }
         ad
@@ -215,7 +248,12 @@ mod tests {
         p.replace("cron.b", &[2], "b", parse_ad("[ X = 2 ]").expect("ad"));
         let g = p.generation();
         let on = |p: &Published, id: u32, name: &str| {
-            let m = p.merged(&machine, &slot(i64::from(id), 1), id, &env);
+            let m = p.merged(
+                &machine,
+                &slot(i64::from(id), 1),
+                (&format!("slot{id}"), id),
+                &env,
+            );
             m.eval_attr(name, &env)
         };
         assert!(on(&p, 1, "X").identical(&Value::Int(1)));

@@ -2,11 +2,12 @@
 //! schedule whose output becomes attributes of its slot ads. This is the
 //! pure core: the jobs a configuration defines ([`config`]), reading a
 //! run's output into named ads ([`output`]) and deciding which slot ads
-//! each goes into ([`merge`]), and when each job runs ([`schedule`]). No
-//! I/O, no clock.
+//! each goes into ([`merge`]), what a resource monitor's reports add up to
+//! ([`metrics`]), and when each job runs ([`schedule`]). No I/O, no clock.
 
 pub mod config;
 pub mod merge;
+pub mod metrics;
 pub mod output;
 pub mod schedule;
 

@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::cron::metrics::{Metrics, SlotUsage};
 use crate::hooks::Exit;
 
 /// One ad a run published, as the log keeps it.
@@ -45,6 +46,10 @@ pub enum CronEvent {
         /// Lines that could not be read (each naming its line), skipped.
         #[serde(default, skip_serializing_if = "Vec::is_empty")]
         problems: Vec<String>,
+        /// A resource monitor's (`_METRICS`) reports, as they add to each
+        /// slot.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        usage: Vec<SlotUsage>,
     },
     /// The run ended.
     Ended {
@@ -88,6 +93,9 @@ pub struct CronJobState {
     pub running: Option<(u32, u64)>,
     /// How many runs started.
     pub runs: u64,
+    /// What a resource monitor's reports have added up to, by slot.
+    #[serde(default, skip_serializing_if = "Metrics::is_empty")]
+    pub metrics: Metrics,
 }
 
 impl CronJobState {
@@ -99,10 +107,11 @@ impl CronJobState {
                 self.running = Some((*pid, *started));
                 self.runs += 1;
             }
-            CronEvent::Published { ads, .. } => {
+            CronEvent::Published { ads, usage, .. } => {
                 for ad in ads {
                     self.publish(ad.clone());
                 }
+                self.metrics.apply(time, usage);
             }
             CronEvent::Ended { .. } => {
                 self.last_end = Some(time);
@@ -205,6 +214,7 @@ mod tests {
         let published = |ads| CronEvent::Published {
             ads,
             problems: Vec::new(),
+            usage: Vec::new(),
         };
         s.apply(
             10,

@@ -4,8 +4,9 @@
 //! per-slot targeting, ads that survive a restart without a OneShot job
 //! running again, a failing (prefixed), a hung and a garbled script, a
 //! reconfig with and without `_RECONFIG_RERUN`, an `OnDemand` job run
-//! through the admin socket, and a running `WaitForExit` monitor a killed
-//! daemon left behind; each run's events in the log.
+//! through the admin socket, a running `WaitForExit` monitor a killed
+//! daemon left behind, and a resource monitor (`_METRICS`) adding up per
+//! device and measuring a running job; each run's events in the log.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -389,6 +390,111 @@ fn a_script_a_killed_daemon_left_running_is_killed_at_the_restart_its_ads_kept_a
     assert_eq!(
         ended[0]["killed"], "left running by the last run",
         "{ended:?}"
+    );
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
+#[test]
+fn a_resource_monitor_adds_up_per_device_and_measures_the_running_job() {
+    let node = Node::setup("cron-metrics", "MACHINE_RESOURCE_SQUIDs = SQUID0, SQUID1\n");
+    let mut body = String::new();
+    for (dev, secs, peak) in [("SQUID0", 1, 51), ("SQUID1", 4, 42)] {
+        body.push_str(&format!(
+            "echo 'SlotMergeConstraint = StringListMember(\"{dev}\", AssignedSQUIDs)'\n\
+             echo 'UptimeSQUIDsSeconds = {secs}'\necho 'UptimeSQUIDsMemoryPeakUsage = {peak}'\n\
+             echo '- {dev}'\n"
+        ));
+    }
+    let monitor = script(&node, "monitor", &body);
+    let mut config = std::fs::read_to_string(&node.config).expect("config");
+    config.push_str(&format!(
+        "STARTD_CRON_JOBLIST = SQUIDs_MONITOR\nSTARTD_CRON_SQUIDs_MONITOR_EXECUTABLE = {}\n\
+         STARTD_CRON_SQUIDs_MONITOR_PERIOD = 1\n\
+         STARTD_CRON_SQUIDs_MONITOR_METRICS = SUM:SQUIDs, PEAK:SQUIDsMemory\n",
+        monitor.display()
+    ));
+    std::fs::write(&node.config, config).expect("config");
+    let uptimes = |node: &Node| -> Vec<f64> {
+        (af(node, &["UptimeSQUIDsSeconds"]).lines())
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
+    };
+    let daemon = node.start();
+    wait_for("two reports in each slot", || {
+        uptimes(&node).first().is_some_and(|u| *u >= 2.0)
+    });
+    // Each slot holds one device; a run adds its device's seconds, so slot2
+    // is always four times slot1. The raw reports are not merged.
+    let u = uptimes(&node);
+    assert_eq!(u.len(), 2, "{u:?}");
+    assert!((u[1] - 4.0 * u[0]).abs() < 1e-9, "{u:?}");
+    let peaks = af(
+        &node,
+        &[
+            "AssignedSQUIDs",
+            "DeviceSQUIDsMemoryPeakUsage == 51",
+            "DeviceSQUIDsMemoryPeakUsage == 42",
+            "UptimeSQUIDsMemoryPeakUsage",
+        ],
+    );
+    assert_eq!(
+        peaks,
+        "SQUID0 true false undefined\nSQUID1 false true undefined\n"
+    );
+    node.job("busy", 1, "5");
+    wait_for("the job's average use on its slot", || {
+        af(&node, &["SQUIDsAverageUsage", "SQUIDsMemoryUsage"])
+            .lines()
+            .any(|l| !l.starts_with("undefined"))
+    });
+    let line = af(&node, &["Name", "SQUIDsAverageUsage", "SQUIDsMemoryUsage"]);
+    let busy: Vec<&str> = (line.lines())
+        .find(|l| !l.contains("undefined"))
+        .expect("a busy slot")
+        .split_whitespace()
+        .collect();
+    let (avg, peak): (f64, f64) = (
+        busy[1].parse().expect("avg"),
+        busy[2].parse().expect("peak"),
+    );
+    let (per_run, want_peak) = if busy[0].starts_with("slot1") {
+        (1.0, 51.0)
+    } else {
+        (4.0, 42.0)
+    };
+    assert!(avg > 0.0 && avg <= per_run * 2.0, "{line}");
+    assert_eq!(peak, want_peak, "{line}");
+    // What the monitor added up survives a restart (from the log).
+    let before = uptimes(&node);
+    assert!(stop(daemon).success());
+    let daemon = node.start();
+    wait_for("the admin socket", || {
+        node.roost(&["status"]).status.success()
+    });
+    let after = uptimes(&node);
+    assert!(
+        after.len() == 2 && after[0] >= before[0],
+        "{before:?} then {after:?}"
+    );
+    assert!(stop(daemon).success());
+    let usage: Vec<serde_json::Value> = cron_events(&node, "cron.SQUIDs_MONITOR")
+        .into_iter()
+        .filter(|(k, _)| k == "Published")
+        .map(|(_, v)| v["usage"].clone())
+        .collect();
+    assert!(
+        usage.iter().any(|u| u[0]["sums"][0][0] == "SQUIDs"),
+        "{usage:?}"
+    );
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_roost-log"))
+        .args(["state", "--log"])
+        .arg(node.dir.join("spool/roost-events"))
+        .output()
+        .expect("roost-log runs");
+    let state = String::from_utf8_lossy(&o.stdout);
+    assert!(
+        (state.lines()).any(|l| l.starts_with("  slot2: UptimeSQUIDsSeconds = ")),
+        "{state}"
     );
     let _ = std::fs::remove_dir_all(&node.dir);
 }

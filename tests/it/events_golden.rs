@@ -10,6 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use roost::cron::metrics::SlotUsage;
 use roost::events::replay::{Handout, OpenHook, OpenStarter};
 use roost::events::{CronEvent, CronJobState, LostClaim, PublishedAd};
 use roost::events::{
@@ -581,6 +582,7 @@ fn samples() -> Vec<(&'static str, Event)> {
                     ad: "[ NodeHealthy = true; SlotId = 2 ]".into(),
                 }],
                 problems: vec!["line 3: cannot read it".into()],
+                usage: Vec::new(),
             }),
         ),
         (
@@ -611,6 +613,7 @@ fn samples() -> Vec<(&'static str, Event)> {
                     last_end: Some(1_700_000_001),
                     running: None,
                     runs: 3,
+                    ..Default::default()
                 },
             }),
         ),
@@ -627,6 +630,22 @@ fn samples() -> Vec<(&'static str, Event)> {
                     ids: BTreeMap::from([("GPUs".to_string(), vec!["CUDA1".to_string()])]),
                 },
                 claim: Claim::new(4, "[ ClusterId = 13 ]".into(), 0.0, true, 1_700_000_000),
+            }),
+        ),
+        (
+            "cron-published-usage",
+            Event::Cron(CronEvent::Published {
+                ads: vec![PublishedAd {
+                    name: "gpus_monitor.CUDA0".into(),
+                    ad: "[ SlotMergeConstraint = StringListMember(\"CUDA0\",AssignedGPUs); UptimeGPUsSeconds = 4.5 ]".into(),
+                }],
+                problems: Vec::new(),
+                usage: vec![SlotUsage {
+                    slot: "slot1".into(),
+                    job_start: Some(1_700_000_050),
+                    sums: vec![("GPUs".into(), 4.5)],
+                    peaks: vec![("GPUsMemory".into(), 1024.0)],
+                }],
             }),
         ),
     ]

@@ -107,7 +107,8 @@ pub fn state_text(r: &Replay) -> String {
 }
 
 /// Each cron job's runs and last ads: `cron.<name>: N runs, last started
-/// T, ended T` (or `running, pid P`), then one line per ad.
+/// T, ended T` (or `running, pid P`), then one line per ad, and for a
+/// resource monitor one line per slot with what it shows there.
 fn cron_text(c: &CronState) -> String {
     let mut s = String::new();
     for (actor, j) in &c.jobs {
@@ -123,6 +124,12 @@ fn cron_text(c: &CronState) -> String {
         ));
         for ad in &j.ads {
             s.push_str(&format!("  {} {}\n", ad.name, ad.ad));
+        }
+        for slot in j.metrics.0.keys() {
+            let attrs: Vec<String> = (j.metrics.attributes(slot).iter())
+                .map(|(k, v)| format!("{k} = {}", roost::classad::unparse::value_to_string(v)))
+                .collect();
+            s.push_str(&format!("  {slot}: {}\n", attrs.join("; ")));
         }
     }
     s

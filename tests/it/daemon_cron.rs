@@ -43,6 +43,16 @@ fn count_run(node: &Node, name: &str) -> String {
     format!("echo run >> {}/rec/{name}.runs", node.dir.display())
 }
 
+/// What `roost-log state` says of the node's log.
+fn log_state(node: &Node) -> String {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_roost-log"))
+        .args(["state", "--log"])
+        .arg(node.dir.join("spool/roost-events"))
+        .output()
+        .expect("roost-log runs");
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
 /// The log's `Cron` events of `actor`, as `Variant` names.
 fn cron_events(node: &Node, actor: &str) -> Vec<(String, serde_json::Value)> {
     events(&node.dir.join("spool/roost-events"))
@@ -130,12 +140,7 @@ fn a_health_check_script_stops_the_node_taking_jobs_and_lets_it_again() {
         "{published:?}"
     );
     // The log viewer's replay shows the job and its last ad.
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_roost-log"))
-        .args(["state", "--log"])
-        .arg(node.dir.join("spool/roost-events"))
-        .output()
-        .expect("roost-log runs");
-    let state = String::from_utf8_lossy(&o.stdout);
+    let state = log_state(&node);
     assert!(
         state.contains("cron.health: ")
             && state
@@ -486,12 +491,7 @@ fn a_resource_monitor_adds_up_per_device_and_measures_the_running_job() {
         usage.iter().any(|u| u[0]["sums"][0][0] == "SQUIDs"),
         "{usage:?}"
     );
-    let o = std::process::Command::new(env!("CARGO_BIN_EXE_roost-log"))
-        .args(["state", "--log"])
-        .arg(node.dir.join("spool/roost-events"))
-        .output()
-        .expect("roost-log runs");
-    let state = String::from_utf8_lossy(&o.stdout);
+    let state = log_state(&node);
     assert!(
         (state.lines()).any(|l| l.starts_with("  slot2: UptimeSQUIDsSeconds = ")),
         "{state}"

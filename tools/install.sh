@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds Roost and installs its programs into PREFIX/bin (default
 # /usr/local): roost, roost-startd (the daemon's program, which
-# `roost startd` runs), roost-log and roost-starter, the starter linked
+# `roost startd` runs), roost-log, roost-config-val (cron scripts' condor_config_val)
+# and roost-starter, the starter linked
 # statically against musl when the Rust target and musl's C compiler are
 # there (rustup target add x86_64-unknown-linux-musl; apt install musl-tools;
 # ROOST_STATIC_STARTER=1 adds the target here and insists).
@@ -21,7 +22,7 @@ PREFIX=${1:-/usr/local}
 MUSL=x86_64-unknown-linux-musl
 static=${ROOST_STATIC_STARTER:-auto}
 
-cargo build --release --locked --bin roost --bin roost-startd --bin roost-log --bin roost-starter
+cargo build --release --locked --bin roost --bin roost-startd --bin roost-log --bin roost-starter --bin roost-config-val
 starter=target/release/roost-starter
 # The C code among the dependencies (PCRE2, a stack-growth helper) is
 # compiled against musl's headers: musl-gcc (Debian: musl-tools).
@@ -40,7 +41,7 @@ if [ "$static" != 0 ] && [ "$(uname -m)" = x86_64 ]; then
     fi
 fi
 install -d "$PREFIX/bin"
-install -m 755 target/release/roost target/release/roost-startd target/release/roost-log "$PREFIX/bin/"
+install -m 755 target/release/roost target/release/roost-startd target/release/roost-log target/release/roost-config-val "$PREFIX/bin/"
 install -m 755 "$starter" "$PREFIX/bin/roost-starter"
 # roost uses roost-startd, and the daemon the starter, beside it only if
 # they come from the same sources; check here rather than at the first start.
@@ -56,4 +57,4 @@ case $(ldd "$PREFIX/bin/roost-starter" 2>&1) in
 *"statically linked"* | *"not a dynamic"*) kind=static ;;
 *) kind=dynamic ;;
 esac
-echo "installed roost, roost-startd, roost-log and roost-starter ($kind) in $PREFIX/bin"
+echo "installed roost, roost-startd, roost-log, roost-config-val and roost-starter ($kind) in $PREFIX/bin"

@@ -368,8 +368,22 @@ impl CronJobActor {
         // but the job's `_ENV` (and its process-tracking ones).
         let mgr = self.manager.prefix();
         let mut extra: Vec<(String, String)> = Vec::new();
-        if let Ok(Some(v)) = self.shared.config().expanded(&format!("{mgr}_CONFIG_VAL")) {
-            extra.push((format!("{mgr}_CONFIG_VAL"), v));
+        let config = self.shared.config();
+        match config.expanded(&format!("{mgr}_CONFIG_VAL")) {
+            Ok(Some(v)) => extra.push((format!("{mgr}_CONFIG_VAL"), v)),
+            // Unset: Roost's own reader, beside the daemon, reading the
+            // daemon's configuration.
+            _ => {
+                let own = self.shared.roost_exe.with_file_name("roost-config-val");
+                if own.exists() {
+                    extra.push((format!("{mgr}_CONFIG_VAL"), own.display().to_string()));
+                    if let Some(root) = config.files().first()
+                        && !(self.shared.hooks.env.vars()).any(|(k, _)| k == "CONDOR_CONFIG")
+                    {
+                        extra.push(("CONDOR_CONFIG".into(), root.clone()));
+                    }
+                }
+            }
         }
         extra.extend(self.job.env.entries().iter().cloned());
         CronRun {

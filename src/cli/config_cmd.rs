@@ -115,3 +115,62 @@ fn get(config: &Config, args: &GetArgs, out: &mut dyn Write) -> Result<ExitCode>
     }
     Ok(code)
 }
+
+/// `roost-config-val [-subsystem NAME] [-local-name NAME] [-verbose] NAME…`:
+/// what cron scripts are given as `STARTD_CRON_CONFIG_VAL` when the
+/// configuration names no program of its own — `condor_config_val`'s
+/// arguments, reading the configuration `CONDOR_CONFIG` names (the daemon
+/// passes its own). Each value on a line; an undefined knob is said on
+/// stderr and exits 1; a bad argument exits 2.
+pub fn config_val(args: &[String]) -> ExitCode {
+    let mut subsystem = "TOOL".to_string();
+    let mut local_name = None;
+    let mut names = Vec::new();
+    let mut verbose = false;
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let flag = a.trim_start_matches('-').to_ascii_lowercase();
+        if !a.starts_with('-') {
+            names.push(a.clone());
+            continue;
+        }
+        let mut value = |what: &str| match it.next() {
+            Some(v) => Ok(v.clone()),
+            None => Err(format!("{a} needs {what}")),
+        };
+        let r = match flag.as_str() {
+            "subsystem" => value("a subsystem name").map(|v| subsystem = v),
+            "local-name" | "local_name" => value("a local name").map(|v| local_name = Some(v)),
+            "verbose" | "v" => {
+                verbose = true;
+                Ok(())
+            }
+            _ => Err(format!("unknown option {a}")),
+        };
+        if let Err(e) = r {
+            eprintln!("roost-config-val: {e}");
+            return ExitCode::from(2);
+        }
+    }
+    if names.is_empty() {
+        eprintln!("roost-config-val: name the knobs to print");
+        return ExitCode::from(2);
+    }
+    let cmd = ConfigCmd {
+        config: None,
+        subsystem,
+        local_name,
+        action: ConfigAction::Get(GetArgs {
+            names,
+            verbose,
+            json: false,
+        }),
+    };
+    match run(cmd) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("roost-config-val: {e:#}");
+            ExitCode::from(2)
+        }
+    }
+}

@@ -2,7 +2,7 @@
 
 mod admin_cmd;
 mod classad_cmd;
-mod config_cmd;
+pub mod config_cmd;
 mod daemon_log;
 mod log_writer;
 mod policy_cmd;

@@ -158,7 +158,8 @@ fn several_ads_from_one_run_target_slots_and_survive_a_restart_without_a_rerun()
         &node,
         "info",
         &format!(
-            "{count}\necho 'Runs = 1'\necho '-'\necho 'Gpu = \"ok\"'\necho 'SlotId = 2'\n\
+            "{count}\necho 'Runs = 1'\necho \"Site = \\\"$($STARTD_CRON_CONFIG_VAL MY_SITE)\\\"\"\n\
+             echo '-'\necho 'Gpu = \"ok\"'\necho 'SlotId = 2'\n\
              echo '- gpu'\necho 'Everywhere = \"yes\"'\necho 'SlotMergeConstraint = TARGET.SlotId >= 1'\n\
              echo '- all update:true'",
             count = count_run(&node, "info")
@@ -167,7 +168,7 @@ fn several_ads_from_one_run_target_slots_and_survive_a_restart_without_a_rerun()
     let mut config = std::fs::read_to_string(&node.config).expect("config");
     config.push_str(&format!(
         "STARTD_CRON_JOBLIST = info\nSTARTD_CRON_INFO_EXECUTABLE = {}\n\
-         STARTD_CRON_INFO_MODE = OneShot\n",
+         STARTD_CRON_INFO_MODE = OneShot\nMY_SITE = lab7\n",
         info.display()
     ));
     std::fs::write(&node.config, config).expect("config");
@@ -183,6 +184,9 @@ fn several_ads_from_one_run_target_slots_and_survive_a_restart_without_a_rerun()
             .collect::<String>()
     };
     wait_for("the three ads in their slots", || seen() == want);
+    // The script read the daemon's configuration with Roost's own
+    // `condor_config_val` (STARTD_CRON_CONFIG_VAL).
+    assert_eq!(af(&node, &["Site"]), "lab7\nlab7\n");
     let status = stop(daemon);
     assert!(status.success(), "daemon exit: {status}");
     assert_eq!(runs(&node.dir, "info"), 1);

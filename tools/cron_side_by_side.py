@@ -52,6 +52,16 @@ JOBS = {
     ),
     "failing": ({"MODE": "OneShot"}, "echo 'Failed = true'\nexit 3"),
     "signalled": ({"MODE": "OneShot"}, "echo 'Signalled = true'\nkill -9 $$"),
+    # A resource monitor: one ad per device, each for the slot that holds it.
+    "monitor": (
+        {"MODE": "OneShot", "METRICS": "SUM:SQUIDs, PEAK:SQUIDsMemory"},
+        "".join(
+            f"echo 'SlotMergeConstraint = StringListMember(\"{d}\", AssignedSQUIDs)'\n"
+            f"echo 'UptimeSQUIDsSeconds = {s}'\necho 'UptimeSQUIDsMemoryPeakUsage = {p}'\n"
+            f"echo '- {d}'\n"
+            for d, s, p in [("SQUID0", 1.5, 51), ("SQUID1", 4, 42)]
+        ),
+    ),
 }
 
 # What both nodes are given besides the cron jobs.
@@ -59,6 +69,11 @@ BASE = """NUM_CPUS = 2
 SLOT_TYPE_1 = cpus=1
 NUM_SLOTS_TYPE_1 = 2
 RunBenchmarks = False
+"""
+
+# Devices for the resource monitor, on both nodes.
+DEVICES = """MACHINE_RESOURCE_SQUIDs = SQUID0, SQUID1
+ADVERTISE_CMR_UPTIME_SECONDS = TRUE
 """
 
 
@@ -101,7 +116,8 @@ def parse_long(text):
 
 INTEREST = re.compile(
     r"^(EnvDumped|Node_.*|Gpu2|Name1|Everywhere2|Own|Good|AlsoGood|Bad|Failed|Signalled|"
-    r"LastUpdate|SlotMergeConstraint|SlotName)$",
+    r"LastUpdate|SlotMergeConstraint|SlotName|.*SQUIDs.*|"
+    r"SQUIDs.*Usage)$",
     re.I,
 )
 
@@ -118,7 +134,7 @@ def run_htcondor(chroot):
         os.chmod(os.path.join(out, name), 0o777)
     write_scripts(os.path.join(srv, "cron"), "/srv/roost/cronout")
     env = dict(os.environ, CHROOT=chroot, DEBUG="default", HOOKLOG="min",
-               EXTRA_CONFIG=cron_config("/srv/roost/cron"))
+               EXTRA_CONFIG=DEVICES + cron_config("/srv/roost/cron"))
     subprocess.run(["bash", os.path.join(REALCONDOR, "stop.sh")], env=env,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     subprocess.run(["bash", os.path.join(REALCONDOR, "setup.sh")], env=env, check=True,
@@ -141,7 +157,9 @@ def wait_for_ads(status, env, seconds, every):
     while time.time() < deadline:
         r = subprocess.run(status, env=env, capture_output=True, text=True)
         ads = parse_long(r.stdout)
-        if len(ads) == 2 and all("EnvDumped" in a and "Node_Runs" in a for a in ads):
+        if len(ads) == 2 and all(
+            "EnvDumped" in a and "Node_Runs" in a and "UptimeSQUIDsSeconds" in a for a in ads
+        ):
             break
         time.sleep(every)
     return ads
@@ -166,7 +184,7 @@ def run_roost(roost):
     cfg = os.path.join(d, "condor_config")
     with open(cfg, "w") as f:
         f.write(f"LOCAL_DIR = {d}\nLOG = $(LOCAL_DIR)/log\nEXECUTE = $(LOCAL_DIR)/execute\n"
-                f"SPOOL = $(LOCAL_DIR)/spool\nCONDOR_IDS = 65534.65534\n" + BASE
+                f"SPOOL = $(LOCAL_DIR)/spool\nCONDOR_IDS = 65534.65534\n" + BASE + DEVICES
                 + cron_config(os.path.join(d, "cron")))
     env = dict(os.environ, CONDOR_CONFIG=cfg)
     daemon = subprocess.Popen([roost, "startd", "-f", "--config", cfg], env=env,

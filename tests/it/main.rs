@@ -29,6 +29,7 @@ mod policy_publish;
 mod policy_simulate;
 mod starter_link;
 mod starter_owner;
+mod submit_oracle;
 mod tidy;
 mod two_drivers;
 mod userlog;

@@ -1,0 +1,7 @@
+//! The access point's pure core: what `roost submit` turns a submit
+//! description into ([`submit`]). No I/O: files a description names (a
+//! `queue … from` file, the matches of `queue … matching`) are read through
+//! a [`submit::SubmitFiles`] the caller gives.
+
+mod lines;
+pub mod submit;

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+"""Generate submit-description fixtures from HTCondor's own submit code.
+
+Usage:  python3 -m venv /tmp/oracle && /tmp/oracle/bin/pip install -r tools/requirements.txt
+        TZ=UTC /tmp/oracle/bin/python tools/submit_oracle.py tests/fixtures/submit
+
+For each submit description below, HTCondor's Python bindings (the `htcondor`
+module's `Submit.jobs`, which runs condor_submit's own code without a schedd)
+turn it into job ads, with cluster 7, QDate 1700000000 and owner "alice".
+Writes `cases.jsonl`, one line per case:
+
+  {"name", "submit", "jobs": [{attr: expression, old syntax}, ...]}
+  {"name", "submit", "error": message}
+
+The submit runs in a scratch directory whose path is written as ${CWD}; the
+machine's name as ${HOST}. Attributes that depend on this machine's files
+and build (sizes of the executable, CondorVersion, CondorPlatform) are left
+out. `cargo test` checks Roost's submit reader against the file without
+Python.
+"""
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+
+import htcondor  # the version 1 bindings: Submit.jobs works without a schedd
+
+OUT = sys.argv[1] if len(sys.argv) > 1 else "tests/fixtures/submit"
+CLUSTER, QDATE, OWNER = 7, 1700000000, "alice"
+DROP = {"CondorVersion", "CondorPlatform", "DiskUsage", "ImageSize", "ExecutableSize"}
+
+CASES = {
+    "minimal": "executable = /bin/true\nqueue\n",
+    "arguments_old": "executable = /bin/echo\narguments = one two \"three\"\nqueue\n",
+    "arguments_new": "executable = /bin/echo\narguments = \"one 'two three' four\"\nqueue\n",
+    "environment_old": "executable = /bin/env\nenvironment = A=1;B=two words\nqueue\n",
+    "environment_new": "executable = /bin/env\nenvironment = \"A=1 B='two words'\"\nqueue\n",
+    "io": ("executable = /bin/cat\ninput = in.txt\noutput = out.$(Cluster).$(Process)\n"
+           "error = err.txt\nlog = job.log\nqueue\n"),
+    "initialdir": "executable = /bin/true\ninitialdir = sub\noutput = o\nqueue\n",
+    "requests": ("executable = /bin/true\nrequest_cpus = 4\nrequest_memory = 2GB\n"
+                 "request_disk = 1048576\nqueue\n"),
+    "requests_units": ("executable = /bin/true\nrequest_memory = 512M\nrequest_disk = 3G\n"
+                       "queue\n"),
+    "request_gpus": "executable = /bin/true\nrequest_gpus = 1\nqueue\n",
+    "requirements_rank": ("executable = /bin/true\nrequirements = Memory > 1000\n"
+                          "rank = Mips\nqueue\n"),
+    "custom_attrs": ("executable = /bin/true\n+Project = \"roost\"\n+Weight = 2 * 3\n"
+                     "MY.Team = \"infra\"\nqueue\n"),
+    "hold": "executable = /bin/true\nhold = true\nqueue\n",
+    "queue_n": "executable = /bin/echo\narguments = $(Process) of $(Cluster)\nqueue 3\n",
+    "queue_in": "executable = /bin/echo\narguments = $(Item)\nqueue Item in (red, green blue)\n",
+    "queue_in_lines": ("executable = /bin/echo\narguments = $(color)\n"
+                       "queue color in (\n  red\n  green\n)\n"),
+    "queue_from_inline": ("executable = /bin/echo\narguments = $(a) $(b)\n"
+                          "queue a, b from (\n  1, x\n  2, y\n)\n"),
+    "queue_from_file": ("executable = /bin/echo\narguments = $(x)\nqueue x from items.txt\n"),
+    "queue_matching": ("executable = /bin/cat\ninput = $(f)\nqueue f matching files *.dat\n"),
+    "queue_n_in": "executable = /bin/echo\narguments = $(Item) $(Step)\nqueue 2 Item in (a, b)\n",
+    "macros": ("base = /data\nexecutable = /bin/ls\narguments = $(base)/in\n"
+               "output = $(base)/$(Cluster).out\nqueue\n"),
+    "continuation": ("executable = /bin/echo\narguments = one \\\n  two\nqueue\n"),
+    "comments": ("# a comment\nexecutable = /bin/true # not a comment\n\n  # indented\nqueue\n"),
+    "universe_vanilla": "universe = vanilla\nexecutable = /bin/true\nqueue\n",
+    "priority_notify": ("executable = /bin/true\npriority = 5\nnotification = never\n"
+                        "job_max_vacate_time = 30\nqueue\n"),
+    "itemindex": ("executable = /bin/echo\narguments = $(ItemIndex) $(Item)\n"
+                  "queue in (p, q)\n"),
+    "process_math": ("executable = /bin/echo\narguments = $INT(Process * 10)\nqueue 2\n"),
+    "leave_in_queue": ("executable = /bin/true\nleave_in_queue = true\nqueue\n"),
+    "bad_request_memory": "executable = /bin/true\nrequest_memory = lots\nqueue\n",
+    "bad_queue": "executable = /bin/true\nqueue x y z in\n",
+    "no_executable": "arguments = x\nqueue\n",
+    "bad_expression": "executable = /bin/true\nrequirements = (Memory > \nqueue\n",
+}
+
+
+def scratch_files(d):
+    with open(os.path.join(d, "items.txt"), "w") as f:
+        f.write("alpha\nbeta\n")
+    for n in ["one.dat", "two.dat"]:
+        with open(os.path.join(d, n), "w") as f:
+            f.write("x\n")
+    with open(os.path.join(d, "in.txt"), "w") as f:
+        f.write("input\n")
+    os.makedirs(os.path.join(d, "sub"))
+
+
+def run_case(name, text, cwd, host):
+    try:
+        # Submit.jobs expands the first queue statement only (so every
+        # case here has one).
+        sub = htcondor.Submit(text)
+        ads = list(sub.jobs(clusterid=CLUSTER, qdate=QDATE, owner=OWNER))
+    except Exception as e:  # HTCondor refuses the description
+        return {"name": name, "submit": text, "error": str(e)}
+    jobs = []
+    for ad in ads:
+        attrs = {}
+        for k in sorted(ad.keys()):
+            if k in DROP:
+                continue
+            v = str(ad.lookup(k))
+            attrs[k] = v.replace(cwd, "${CWD}").replace(host, "${HOST}")
+        jobs.append(attrs)
+    return {"name": name, "submit": text, "jobs": jobs}
+
+
+def run_isolated(name, text, cwd, host):
+    """`run_case` in a child process: HTCondor's submit code exits the whole
+    process on some errors (a `$INT()` that does not evaluate)."""
+    r = subprocess.run([sys.executable, __file__, "--worker", name], cwd=cwd,
+                       capture_output=True, text=True,
+                       env=dict(os.environ, ROOST_ORACLE_HOST=host))
+    if r.returncode == 0 and r.stdout.strip():
+        return json.loads(r.stdout)
+    last = [line for line in r.stderr.splitlines() if "ERROR" in line]
+    why = last[-1].split("ERROR", 1)[1].strip() if last else f"exit {r.returncode}"
+    why = why.split(" at line ")[0]
+    return {"name": name, "submit": text, "error": why}
+
+
+def main():
+    if len(sys.argv) > 2 and sys.argv[1] == "--worker":
+        name = sys.argv[2]
+        case = run_case(name, CASES[name], os.getcwd(), os.environ["ROOST_ORACLE_HOST"])
+        print(json.dumps(case, sort_keys=True))
+        return
+    os.makedirs(OUT, exist_ok=True)
+    cwd = tempfile.mkdtemp(prefix="roost-submit-oracle-")
+    host = socket.getfqdn()
+    old = os.getcwd()
+    out_path = os.path.abspath(os.path.join(OUT, "cases.jsonl"))
+    try:
+        os.chdir(cwd)
+        scratch_files(cwd)
+        with open(out_path, "w") as f:
+            for name, text in CASES.items():
+                f.write(json.dumps(run_isolated(name, text, cwd, host), sort_keys=True) + "\n")
+    finally:
+        os.chdir(old)
+        shutil.rmtree(cwd, ignore_errors=True)
+    print(f"wrote {len(CASES)} cases to {out_path}")
+
+
+if __name__ == "__main__":
+    main()

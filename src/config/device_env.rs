@@ -20,9 +20,24 @@ const UNASSIGNED: &str = "ENVIRONMENT_VALUE_FOR_UNASSIGNED";
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Var {
     name: String,
-    /// `/regex/replacement/`: the first match in each id is replaced.
-    edit: Option<(String, String)>,
+    edit: Option<Edit>,
 }
+
+/// `/regex/replacement/`: the first match in each id is replaced (the
+/// regex compiled once, when the knob is read).
+#[derive(Clone, Debug)]
+struct Edit {
+    re: pcre2::bytes::Regex,
+    with: String,
+}
+
+impl PartialEq for Edit {
+    fn eq(&self, other: &Edit) -> bool {
+        self.re.as_str() == other.re.as_str() && self.with == other.with
+    }
+}
+
+impl Eq for Edit {}
 
 /// What one resource's knobs say.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -122,11 +137,7 @@ impl DeviceEnv {
 
 impl Var {
     fn apply(&self, id: &str) -> String {
-        let Some((re, with)) = &self.edit else {
-            return id.to_string();
-        };
-        // Checked when read; a pattern that stopped compiling leaves the id.
-        let Ok(re) = pcre2::bytes::Regex::new(re) else {
+        let Some(Edit { re, with }) = &self.edit else {
             return id.to_string();
         };
         match re.find(id.as_bytes()) {
@@ -147,25 +158,27 @@ enum BadVar {
 
 /// `NAME` or `NAME=/regex/replacement/`, separated by white space.
 fn parse_vars(value: &str) -> Result<Vec<Var>, BadVar> {
+    let edit = |re: &str, with: &str| match pcre2::bytes::Regex::new(re) {
+        Ok(re) => Ok(Some(Edit {
+            re,
+            with: with.to_string(),
+        })),
+        Err(source) => Err(BadVar::Regex {
+            re: re.to_string(),
+            source,
+        }),
+    };
     let mut vars = Vec::new();
     for item in value.split_whitespace() {
         let (name, edit) = match item.split_once('=') {
-            None if item.eq_ignore_ascii_case("CUDA_VISIBLE_DEVICES") => {
-                (item, Some(("CUDA".to_string(), String::new())))
-            }
+            None if item.eq_ignore_ascii_case("CUDA_VISIBLE_DEVICES") => (item, edit("CUDA", "")?),
             None => (item, None),
             Some((name, e)) => {
                 let parts: Vec<&str> = e.split('/').collect();
                 let [_, re, with, _] = parts[..] else {
                     return Err(BadVar::Form(item.to_string()));
                 };
-                if let Err(source) = pcre2::bytes::Regex::new(re) {
-                    return Err(BadVar::Regex {
-                        re: re.to_string(),
-                        source,
-                    });
-                }
-                (name, Some((re.to_string(), with.to_string())))
+                (name, edit(re, with)?)
             }
         };
         if name.is_empty() {

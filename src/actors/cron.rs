@@ -79,7 +79,7 @@ struct Retire(&'static str);
 /// A reconfig kept the job: its new place in the list and its knobs.
 #[derive(Message)]
 #[rtype(result = "()")]
-struct Renumber(usize, CronJob);
+struct Renumber(usize, CronJob, Option<String>);
 
 #[derive(Message)]
 #[rtype(result = "()")]
@@ -139,6 +139,7 @@ impl CronManager {
         i: usize,
         job: &CronJob,
         metrics: Metrics,
+        config_val: Option<String>,
         ctx: &Context<Self>,
     ) -> Addr<CronJobActor> {
         CronJobActor {
@@ -152,6 +153,7 @@ impl CronManager {
             run: None,
             serial: 0,
             metrics,
+            config_val,
         }
         .start()
     }
@@ -206,7 +208,7 @@ impl Actor for CronManager {
             }
             let metrics =
                 (last.jobs.get(&actor)).map_or_else(Metrics::default, |st| st.metrics.clone());
-            let addr = self.job_actor(i, job, metrics, ctx);
+            let addr = self.job_actor(i, job, metrics, self.settings.config_val.clone(), ctx);
             self.jobs.push(addr);
         }
         self.tick(ctx);
@@ -281,10 +283,16 @@ impl Handler<NewCron> for CronManager {
         for (i, (job, kept)) in settings.jobs.iter().zip(&r.kept).enumerate() {
             match kept {
                 Some(k) => {
-                    self.jobs[*k].do_send(Renumber(i, job.clone()));
+                    self.jobs[*k].do_send(Renumber(i, job.clone(), settings.config_val.clone()));
                     jobs.push(self.jobs[*k].clone());
                 }
-                None => jobs.push(self.job_actor(i, job, Metrics::default(), ctx)),
+                None => jobs.push(self.job_actor(
+                    i,
+                    job,
+                    Metrics::default(),
+                    settings.config_val.clone(),
+                    ctx,
+                )),
             }
         }
         let kind = kind(settings.manager);
@@ -335,6 +343,8 @@ pub struct CronJobActor {
     serial: u64,
     /// What its reports added up to, when it is a resource monitor.
     metrics: Metrics,
+    /// The manager's `<MGR>_CONFIG_VAL` (`None`: Roost's own reader).
+    config_val: Option<String>,
 }
 
 impl Actor for CronJobActor {
@@ -368,16 +378,15 @@ impl CronJobActor {
         // but the job's `_ENV` (and its process-tracking ones).
         let mgr = self.manager.prefix();
         let mut extra: Vec<(String, String)> = Vec::new();
-        let config = self.shared.config();
-        match config.expanded(&format!("{mgr}_CONFIG_VAL")) {
-            Ok(Some(v)) => extra.push((format!("{mgr}_CONFIG_VAL"), v)),
+        match &self.config_val {
+            Some(v) => extra.push((format!("{mgr}_CONFIG_VAL"), v.clone())),
             // Unset: Roost's own reader, beside the daemon, reading the
             // daemon's configuration.
-            _ => {
+            None => {
                 let own = self.shared.roost_exe.with_file_name("roost-config-val");
                 if own.exists() {
                     extra.push((format!("{mgr}_CONFIG_VAL"), own.display().to_string()));
-                    if let Some(root) = config.files().first()
+                    if let Some(root) = self.shared.config().files().first()
                         && !(self.shared.hooks.env.vars()).any(|(k, _)| k == "CONDOR_CONFIG")
                     {
                         extra.push(("CONDOR_CONFIG".into(), root.clone()));
@@ -587,8 +596,9 @@ impl Handler<Retire> for CronJobActor {
 impl Handler<Renumber> for CronJobActor {
     type Result = ();
 
-    fn handle(&mut self, Renumber(i, job): Renumber, _: &mut Context<Self>) {
+    fn handle(&mut self, Renumber(i, job, config_val): Renumber, _: &mut Context<Self>) {
         self.index = Some(i);
+        self.config_val = config_val;
         if job.reconfig
             && let Some((pid, ..)) = self.run
         {
@@ -727,8 +737,10 @@ fn target_ad(machine: &ClassAd, slot: &Slot, spec: &SlotSpec) -> ClassAd {
     target.insert_value("Cpus", slot.resources.cpus.round() as i64);
     target.insert_value("Memory", slot.resources.memory_mb);
     target.insert_value("Disk", slot.resources.disk_kb);
-    for (res, ids) in &slot.resources.ids {
-        target.insert_value(format!("Assigned{res}").as_str(), ids.join(",").as_str());
+    for res in slot.resources.ids.keys() {
+        if let Some((attr, ids)) = slot.resources.assigned(res) {
+            target.insert_value(attr.as_str(), ids.as_str());
+        }
     }
     target
 }

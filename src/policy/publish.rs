@@ -205,8 +205,6 @@ pub fn public_ad(slot: &Slot, ctx: &Ctx<'_>, p: &Publish<'_>) -> ClassAd {
     ad
 }
 
-/// What a claimed slot says about its job: `RemoteOwner`, `RemoteUser`,
-/// `JobId`, `GlobalJobId` and `JobStart`.
 /// Each custom resource of `m`: the slot's amount, the totals, its devices
 /// (`Assigned<Name>`); and `MachineResources` naming them all.
 fn publish_custom(ad: &mut ClassAd, slot: &Slot, ctx: &Ctx<'_>, m: &Machine) {
@@ -226,13 +224,15 @@ fn publish_custom(ad: &mut ClassAd, slot: &Slot, ctx: &Ctx<'_>, m: &Machine) {
         }
         resources.push(' ');
         resources.push_str(name);
-        if let Some(ids) = slot.resources.ids.get(name).filter(|i| !i.is_empty()) {
-            ad.insert_value(format!("Assigned{name}").as_str(), ids.join(",").as_str());
+        if let Some((attr, ids)) = slot.resources.assigned(name) {
+            ad.insert_value(attr.as_str(), ids.as_str());
         }
     }
     ad.insert_value("MachineResources", resources.as_str());
 }
 
+/// What a claimed slot says about its job: `RemoteOwner`, `RemoteUser`,
+/// `JobId`, `GlobalJobId` and `JobStart`.
 fn publish_claim(ad: &mut ClassAd, c: &Claim, now: i64) {
     let Ok(job) = parse_ad(&c.job) else {
         return;

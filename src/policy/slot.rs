@@ -167,6 +167,15 @@ impl Resources {
         }
     }
 
+    /// `Assigned<resource>` and its value (the ids, comma-separated) when
+    /// the slot holds devices of `resource`: as its ad publishes them and
+    /// cron ads target them.
+    pub fn assigned(&self, resource: &str) -> Option<(String, String)> {
+        (self.ids.get(resource))
+            .filter(|ids| !ids.is_empty())
+            .map(|ids| (format!("Assigned{resource}"), ids.join(",")))
+    }
+
     /// The first `n` of the devices of `resource` this slot holds (fewer
     /// when it holds fewer; none when the resource has no ids).
     pub fn first_ids(&self, resource: &str, n: f64) -> Vec<String> {

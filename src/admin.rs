@@ -145,7 +145,7 @@ impl Response {
 pub enum AdminError {
     /// No daemon listens there.
     #[error(
-        "no roost startd is listening on {path} ({source}); is the daemon running with this configuration?"
+        "no Roost daemon is listening on {path} ({source}); is the daemon running with this configuration?"
     )]
     NotRunning {
         /// The socket.
@@ -192,6 +192,12 @@ pub enum AdminError {
 /// The socket's path under `config`: [`SOCKET_KNOB`], else
 /// `$(LOCK)/roost_startd.sock`, else `$(LOG)/roost_startd.sock`.
 pub fn socket_path(config: &Config) -> Option<PathBuf> {
+    socket_path_of(config, SOCKET_KNOB, "roost_startd.sock")
+}
+
+/// A daemon's socket under `config`: the knob `knob`, else `file` in
+/// `LOCK`, else in `LOG`.
+pub fn socket_path_of(config: &Config, knob: &str, file: &str) -> Option<PathBuf> {
     let get = |k: &str| {
         config
             .get(k)
@@ -200,12 +206,12 @@ pub fn socket_path(config: &Config) -> Option<PathBuf> {
             .map(|v| v.trim().to_string())
             .filter(|v| !v.is_empty())
     };
-    if let Some(p) = get(SOCKET_KNOB) {
+    if let Some(p) = get(knob) {
         return Some(PathBuf::from(p));
     }
     get("LOCK")
         .or_else(|| get("LOG"))
-        .map(|d| Path::new(&d).join("roost_startd.sock"))
+        .map(|d| Path::new(&d).join(file))
 }
 
 fn owner_of(path: &Path) -> String {
@@ -221,6 +227,16 @@ fn owner_of(path: &Path) -> String {
 
 /// Sends `request` to the daemon at `path` and returns its answer.
 pub fn call(path: &Path, request: &Request, timeout: Duration) -> Result<Response, AdminError> {
+    call_with(path, request, timeout)
+}
+
+/// Sends any request to a Roost daemon's socket at `path` and reads its
+/// answer (the schedd's socket speaks its own requests).
+pub fn call_with<Q: Serialize, A: serde::de::DeserializeOwned>(
+    path: &Path,
+    request: &Q,
+    timeout: Duration,
+) -> Result<A, AdminError> {
     let io = |source: std::io::Error| AdminError::Io {
         path: path.to_path_buf(),
         source,

@@ -25,6 +25,12 @@ const READ_TIMEOUT: Duration = Duration::from_secs(10);
 /// Binds the admin socket at `path`, owner-only. A socket left by a daemon
 /// that died is replaced; one a live daemon answers on is an error.
 pub fn bind(path: &Path) -> Result<std::os::unix::net::UnixListener, BindError> {
+    bind_mode(path, 0o600)
+}
+
+/// As [`bind`], with the socket's mode `mode` (`roost schedd`'s is open to
+/// every local user: it tells them apart by their credentials).
+pub fn bind_mode(path: &Path, mode: u32) -> Result<std::os::unix::net::UnixListener, BindError> {
     let at = |what: &'static str, path: &Path| {
         let path = path.to_path_buf();
         move |source| BindError::Io { what, path, source }
@@ -43,7 +49,7 @@ pub fn bind(path: &Path) -> Result<std::os::unix::net::UnixListener, BindError> 
     let bound = std::os::unix::net::UnixListener::bind(path);
     umask(old);
     let listener = bound.map_err(at("cannot listen on", path))?;
-    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o600))
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(mode))
         .map_err(at("cannot restrict", path))?;
     listener
         .set_nonblocking(true)
@@ -55,7 +61,7 @@ pub fn bind(path: &Path) -> Result<std::os::unix::net::UnixListener, BindError> 
 #[derive(Debug, thiserror::Error)]
 pub enum BindError {
     /// Another daemon answers on it.
-    #[error("another roost startd is already serving {}; stop it first", .0.display())]
+    #[error("another Roost daemon is already serving {}; stop it first", .0.display())]
     Served(std::path::PathBuf),
     /// A file operation failed.
     #[error("{what} {}: {source}", path.display())]
@@ -135,7 +141,7 @@ pub fn control_of(req: Request) -> Option<Control> {
 /// answers on the socket).
 /// Why a request was not read.
 #[derive(Debug, thiserror::Error)]
-enum RequestError {
+pub(crate) enum RequestError {
     /// Nothing came in time.
     #[error("no request within {} seconds", READ_TIMEOUT.as_secs())]
     Timeout,
@@ -150,7 +156,9 @@ enum RequestError {
     Malformed(#[source] serde_json::Error),
 }
 
-async fn read_request(stream: &mut UnixStream) -> Result<Option<Request>, RequestError> {
+pub(crate) async fn read_request<R: serde::de::DeserializeOwned>(
+    stream: &mut UnixStream,
+) -> Result<Option<R>, RequestError> {
     let mut line = String::new();
     let limit = u64::try_from(MAX_REQUEST).unwrap_or(u64::MAX);
     let mut reader = BufReader::new(stream).take(limit);
@@ -202,7 +210,7 @@ async fn attach(mut stream: UnixStream, hello: Hello, waiting: &Waiting) {
 }
 
 /// Up to `limit` events from `from` on (one actor's if given).
-fn read_log(log: &SledReader, from: u64, actor: Option<&str>, limit: usize) -> Response {
+pub(crate) fn read_log(log: &SledReader, from: u64, actor: Option<&str>, limit: usize) -> Response {
     let items = match actor {
         Some(a) => log.read_actor(a, from),
         None => log.read_from(from),
@@ -282,7 +290,12 @@ async fn connection(
             }
         }
     };
-    let mut text = serde_json::to_string(&response).unwrap_or_else(|_| {
+    answer(stream, &response).await;
+}
+
+/// Writes `response` as the connection's one answer line and closes it.
+pub(crate) async fn answer(mut stream: UnixStream, response: &Response) {
+    let mut text = serde_json::to_string(response).unwrap_or_else(|_| {
         r#"{"ok":false,"message":"the answer could not be encoded"}"#.to_string()
     });
     text.push('\n');

@@ -17,6 +17,8 @@
 //!   spare starters and owners' accounts the starter actors share.
 //! * [`admin`]: the admin socket's server, a task per connection that
 //!   hands commands to the supervisor.
+//! * [`schedd::ScheddActor`]: `roost schedd`'s job queue (its own daemon and
+//!   log), with its socket's server.
 //!
 //! The single event-log writer is `events::GroupCommitter`'s thread.
 
@@ -30,6 +32,7 @@ pub mod messages;
 pub mod node;
 mod phase;
 pub mod request;
+pub mod schedd;
 pub mod shared;
 pub mod slot;
 pub mod starter;

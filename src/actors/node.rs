@@ -160,6 +160,10 @@ impl NodeActor {
         // `RunBenchmarks = LastBenchmark == 0` runs them once at start
         // (their `Mips` and `KFlops` are the benchmark jobs' ads).
         ad.insert_value("LastBenchmark", Value::Int(self.last_benchmark));
+        let settings = self.shared.settings();
+        let (uid, fs) = &settings.domains;
+        ad.insert_value("UidDomain", uid.as_str());
+        ad.insert_value("FileSystemDomain", fs.as_str());
         self.shared.node.borrow_mut().machine = ad;
     }
 

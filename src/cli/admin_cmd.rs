@@ -10,15 +10,14 @@ use std::time::Duration;
 use anyhow::{Result, anyhow};
 use clap::{Args, ValueEnum};
 
-use super::sysconfig::load_startd_config;
-use crate::admin::{Request, Response, call, socket_path};
+use crate::admin::{Request, Response, call};
 use crate::classad::unparse::{OldOrder, ad_to_old, value_to_string};
 use crate::classad::{ClassAd, FixedEnv, Value, parse_ad, parse_expr};
 use crate::policy::engine::{DrainHow, OnCompletion};
 
 /// Which daemon to talk to.
 #[derive(Args, Debug)]
-pub struct Target {
+pub(crate) struct Target {
     /// The daemon's root configuration file (default: $CONDOR_CONFIG, then
     /// the standard places); names the socket.
     #[arg(long, value_name = "FILE")]
@@ -30,16 +29,26 @@ pub struct Target {
 
 impl Target {
     fn send(&self, req: &Request) -> Result<Response> {
-        let path = match &self.socket {
-            Some(p) => p.clone(),
-            None => {
-                let config = load_startd_config(self.config.as_deref())?;
-                socket_path(&config).ok_or_else(|| {
-                    anyhow!("the configuration sets none of ROOST_ADMIN_SOCKET, LOCK and LOG")
-                })?
-            }
-        };
+        let path = self.path("STARTD", crate::admin::SOCKET_KNOB, "roost_startd.sock")?;
         Ok(call(&path, req, Duration::from_secs(30))?)
+    }
+
+    /// The socket: `--socket`, else the knob `knob` of the configuration
+    /// as subsystem `subsys` reads it, else `file` in `LOCK` or `LOG`.
+    pub(crate) fn path(&self, subsys: &str, knob: &str, file: &str) -> Result<PathBuf> {
+        match &self.socket {
+            Some(p) => Ok(p.clone()),
+            None => {
+                let config = super::sysconfig::load_daemon_config(self.config.as_deref(), subsys)?;
+                crate::admin::socket_path_of(&config, knob, file)
+                    .ok_or_else(|| anyhow!("the configuration sets none of {knob}, LOCK and LOG"))
+            }
+        }
+    }
+
+    /// The root configuration file given, if one was.
+    pub(crate) fn config(&self) -> Option<&str> {
+        self.config.as_deref()
     }
 }
 
@@ -200,10 +209,32 @@ const LONG_WITH_ONE_DASH: &[&str] = &[
     "-reconfig-on-completion",
     "-config",
     "-socket",
+    "-hold",
+    "-run",
+    "-nobatch",
+    "-all",
+    "-limit",
+    "-match",
+    "-ad",
 ];
 
 /// The admin subcommands, whose options may take one dash.
-const ADMIN: &[&str] = &["status", "who", "vacate", "drain", "off", "reconfig"];
+const ADMIN: &[&str] = &[
+    "status",
+    "who",
+    "vacate",
+    "drain",
+    "off",
+    "reconfig",
+    "schedd",
+    "submit",
+    "q",
+    "history",
+    "rm",
+    "hold",
+    "release",
+    "queue-hook",
+];
 
 /// Rewrites `roost drain -how fast` as `roost drain --how fast`, for the
 /// admin subcommands only, and only for their own option names (never for
@@ -226,6 +257,9 @@ pub fn normalize(args: Vec<String>) -> Vec<String> {
                     | "-request-id"
                     | "-config"
                     | "-socket"
+                    | "-limit"
+                    | "-match"
+                    | "-ad"
             );
             out.push(format!("-{a}"));
         } else {
@@ -240,6 +274,9 @@ pub fn normalize(args: Vec<String>) -> Vec<String> {
                         | "--request-id"
                         | "--config"
                         | "--socket"
+                        | "--limit"
+                        | "--match"
+                        | "--ad"
                 );
             out.push(a);
         }

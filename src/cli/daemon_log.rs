@@ -44,16 +44,29 @@ impl LogSettings {
     /// Reads the knobs; `log_dir` is `LOG`. A value that does not read is
     /// an error naming the knob.
     pub fn from_config(config: &Config, log_dir: &Path) -> Result<LogSettings, TypeError> {
+        LogSettings::of(config, log_dir, "STARTD", "StartLog")
+    }
+
+    /// The knobs of subsystem `subsys` (`<SUBSYS>_LOG`, default
+    /// `<LOG>/<file>`, and its limits).
+    pub fn of(
+        config: &Config,
+        log_dir: &Path,
+        subsys: &str,
+        file: &str,
+    ) -> Result<LogSettings, TypeError> {
         let path = config
-            .text("STARTD_LOG")?
-            .map_or_else(|| log_dir.join("StartLog"), PathBuf::from);
+            .text(&format!("{subsys}_LOG"))?
+            .map_or_else(|| log_dir.join(file), PathBuf::from);
         let limit = config
-            .log_limit("MAX_STARTD_LOG")?
+            .log_limit(&format!("MAX_{subsys}_LOG"))?
             .unwrap_or(LogLimit::Bytes(10 << 20));
         let keep = config
-            .int("MAX_NUM_STARTD_LOG")?
+            .int(&format!("MAX_NUM_{subsys}_LOG"))?
             .map_or(1, |n| u32::try_from(n.max(0)).unwrap_or(u32::MAX));
-        let truncate = config.bool("TRUNC_STARTD_LOG_ON_OPEN")?.unwrap_or(false);
+        let truncate = config
+            .bool(&format!("TRUNC_{subsys}_LOG_ON_OPEN"))?
+            .unwrap_or(false);
         Ok(LogSettings {
             path,
             limit,

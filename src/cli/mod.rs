@@ -6,8 +6,11 @@ pub mod config_cmd;
 mod daemon_log;
 mod log_writer;
 mod policy_cmd;
+mod queue_cmd;
+mod queue_table;
 mod quickstart;
 mod recover;
+pub mod schedd_cmd;
 pub mod startd_cmd;
 pub mod sysconfig;
 pub mod sysenv;
@@ -51,6 +54,23 @@ enum Command {
     /// Startd cron and benchmark jobs of the running daemon.
     #[command(subcommand)]
     Cron(admin_cmd::CronCmd),
+    /// Run the access point's job queue daemon (like condor_schedd).
+    Schedd(schedd_cmd::ScheddCmd),
+    /// Put jobs into the queue (like condor_submit).
+    Submit(queue_cmd::SubmitCmd),
+    /// The jobs in the queue (like condor_q).
+    Q(queue_cmd::QueryCmd),
+    /// Jobs that left the queue (like condor_history).
+    History(queue_cmd::QueryCmd),
+    /// Remove jobs (like condor_rm).
+    Rm(queue_cmd::ActCmd),
+    /// Put jobs on hold (like condor_hold).
+    Hold(queue_cmd::ActCmd),
+    /// Release held jobs (like condor_release).
+    Release(queue_cmd::ActCmd),
+    /// The fetch-work hooks that take jobs from a `roost schedd` (a
+    /// startd's FETCH_WORK, REPLY_FETCH, JOB_EXIT and EVICT_CLAIM).
+    QueueHook(queue_cmd::QueueHookCmd),
     /// Run one job for the daemon (started by `roost startd`, not by hand).
     #[command(hide = true)]
     Starter,
@@ -128,6 +148,14 @@ pub fn run() -> ExitCode {
         Command::Off(cmd) => admin_cmd::off(cmd),
         Command::Reconfig(cmd) => admin_cmd::reconfig(cmd),
         Command::Cron(cmd) => admin_cmd::cron(cmd),
+        Command::Schedd(cmd) => schedd_cmd::run(cmd),
+        Command::Submit(cmd) => queue_cmd::submit(cmd),
+        Command::Q(cmd) => queue_cmd::query(cmd, false),
+        Command::History(cmd) => queue_cmd::query(cmd, true),
+        Command::Rm(cmd) => queue_cmd::act(cmd, crate::schedd::protocol::Action::Remove),
+        Command::Hold(cmd) => queue_cmd::act(cmd, crate::schedd::protocol::Action::Hold),
+        Command::Release(cmd) => queue_cmd::act(cmd, crate::schedd::protocol::Action::Release),
+        Command::QueueHook(cmd) => queue_cmd::queue_hook(cmd),
         Command::LogWriter(cmd) => log_writer::run(&cmd),
         Command::Benchmark { which } => {
             let each = std::time::Duration::from_millis(250);

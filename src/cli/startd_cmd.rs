@@ -53,7 +53,7 @@ pub struct StartdCmd {
     quickstart: Option<PathBuf>,
 }
 
-fn dir(config: &Config, knob: &str) -> Result<PathBuf> {
+pub(crate) fn dir(config: &Config, knob: &str) -> Result<PathBuf> {
     let v = config
         .get(knob)
         .map_err(|e| anyhow!("{knob}: {e}"))?
@@ -83,9 +83,20 @@ fn hook_user(config: &Config) -> Option<(u32, u32)> {
 
 /// Logs to stderr and the daemon log, which it returns (for reconfig).
 fn init_logging(config: &Config, log_dir: &Path) -> Result<LogFile> {
+    let settings = LogSettings::from_config(config, log_dir).map_err(|e| anyhow!(e))?;
+    init_logging_as(config, "STARTD", &settings)
+}
+
+/// Logs to stderr and the log `settings` name at the level
+/// `<subsys>_DEBUG` asks for.
+pub(crate) fn init_logging_as(
+    config: &Config,
+    subsys: &str,
+    settings: &LogSettings,
+) -> Result<LogFile> {
     use tracing_subscriber::fmt::writer::MakeWriterExt;
     let debug = config
-        .expanded("STARTD_DEBUG")?
+        .expanded(&format!("{subsys}_DEBUG"))?
         .unwrap_or_default()
         .to_ascii_uppercase();
     let level = if debug.contains("D_FULLDEBUG") || debug.contains("D_ALL") {
@@ -93,8 +104,7 @@ fn init_logging(config: &Config, log_dir: &Path) -> Result<LogFile> {
     } else {
         tracing::Level::INFO
     };
-    let settings = LogSettings::from_config(config, log_dir).map_err(|e| anyhow!(e))?;
-    let file = LogFile::open(&settings)
+    let file = LogFile::open(settings)
         .with_context(|| format!("cannot open {}", settings.path.display()))?;
     let writer = std::io::stderr.and(file.clone());
     tracing_subscriber::fmt()

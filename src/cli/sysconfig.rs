@@ -160,9 +160,17 @@ pub fn load_input(root: Root, scope: Scope) -> LoadInput {
 /// The configuration as `roost startd` reads it: subsystem STARTD, with
 /// the detected memory defined; `root` as `--config` gives it.
 pub fn load_startd_config(root: Option<&str>) -> anyhow::Result<crate::config::Config> {
+    load_daemon_config(root, "STARTD")
+}
+
+/// The configuration as subsystem `subsys` (`STARTD`, `SCHEDD`) reads it.
+pub fn load_daemon_config(
+    root: Option<&str>,
+    subsys: &str,
+) -> anyhow::Result<crate::config::Config> {
     let root = find_root(root).map_err(|e| anyhow::anyhow!(e))?;
     let scope = Scope {
-        subsys: Some("STARTD".into()),
+        subsys: Some(subsys.into()),
         localname: None,
     };
     let mut input = load_input(root, scope);

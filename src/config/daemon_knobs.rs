@@ -103,6 +103,10 @@ pub struct DaemonSettings {
     /// `ENVIRONMENT_FOR_Assigned<name>` and
     /// `ENVIRONMENT_VALUE_FOR_UnAssigned<name>`: a job's device variables.
     pub device_env: super::device_env::DeviceEnv,
+    /// `UID_DOMAIN` and `FILESYSTEM_DOMAIN` (both default to the host's
+    /// full name): every slot ad's `UidDomain` and `FileSystemDomain`,
+    /// which condor_submit's default `Requirements` compare.
+    pub domains: (String, String),
     /// Each `<KEYWORD>_HOOK_<TYPE>` set, by its name in upper case,
     /// trimmed.
     hooks: HashMap<String, String>,
@@ -189,6 +193,10 @@ impl DaemonSettings {
             starter_job_hook_keyword: config.text("STARTER_JOB_HOOK_KEYWORD")?,
             starter_default_job_hook_keyword: config.text("STARTER_DEFAULT_JOB_HOOK_KEYWORD")?,
             device_env: super::device_env::DeviceEnv::read(config)?,
+            domains: (
+                config.text("UID_DOMAIN")?.unwrap_or_default(),
+                config.text("FILESYSTEM_DOMAIN")?.unwrap_or_default(),
+            ),
             hooks,
             hook_args,
             hook_timeouts,

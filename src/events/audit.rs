@@ -176,7 +176,7 @@ impl Audit {
                     .map(|(actor, open)| (actor.clone(), (open.slot.clone(), open.claim)))
                     .collect();
             }
-            Event::Daemon(_) | Event::Node(_) | Event::Cron(_) => {}
+            Event::Daemon(_) | Event::Node(_) | Event::Cron(_) | Event::Job(_) => {}
         }
     }
 

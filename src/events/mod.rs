@@ -60,6 +60,8 @@ pub enum Event {
     Node(NodeEvent),
     /// A daemon ClassAd hook (startd cron job, benchmark).
     Cron(cron::CronEvent),
+    /// A job of `roost schedd`'s queue (that daemon's own log).
+    Job(crate::schedd::event::JobEvent),
 }
 
 /// One logged event.

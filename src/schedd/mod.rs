@@ -3,5 +3,9 @@
 //! `queue … from` file, the matches of `queue … matching`) are read through
 //! a [`submit::SubmitFiles`] the caller gives.
 
+pub mod event;
+mod lease;
 mod lines;
+pub mod protocol;
+pub mod queue;
 pub mod submit;

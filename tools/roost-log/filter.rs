@@ -116,7 +116,9 @@ impl Filter {
             Event::Node(
                 NodeEvent::SlotCreated { slot, .. } | NodeEvent::SlotDeleted { slot, .. },
             ) => (Some(slot.clone()), Vec::new()),
-            Event::Daemon(_) | Event::Node(_) | Event::Cron(_) => (None, Vec::new()),
+            Event::Daemon(_) | Event::Node(_) | Event::Cron(_) | Event::Job(_) => {
+                (None, Vec::new())
+            }
         }
     }
 }

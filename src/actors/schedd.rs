@@ -1,0 +1,487 @@
+//! `roost schedd`'s actor: the job queue. Each request is decided by the
+//! pure queue (`schedd::queue`), its events applied at once (so the next
+//! request sees them) and handed to the log's writer; the caller is
+//! answered only once they are durable. A log that cannot be written
+//! stops the daemon (its restart replays what was written), so no caller
+//! is told of a change the log does not hold.
+//!
+//! The socket's server (`serve`) reads each caller's Unix credentials:
+//! they name the user a request acts as.
+
+use std::collections::HashMap;
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use actix::prelude::*;
+use tracing::{info, warn};
+
+use super::admin::{RequestError, answer, read_log, read_request};
+use super::clock::Clock;
+use crate::admin::{MAX_LOG_BATCH, Response};
+use crate::classad::old::parse_ad_auto;
+use crate::classad::unparse::ad_to_string;
+use crate::classad::{ClassAd, FixedEnv, Limits, parse_ad};
+use crate::events::{Appender, Event, SledReader};
+use crate::schedd::event::{JobEvent, JobId};
+use crate::schedd::protocol::{Action, ScheddRequest};
+use crate::schedd::queue::{Command, Queue, QueueError, SubmitCtx};
+
+/// What the queue's actor is configured with.
+#[derive(Clone, Debug)]
+pub struct ScheddSettings {
+    /// `SCHEDD_NAME` (default the host's name): in `GlobalJobId`.
+    pub name: String,
+    /// `UID_DOMAIN`: `User` is `owner@domain`.
+    pub domain: String,
+    /// How long a handed-out job may wait for its node's REPLY_FETCH
+    /// (`ROOST_QUEUE_FETCH_LEASE`, seconds).
+    pub lease: i64,
+    /// `QUEUE_SUPER_USERS`: who may act on any job and fetch work (with
+    /// the daemon's own user and root).
+    pub super_users: Vec<String>,
+    /// `ROOST_QUEUE_MAX_START_FAILURES`: nodes failing to start a job
+    /// this many times in a row put it on hold.
+    pub max_start_failures: i64,
+}
+
+/// The queue's actor.
+pub struct ScheddActor {
+    queue: Queue,
+    appender: Appender,
+    clock: Arc<dyn Clock>,
+    settings: ScheddSettings,
+    /// Cluster numbers given to `new_cluster` and not yet submitted to,
+    /// with the uid they were given to.
+    reserved: HashMap<i64, u32>,
+    /// The next cluster number `new_cluster` gives.
+    next_reserved: i64,
+    /// Uid → user name, as looked up.
+    users: HashMap<u32, String>,
+    me: u32,
+}
+
+/// A request from the socket, with its caller's uid.
+#[derive(Message)]
+#[rtype(result = "Response")]
+pub struct Call {
+    /// What.
+    pub request: ScheddRequest,
+    /// Who.
+    pub uid: u32,
+}
+
+impl ScheddActor {
+    /// The actor over `queue` (replayed from the log).
+    pub fn new(
+        queue: Queue,
+        appender: Appender,
+        clock: Arc<dyn Clock>,
+        settings: ScheddSettings,
+    ) -> ScheddActor {
+        let mut queue = queue;
+        queue.max_start_failures = settings.max_start_failures;
+        let next_reserved = queue.next_cluster;
+        ScheddActor {
+            queue,
+            appender,
+            clock,
+            settings,
+            reserved: HashMap::new(),
+            next_reserved,
+            users: HashMap::new(),
+            me: nix::unistd::geteuid().as_raw(),
+        }
+    }
+
+    fn user(&mut self, uid: u32) -> String {
+        self.users
+            .entry(uid)
+            .or_insert_with(
+                || match nix::unistd::User::from_uid(nix::unistd::Uid::from_raw(uid)) {
+                    Ok(Some(u)) => u.name,
+                    _ => format!("uid{uid}"),
+                },
+            )
+            .clone()
+    }
+
+    fn is_super(&mut self, uid: u32) -> bool {
+        uid == 0 || uid == self.me || {
+            let name = self.user(uid);
+            self.settings.super_users.contains(&name)
+        }
+    }
+
+    /// Applies `events` and answers `ok` once they are durable.
+    fn commit(&mut self, events: Vec<JobEvent>, ok: Response) -> ResponseFuture<Response> {
+        if events.is_empty() {
+            return Box::pin(async move { ok });
+        }
+        let batch: Vec<(i64, String, Event)> = events
+            .into_iter()
+            .map(|e| {
+                self.queue.apply(&e);
+                (e.at(), e.id().actor(), Event::Job(e))
+            })
+            .collect();
+        let durable = self.appender.append_later(batch);
+        Box::pin(async move {
+            match durable.await {
+                Ok(_) => ok,
+                Err(e) => Response::refused(format!("the event log could not be written: {e}")),
+            }
+        })
+    }
+
+    fn submit(
+        &mut self,
+        uid: u32,
+        ads: &[String],
+        cluster: Option<i64>,
+    ) -> ResponseFuture<Response> {
+        let now = self.clock.now();
+        let mut parsed = Vec::with_capacity(ads.len());
+        for (i, text) in ads.iter().enumerate() {
+            match parse_ad(text) {
+                Ok(ad) => parsed.push(ad),
+                Err(e) => return refuse(format!("job ad {i} does not parse: {e}")),
+            }
+        }
+        if let Some(c) = cluster
+            && self.reserved.get(&c) != Some(&uid)
+        {
+            return refuse(format!(
+                "cluster {c} was not reserved by this user (ask new_cluster first)"
+            ));
+        }
+        let owner = self.user(uid);
+        let ctx = SubmitCtx {
+            at: now,
+            owner: &owner,
+            domain: &self.settings.domain,
+            schedd: &self.settings.name,
+        };
+        let cluster = cluster.unwrap_or(self.next_reserved.max(self.queue.next_cluster));
+        match self.queue.submit(ctx, parsed, Some(cluster)) {
+            Ok(events) => {
+                self.reserved.remove(&cluster);
+                self.next_reserved = self.next_reserved.max(cluster + 1);
+                let n = events.len();
+                info!(message = "Jobs submitted.", cluster, jobs = n, owner = %owner);
+                let mut ok = Response::done(format!("{n} job(s) submitted to cluster {cluster}."));
+                ok.last_seq = Some(u64::try_from(cluster).unwrap_or(0));
+                self.commit(events, ok)
+            }
+            Err(e) => refuse(e.to_string()),
+        }
+    }
+
+    fn query(
+        &self,
+        targets: &crate::schedd::queue::Targets,
+        history: bool,
+        limit: Option<usize>,
+    ) -> Response {
+        let env = FixedEnv::new(self.clock.now());
+        let c = match targets.compiled() {
+            Ok(c) => c,
+            Err(e) => return Response::refused(e.to_string()),
+        };
+        let limit = limit.unwrap_or(usize::MAX);
+        let ads: Vec<String> = if history {
+            self.queue
+                .history
+                .iter()
+                .rev()
+                .filter(|ad| targets.matches(ad, c.as_ref(), &env))
+                .take(limit)
+                .map(ad_to_string)
+                .collect()
+        } else {
+            self.queue
+                .jobs
+                .values()
+                .filter(|j| targets.matches(&j.ad, c.as_ref(), &env))
+                .take(limit)
+                .map(|j| ad_to_string(&j.ad))
+                .collect()
+        };
+        Response {
+            ads,
+            ..Response::done("")
+        }
+    }
+
+    fn act(
+        &mut self,
+        uid: u32,
+        action: Action,
+        targets: &crate::schedd::queue::Targets,
+        reason: Option<String>,
+    ) -> ResponseFuture<Response> {
+        if targets.is_empty() {
+            return refuse("name jobs, users, a constraint or -all".into());
+        }
+        let user = self.user(uid);
+        let owner = (!self.is_super(uid)).then(|| user.clone());
+        let reason =
+            reason.unwrap_or_else(|| format!("via roost {} (by user {user})", action.command()));
+        let cmd = match action {
+            Action::Hold => Command::Hold,
+            Action::Release => Command::Release,
+            Action::Remove => Command::Remove,
+        };
+        let env = FixedEnv::new(self.clock.now());
+        let now = self.clock.now();
+        match self
+            .queue
+            .command(now, cmd, targets, &reason, owner.as_deref(), &env)
+        {
+            Ok(out) => {
+                let mut lines: Vec<String> = out
+                    .events
+                    .iter()
+                    .map(|e| format!("Job {} {}", e.id(), past(action)))
+                    .collect();
+                lines.extend(
+                    out.skipped
+                        .iter()
+                        .map(|(id, why)| format!("Job {id} not {}: {why}", past(action))),
+                );
+                if lines.is_empty() {
+                    return refuse("no job matches".into());
+                }
+                info!(message = "Jobs changed by command.", action = ?action, jobs = out.events.len(), user = %user);
+                let ok = if out.events.is_empty() {
+                    Response::refused(lines.join("\n"))
+                } else {
+                    Response::done(lines.join("\n"))
+                };
+                self.commit(out.events, ok)
+            }
+            Err(e) => refuse(e.to_string()),
+        }
+    }
+
+    fn fetch(&mut self, uid: u32, slot: &str) -> ResponseFuture<Response> {
+        if !self.is_super(uid) {
+            return refuse(format!(
+                "permission denied: {} may not fetch work (QUEUE_SUPER_USERS)",
+                self.user(uid)
+            ));
+        }
+        let slot = match parse_ad_auto(slot.as_bytes(), &Limits::default()) {
+            Ok(ad) => ad,
+            Err(e) => return refuse(format!("the slot ad does not parse: {e}")),
+        };
+        let token = match token() {
+            Ok(t) => t,
+            Err(e) => return refuse(format!("cannot make a lease token: {e}")),
+        };
+        let now = self.clock.now();
+        let env = FixedEnv::new(now);
+        match self
+            .queue
+            .fetch(now, &slot, &token, self.settings.lease, &env)
+        {
+            Some((leased, ad)) => {
+                info!(message = "Job handed out.", job = %leased.id(), slot = ?slot_name(&slot));
+                let ok = Response {
+                    ads: vec![ad_to_string(&ad)],
+                    ..Response::done("")
+                };
+                self.commit(vec![leased], ok)
+            }
+            None => Box::pin(async { Response::done("no idle job matches") }),
+        }
+    }
+
+    fn report(&mut self, request: &ScheddRequest) -> ResponseFuture<Response> {
+        let now = self.clock.now();
+        let (job, decided) = match request {
+            ScheddRequest::Reply { job, token, accept } => (
+                job,
+                job.parse::<JobId>()
+                    .and_then(|id| self.queue.reply(now, id, token, *accept)),
+            ),
+            ScheddRequest::Exit {
+                job,
+                token,
+                how,
+                ad,
+            } => (
+                job,
+                job.parse::<JobId>().and_then(|id| {
+                    let last = parse_ad_auto(ad.as_bytes(), &Limits::default()).map_err(|e| {
+                        QueueError::BadAd {
+                            index: 0,
+                            message: format!("the job ad does not parse: {e}"),
+                        }
+                    })?;
+                    self.queue.exited(now, id, token, *how, &last)
+                }),
+            ),
+            ScheddRequest::EvictClaim { job, token } => (
+                job,
+                job.parse::<JobId>()
+                    .and_then(|id| self.queue.evict_claim(now, id, token)),
+            ),
+            _ => return refuse("not a report".into()),
+        };
+        match decided {
+            Ok(events) => {
+                info!(message = "Node report.", job = %job, events = events.len());
+                self.commit(events, Response::done(""))
+            }
+            Err(e) => {
+                warn!(message = "Node report refused.", job = %job, error = %e);
+                refuse(e.to_string())
+            }
+        }
+    }
+}
+
+fn past(a: Action) -> &'static str {
+    match a {
+        Action::Hold => "held",
+        Action::Release => "released",
+        Action::Remove => "marked for removal",
+    }
+}
+
+fn refuse(message: String) -> ResponseFuture<Response> {
+    Box::pin(async move { Response::refused(message) })
+}
+
+fn slot_name(slot: &ClassAd) -> Option<String> {
+    match slot.eval_attr("Name", &FixedEnv::new(0)) {
+        crate::classad::Value::Str(s) => Some(s.to_string_lossy()),
+        _ => None,
+    }
+}
+
+/// A lease token: 128 random bits, in hex.
+fn token() -> std::io::Result<String> {
+    let mut bytes = [0u8; 16];
+    std::fs::File::open("/dev/urandom")?.read_exact(&mut bytes)?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+impl Actor for ScheddActor {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        ctx.run_interval(Duration::from_secs(1), |me, ctx| {
+            let now = me.clock.now();
+            if me.queue.next_expiry().is_some_and(|t| t <= now) {
+                let expired = me.queue.expired(now);
+                for e in &expired {
+                    info!(message = "A lease ran out: the job is idle again.", job = %e.id());
+                }
+                let done = me.commit(expired, Response::done(""));
+                ctx.spawn(actix::fut::wrap_future(async move {
+                    let _ = done.await;
+                }));
+            }
+        });
+    }
+}
+
+impl Handler<Call> for ScheddActor {
+    type Result = ResponseFuture<Response>;
+
+    fn handle(&mut self, call: Call, _: &mut Context<Self>) -> ResponseFuture<Response> {
+        match &call.request {
+            ScheddRequest::NewCluster => {
+                let c = self.next_reserved.max(self.queue.next_cluster);
+                self.next_reserved = c + 1;
+                self.reserved.insert(c, call.uid);
+                let mut r = Response::done(c.to_string());
+                r.last_seq = Some(u64::try_from(c).unwrap_or(0));
+                Box::pin(async move { r })
+            }
+            ScheddRequest::Submit { ads, cluster } => self.submit(call.uid, ads, *cluster),
+            ScheddRequest::Query {
+                targets,
+                history,
+                limit,
+            } => {
+                let r = self.query(targets, *history, *limit);
+                Box::pin(async move { r })
+            }
+            ScheddRequest::Act {
+                action,
+                targets,
+                reason,
+            } => self.act(call.uid, *action, targets, reason.clone()),
+            ScheddRequest::Fetch { slot } => self.fetch(call.uid, slot),
+            ScheddRequest::Reply { .. }
+            | ScheddRequest::Exit { .. }
+            | ScheddRequest::EvictClaim { .. } => self.report(&call.request),
+            ScheddRequest::Log { .. } => refuse("the log is read by the socket's server".into()),
+        }
+    }
+}
+
+/// Serves the schedd's socket until the actor system stops.
+pub async fn serve(
+    listener: std::os::unix::net::UnixListener,
+    queue: Addr<ScheddActor>,
+    log: SledReader,
+) {
+    let listener = match tokio::net::UnixListener::from_std(listener) {
+        Ok(l) => l,
+        Err(e) => {
+            warn!(message = "Cannot serve the schedd socket.", error = %e);
+            return;
+        }
+    };
+    loop {
+        match listener.accept().await {
+            Ok((stream, _)) => {
+                actix::spawn(connection(stream, queue.clone(), log.clone()));
+            }
+            Err(e) => {
+                warn!(message = "Schedd socket accept failed.", error = %e);
+                tokio::time::sleep(Duration::from_millis(100)).await;
+            }
+        }
+    }
+}
+
+async fn connection(mut stream: tokio::net::UnixStream, queue: Addr<ScheddActor>, log: SledReader) {
+    let request: Result<Option<ScheddRequest>, RequestError> = read_request(&mut stream).await;
+    let response = match (stream.peer_cred(), request) {
+        (_, Ok(None)) => return,
+        (Err(e), _) => Response::refused(format!("cannot identify the caller: {e}")),
+        (Ok(c), Err(e)) => {
+            warn!(message = "Schedd request refused.", uid = c.uid(), error = %e);
+            Response::refused(e.to_string())
+        }
+        (Ok(_), Ok(Some(ScheddRequest::Log { from, actor, limit }))) => {
+            let read = tokio::task::spawn_blocking(move || {
+                read_log(&log, from, actor.as_deref(), limit.unwrap_or(MAX_LOG_BATCH))
+            });
+            read.await
+                .unwrap_or_else(|e| Response::refused(format!("reading the log failed: {e}")))
+        }
+        (Ok(c), Ok(Some(request))) => match queue
+            .send(Call {
+                request,
+                uid: c.uid(),
+            })
+            .await
+        {
+            Ok(r) => r,
+            Err(_) => Response::refused("the schedd is stopping"),
+        },
+    };
+    answer(stream, &response).await;
+}
+
+/// Where the schedd keeps its event log, under `SPOOL`.
+pub fn events_dir(spool: &std::path::Path) -> PathBuf {
+    spool.join("roost-schedd-events")
+}

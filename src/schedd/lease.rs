@@ -1,0 +1,237 @@
+//! The queue's side of the fetch-work hooks, pure: handing an idle job
+//! that matches a slot to its node under a lease (FETCH_WORK), and what
+//! the node's reports do to it (REPLY_FETCH, JOB_EXIT, EVICT_CLAIM, and
+//! leases that run out). Each report must carry the lease's token.
+
+use super::event::{ExitHow, JobEvent, JobId, LeaseEnd, hold_code};
+use super::queue::{
+    Job, LEASE_ATTR, Lease, Queue, QueueError, START_FAILURES, Status, int_of, str_of,
+};
+use crate::classad::matchmaking::symmetric_match;
+use crate::classad::{ClassAd, Env, Expr, Value};
+
+impl Queue {
+    /// The first idle job (highest `JobPrio`, then oldest) that matches
+    /// `slot` both ways and is not leased, leased to it until
+    /// `at + lease`; with the copy to hand out (carrying the token).
+    pub fn fetch(
+        &self,
+        at: i64,
+        slot: &ClassAd,
+        token: &str,
+        lease: i64,
+        env: &dyn Env,
+    ) -> Option<(JobEvent, ClassAd)> {
+        let mut idle: Vec<(i64, JobId, &Job)> = self
+            .jobs
+            .iter()
+            .filter(|(_, j)| j.status() == Some(Status::Idle) && j.lease.is_none())
+            .map(|(id, j)| (int_of(&j.ad, "JobPrio").unwrap_or(0), *id, j))
+            .collect();
+        idle.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        let (_, id, job) = idle
+            .into_iter()
+            .find(|(_, _, j)| symmetric_match(&j.ad, slot, env))?;
+        let mut ad = job.ad.clone();
+        ad.insert_value(LEASE_ATTR, token);
+        let name = slot.eval_attr("Name", env);
+        let slot_name = match name {
+            Value::Str(s) => s.to_string_lossy(),
+            _ => String::new(),
+        };
+        Some((
+            JobEvent::Leased {
+                at,
+                id,
+                slot: slot_name,
+                token: token.to_string(),
+                until: at + lease,
+            },
+            ad,
+        ))
+    }
+
+    fn leased(&self, id: JobId, token: &str) -> Result<&Lease, QueueError> {
+        let job = self.jobs.get(&id).ok_or(QueueError::NoSuchJob(id))?;
+        job.lease
+            .as_ref()
+            .filter(|l| l.token == token)
+            .ok_or(QueueError::NotLeased(id))
+    }
+
+    /// REPLY_FETCH: the node took the job, or not.
+    pub fn reply(
+        &self,
+        at: i64,
+        id: JobId,
+        token: &str,
+        accept: bool,
+    ) -> Result<Vec<JobEvent>, QueueError> {
+        let lease = self.leased(id, token)?;
+        Ok(match (accept, lease.started) {
+            (_, true) => Vec::new(),
+            (true, false) => vec![JobEvent::Started {
+                at,
+                id,
+                slot: lease.slot.clone(),
+            }],
+            (false, false) => vec![JobEvent::LeaseEnded {
+                at,
+                id,
+                why: LeaseEnd::Rejected,
+            }],
+        })
+    }
+
+    /// JOB_EXIT: how the job ended on the node, and its final ad.
+    pub fn exited(
+        &self,
+        at: i64,
+        id: JobId,
+        token: &str,
+        how: ExitHow,
+        last: &ClassAd,
+    ) -> Result<Vec<JobEvent>, QueueError> {
+        let lease = self.leased(id, token)?;
+        let mut out = Vec::new();
+        // A short job's exit can come before REPLY_FETCH's accept.
+        if !lease.started {
+            out.push(JobEvent::Started {
+                at,
+                id,
+                slot: lease.slot.clone(),
+            });
+        }
+        let duration = int_of(last, "JobDuration");
+        let reason = str_of(last, "ExitReason");
+        match how {
+            ExitHow::Exit => {
+                let by_signal = matches!(
+                    last.lookup("ExitBySignal"),
+                    Some(Expr::Lit(Value::Bool(true)))
+                );
+                let (code, signal) = if by_signal {
+                    (None, Some(int_of(last, "ExitSignal").unwrap_or(0)))
+                } else {
+                    (Some(int_of(last, "ExitCode").unwrap_or(0)), None)
+                };
+                out.push(JobEvent::Exited {
+                    at,
+                    id,
+                    code,
+                    signal,
+                    reason,
+                    duration,
+                });
+            }
+            ExitHow::Evict => {
+                // A node that could not start the job says why; after
+                // `max_start_failures` of those in a row the job is held
+                // rather than handed out again and again.
+                let not_started = str_of(last, "VacateReason").filter(|_| duration.is_none());
+                let failures = int_of(&self.jobs[&id].ad, START_FAILURES).unwrap_or(0) + 1;
+                if let Some(why) = &not_started
+                    && self.max_start_failures > 0
+                    && failures >= self.max_start_failures
+                {
+                    out.push(JobEvent::Held {
+                        at,
+                        id,
+                        reason: format!(
+                            "the job could not be started {failures} times in a row; last on {}: {why}",
+                            lease.slot
+                        ),
+                        code: hold_code::FAILED_TO_CREATE_PROCESS,
+                        subcode: 0,
+                    });
+                }
+                out.push(JobEvent::Evicted {
+                    at,
+                    id,
+                    duration,
+                    not_started,
+                });
+            }
+            ExitHow::Hold => {
+                out.push(JobEvent::Held {
+                    at,
+                    id,
+                    reason: str_of(last, "HoldReason")
+                        .or(reason)
+                        .unwrap_or_else(|| "held on the execute node".into()),
+                    code: int_of(last, "HoldReasonCode").unwrap_or(hold_code::STARTD_HELD_JOB),
+                    subcode: int_of(last, "HoldReasonSubCode").unwrap_or(0),
+                });
+                out.push(JobEvent::Evicted {
+                    at,
+                    id,
+                    duration,
+                    not_started: None,
+                });
+            }
+            ExitHow::Remove => {
+                out.push(JobEvent::Removed {
+                    at,
+                    id,
+                    reason: str_of(last, "RemoveReason")
+                        .or(reason)
+                        .unwrap_or_else(|| "removed on the execute node".into()),
+                });
+                out.push(JobEvent::Evicted {
+                    at,
+                    id,
+                    duration,
+                    not_started: None,
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// EVICT_CLAIM: the node gave the job's claim back.
+    pub fn evict_claim(
+        &self,
+        at: i64,
+        id: JobId,
+        token: &str,
+    ) -> Result<Vec<JobEvent>, QueueError> {
+        let lease = self.leased(id, token)?;
+        Ok(vec![if lease.started {
+            JobEvent::Evicted {
+                at,
+                id,
+                duration: None,
+                not_started: None,
+            }
+        } else {
+            JobEvent::LeaseEnded {
+                at,
+                id,
+                why: LeaseEnd::Evicted,
+            }
+        }])
+    }
+
+    /// Leases handed out and neither taken nor given back by `at`.
+    pub fn expired(&self, at: i64) -> Vec<JobEvent> {
+        self.jobs
+            .iter()
+            .filter_map(|(id, j)| {
+                let l = j.lease.as_ref()?;
+                (!l.started && l.until <= at).then_some(JobEvent::LeaseEnded {
+                    at,
+                    id: *id,
+                    why: LeaseEnd::Expired,
+                })
+            })
+            .collect()
+    }
+
+    /// When the next unstarted lease runs out.
+    pub fn next_expiry(&self) -> Option<i64> {
+        self.jobs
+            .values()
+            .filter_map(|j| j.lease.as_ref().filter(|l| !l.started).map(|l| l.until))
+            .min()
+    }
+}

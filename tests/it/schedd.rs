@@ -1,0 +1,358 @@
+//! `roost schedd` end to end: `roost submit`, `q`, `hold`, `release`, `rm`,
+//! `history` against the real daemon; the queue surviving SIGKILL; who
+//! may change whose jobs; and the whole path on one machine: jobs
+//! submitted to the queue, fetched by a real `roost startd` through
+//! `roost queue-hook`, run, and their exits back in the queue.
+
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Command, Output, Stdio};
+
+use super::daemon::{Daemon, stop, temp, wait_for};
+
+const NOBODY: u32 = 65534;
+
+struct Ap {
+    dir: PathBuf,
+    config: PathBuf,
+}
+
+impl Ap {
+    /// A temp directory with one configuration for a schedd and a startd
+    /// whose fetch hooks take jobs from it.
+    fn setup(name: &str, extra: &str) -> Ap {
+        let dir = temp(name);
+        std::fs::create_dir_all(dir.join("work")).expect("mkdir");
+        std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        std::fs::set_permissions(dir.join("work"), std::fs::Permissions::from_mode(0o777))
+            .expect("chmod");
+        let roost = env!("CARGO_BIN_EXE_roost");
+        let sock = dir.join("lock/roost_schedd.sock");
+        // Fetch hooks take no configured arguments (HTCondor gives them
+        // none): each is a two-line script, as examples/queue ships them.
+        let hook = |h: &str, what: &str| {
+            let path = dir.join(format!("{what}.sh"));
+            std::fs::write(
+                &path,
+                format!(
+                    "#!/bin/sh\nexec {roost} queue-hook {what} --socket {} \"$@\"\n",
+                    sock.display()
+                ),
+            )
+            .expect("hook");
+            std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+            format!("Q_HOOK_{h} = {}\n", path.display())
+        };
+        let config = dir.join("condor_config");
+        std::fs::write(
+            &config,
+            format!(
+                "LOCAL_DIR = {d}\nLOG = $(LOCAL_DIR)/log\nEXECUTE = $(LOCAL_DIR)/execute\n\
+                 SPOOL = $(LOCAL_DIR)/spool\nLOCK = $(LOCAL_DIR)/lock\n\
+                 CONDOR_IDS = {NOBODY}.{NOBODY}\nQUEUE_SUPER_USERS = root, nobody\n\
+                 NUM_CPUS = 2\nSLOT_TYPE_1 = cpus=1\nNUM_SLOTS_TYPE_1 = 2\n\
+                 START = True\nIS_OWNER = False\nSUSPEND = False\nPREEMPT = False\nKILL = False\n\
+                 WANT_SUSPEND = False\nWANT_VACATE = True\nRunBenchmarks = False\n\
+                 UPDATE_INTERVAL = 2\nPOLLING_INTERVAL = 1\nFetchWorkDelay = 1\n\
+                 STARTD_JOB_HOOK_KEYWORD = Q\n{fetch}{reply}{exit}{evict}{extra}",
+                d = dir.display(),
+                fetch = hook("FETCH_WORK", "fetch"),
+                reply = hook("REPLY_FETCH", "reply"),
+                exit = hook("JOB_EXIT", "exit"),
+                evict = hook("EVICT_CLAIM", "evict"),
+            ),
+        )
+        .expect("config");
+        Ap { dir, config }
+    }
+
+    fn schedd(&self) -> Daemon {
+        Daemon::spawn(
+            Command::new(env!("CARGO_BIN_EXE_roost"))
+                .args(["schedd", "-f", "--config"])
+                .arg(&self.config)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        )
+    }
+
+    fn startd(&self) -> Daemon {
+        Daemon::spawn(
+            Command::new(env!("CARGO_BIN_EXE_roost"))
+                .args(["startd", "-f", "--config"])
+                .arg(&self.config)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        )
+    }
+
+    fn socket(&self) -> PathBuf {
+        self.dir.join("lock/roost_schedd.sock")
+    }
+
+    /// `roost ARGS` (as `uid` when given), in `work/`.
+    fn roost_as(&self, args: &[&str], uid: Option<u32>) -> Output {
+        let mut c = Command::new(env!("CARGO_BIN_EXE_roost"));
+        c.args(args)
+            .env("CONDOR_CONFIG", &self.config)
+            .current_dir(self.dir.join("work"));
+        if let Some(u) = uid {
+            c.uid(u).gid(u);
+        }
+        c.output().expect("roost runs")
+    }
+
+    fn roost(&self, args: &[&str]) -> Output {
+        self.roost_as(args, None)
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.roost(args);
+        assert!(
+            out.status.success(),
+            "roost {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn write(&self, name: &str, text: &str) -> PathBuf {
+        let p = self.dir.join("work").join(name);
+        std::fs::write(&p, text).expect("write");
+        std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        p
+    }
+
+    fn up(&self) {
+        wait_for("the schedd's socket", || {
+            self.socket().exists() && self.roost(&["q"]).status.success()
+        });
+    }
+}
+
+fn lines(text: &str) -> Vec<String> {
+    text.lines().map(str::to_string).collect()
+}
+
+#[test]
+fn the_queue_takes_commands_and_survives_a_kill() {
+    let ap = Ap::setup("schedd-queue", "QUEUE_SUPER_USERS = root\n");
+    let schedd = ap.schedd();
+    ap.up();
+    let sub = ap.write(
+        "three.sub",
+        "executable = /bin/echo\narguments = \"x $(Process)\"\noutput = out.$(Cluster).$(Process)\n\
+         +Project = \"roost\"\nqueue 3\n",
+    );
+    let out = ap.ok(&["submit", sub.to_str().expect("utf-8")]);
+    assert!(out.contains("3 job(s) submitted to cluster 1."), "{out}");
+    assert_eq!(
+        lines(&ap.ok(&[
+            "q",
+            "-af",
+            "ClusterId",
+            "ProcId",
+            "JobStatus",
+            "Project",
+            "Out"
+        ])),
+        vec![
+            "1 0 1 roost out.1.0",
+            "1 1 1 roost out.1.1",
+            "1 2 1 roost out.1.2"
+        ]
+    );
+    // A description that does not read names its line; nothing is queued.
+    let bad = ap.write(
+        "bad.sub",
+        "executable = /bin/true\nuniverse = grid\nqueue\n",
+    );
+    let out = ap.roost(&["submit", bad.to_str().expect("utf-8")]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("bad.sub: line 2"), "{err}");
+
+    // Another user may not touch root's jobs.
+    let out = ap.roost_as(&["rm", "1"], Some(NOBODY));
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("owned by root, not by nobody"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(ap.ok(&["hold", "1.1"]).contains("Job 1.1 held"));
+    let held = ap.ok(&["q", "-hold"]);
+    assert!(held.contains("via roost hold (by user root)"), "{held}");
+    assert_eq!(
+        ap.ok(&[
+            "q",
+            "-af",
+            "HoldReasonCode",
+            "-constraint",
+            "JobStatus == 5"
+        ]),
+        "1\n"
+    );
+    ap.ok(&["release", "1.1"]);
+    ap.ok(&["rm", "1.2", "-reason", "not wanted"]);
+    assert_eq!(
+        ap.ok(&["history", "-af", "ProcId", "JobStatus", "RemoveReason"]),
+        "2 3 not wanted\n"
+    );
+
+    // SIGKILL: everything answered is in the log and comes back.
+    schedd.kill();
+    let schedd = ap.schedd();
+    ap.up();
+    assert_eq!(
+        lines(&ap.ok(&["q", "-af", "ProcId", "JobStatus", "LastHoldReasonCode"])),
+        vec!["0 1 undefined", "1 1 1"]
+    );
+    assert_eq!(ap.ok(&["history", "-af", "ProcId"]), "2\n");
+    let out = ap.ok(&["submit", sub.to_str().expect("utf-8")]);
+    assert!(out.contains("submitted to cluster 2."), "{out}");
+
+    // roost-log reads the schedd's log through its socket: a job's story.
+    let log = Command::new(env!("CARGO_BIN_EXE_roost-log"))
+        .arg("--log")
+        .arg(ap.dir.join("spool/roost-schedd-events"))
+        .args(["list", "--actor", "job1.1"])
+        .output()
+        .expect("roost-log");
+    let text = String::from_utf8_lossy(&log.stdout);
+    let kinds: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.split_whitespace().nth(4))
+        .collect();
+    assert_eq!(
+        kinds,
+        vec!["Job.Submitted", "Job.Held", "Job.Released"],
+        "{text}"
+    );
+    assert!(stop(schedd).success());
+}
+
+/// A job's sandbox is the starter's; what it writes goes to `work/`.
+fn wait_history(ap: &Ap, n: usize) -> Vec<String> {
+    let mut last = String::new();
+    wait_for("jobs in the history", || {
+        last = ap.ok(&[
+            "history",
+            "-af",
+            "ClusterId",
+            "ProcId",
+            "JobStatus",
+            "ExitCode",
+        ]);
+        last.lines().count() >= n
+    });
+    let mut v = lines(&last);
+    v.sort();
+    v
+}
+
+#[test]
+fn a_startd_runs_the_queue_through_the_hooks() {
+    let ap = Ap::setup("schedd-startd", "");
+    let schedd = ap.schedd();
+    ap.up();
+    let sub = ap.write(
+        "exits.sub",
+        "executable = /bin/sh\narguments = \"-c 'echo ran $(Process) > out.$(Process); exit $(Process)'\"\n\
+         queue 3\n",
+    );
+    // Submitted as nobody: the startd runs them as their owner.
+    let out = ap.roost_as(&["submit", sub.to_str().expect("utf-8")], Some(NOBODY));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let never = ap.write(
+        "never.sub",
+        "executable = /bin/true\nrequirements = TARGET.Memory > 1000000000\nqueue\n",
+    );
+    let out = ap.roost_as(&["submit", never.to_str().expect("utf-8")], Some(NOBODY));
+    assert!(out.status.success());
+
+    let startd = ap.startd();
+    assert_eq!(wait_history(&ap, 3), vec!["1 0 4 0", "1 1 4 1", "1 2 4 2"]);
+    for p in 0..3 {
+        let out = std::fs::read_to_string(ap.dir.join(format!("work/out.{p}"))).expect("output");
+        assert_eq!(out, format!("ran {p}\n"));
+    }
+    assert_eq!(
+        ap.ok(&[
+            "history",
+            "-af",
+            "NumJobStarts",
+            "Owner",
+            "-constraint",
+            "ProcId == 0"
+        ]),
+        "1 nobody\n"
+    );
+    // The one no slot matches stays idle, never leased.
+    assert_eq!(
+        ap.ok(&["q", "-af", "ClusterId", "JobStatus", "NumJobStarts"]),
+        "2 1 0\n"
+    );
+
+    // A running job vacated goes back to idle, and runs again.
+    let long = ap.write(
+        "long.sub",
+        "executable = /bin/sleep\narguments = 300\nqueue\n",
+    );
+    let out = ap.roost_as(&["submit", long.to_str().expect("utf-8")], Some(NOBODY));
+    assert!(out.status.success());
+    wait_for("the long job to run", || {
+        ap.ok(&["q", "-af", "JobStatus", "-constraint", "ClusterId == 3"]) == "2\n"
+    });
+    let run = ap.ok(&["q", "-run"]);
+    assert!(run.contains("slot1@") || run.contains("slot2@"), "{run}");
+    let v = ap.roost(&["vacate", "-fast"]);
+    assert!(v.status.success(), "{}", String::from_utf8_lossy(&v.stderr));
+    wait_for("the vacated job to start again", || {
+        ap.ok(&[
+            "q",
+            "-af",
+            "NumJobStarts",
+            "JobStatus",
+            "-constraint",
+            "ClusterId == 3",
+        ]) == "2 2\n"
+    });
+    ap.ok(&["rm", "3"]);
+
+    // Root's job, which no node may run: not started three times, held.
+    let root = ap.write("root.sub", "executable = /bin/true\nqueue\n");
+    let out = ap.ok(&["submit", root.to_str().expect("utf-8")]);
+    assert!(out.contains("cluster 4"), "{out}");
+    wait_for("root's job on hold", || {
+        ap.ok(&[
+            "q",
+            "-af",
+            "JobStatus",
+            "HoldReasonCode",
+            "-constraint",
+            "ClusterId == 4",
+        ]) == "5 6\n"
+    });
+    let held = ap.ok(&["q", "-hold"]);
+    assert!(
+        held.contains("could not be started 3 times in a row") && held.contains("is root"),
+        "{held}"
+    );
+    assert!(stop(startd).success());
+    wait_for("the removed job to leave once its node reported", || {
+        ap.ok(&[
+            "history",
+            "-af",
+            "JobStatus",
+            "-constraint",
+            "ClusterId == 3",
+        ]) == "3\n"
+    });
+    assert!(stop(schedd).success());
+}

@@ -314,13 +314,15 @@ impl ScheddActor {
             } => (
                 job,
                 job.parse::<JobId>().and_then(|id| {
-                    let last = parse_ad_auto(ad.as_bytes(), &Limits::default()).map_err(|e| {
-                        QueueError::BadAd {
-                            index: 0,
-                            message: format!("the job ad does not parse: {e}"),
-                        }
-                    })?;
+                    let last = reported_ad(ad)?;
                     self.queue.exited(now, id, token, *how, &last)
+                }),
+            ),
+            ScheddRequest::Update { job, token, ad } => (
+                job,
+                job.parse::<JobId>().and_then(|id| {
+                    let now_ad = reported_ad(ad)?;
+                    self.queue.update(now, id, token, &now_ad)
                 }),
             ),
             ScheddRequest::EvictClaim { job, token } => (
@@ -353,6 +355,14 @@ fn past(a: Action) -> &'static str {
 
 fn refuse(message: String) -> ResponseFuture<Response> {
     Box::pin(async move { Response::refused(message) })
+}
+
+/// The job ad a hook sent (any syntax HTCondor writes).
+fn reported_ad(text: &str) -> Result<ClassAd, QueueError> {
+    parse_ad_auto(text.as_bytes(), &Limits::default()).map_err(|e| QueueError::BadAd {
+        index: 0,
+        message: format!("the job ad does not parse: {e}"),
+    })
 }
 
 fn slot_name(slot: &ClassAd) -> Option<String> {
@@ -419,6 +429,7 @@ impl Handler<Call> for ScheddActor {
             ScheddRequest::Fetch { slot } => self.fetch(call.uid, slot),
             ScheddRequest::Reply { .. }
             | ScheddRequest::Exit { .. }
+            | ScheddRequest::Update { .. }
             | ScheddRequest::EvictClaim { .. } => self.report(&call.request),
             ScheddRequest::Log { .. } => refuse("the log is read by the socket's server".into()),
         }

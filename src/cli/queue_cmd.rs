@@ -345,6 +345,8 @@ pub enum HookKind {
     Exit,
     /// EVICT_CLAIM: stdin job, `-----`, slot.
     Evict,
+    /// UPDATE_JOB_INFO: stdin the running job.
+    Update,
 }
 
 /// `roost queue-hook`.
@@ -423,6 +425,11 @@ pub fn queue_hook(cmd: QueueHookCmd) -> Result<ExitCode> {
                         .unwrap_or_default()
                         .parse::<ExitHow>()
                         .map_err(|e| anyhow!("JOB_EXIT's argument: {e}"))?,
+                    ad: ad_to_string(&ad),
+                },
+                HookKind::Update => ScheddRequest::Update {
+                    job,
+                    token,
                     ad: ad_to_string(&ad),
                 },
                 _ => ScheddRequest::EvictClaim { job, token },

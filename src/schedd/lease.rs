@@ -8,7 +8,30 @@ use super::queue::{
     Job, LEASE_ATTR, Lease, Queue, QueueError, START_FAILURES, Status, int_of, str_of,
 };
 use crate::classad::matchmaking::symmetric_match;
+use crate::classad::unparse::expr_to_string;
 use crate::classad::{ClassAd, Env, Expr, Value};
+
+/// The attributes a node's reports (UPDATE_JOB_INFO, JOB_EXIT) set in
+/// the queue's job: the execution's state and usage, as HTCondor's
+/// starter adds them to the job ad it gives those hooks.
+pub const REPORTED: &[&str] = &[
+    "JobState",
+    "JobPid",
+    "NumPids",
+    "RemoteSysCpu",
+    "RemoteUserCpu",
+    "ImageSize",
+    "MemoryUsage",
+    "ResidentSetSize",
+];
+
+/// The [`REPORTED`] attributes `ad` has, as name and expression text.
+fn reported(ad: &ClassAd) -> Vec<(String, String)> {
+    REPORTED
+        .iter()
+        .filter_map(|n| Some((n.to_string(), expr_to_string(ad.lookup(n)?))))
+        .collect()
+}
 
 impl Queue {
     /// The first idle job (highest `JobPrio`, then oldest) that matches
@@ -102,6 +125,10 @@ impl Queue {
                 slot: lease.slot.clone(),
             });
         }
+        let attrs = reported(last);
+        if !attrs.is_empty() {
+            out.push(JobEvent::Updated { at, id, attrs });
+        }
         let duration = int_of(last, "JobDuration");
         let reason = str_of(last, "ExitReason");
         match how {
@@ -184,6 +211,35 @@ impl Queue {
                     not_started: None,
                 });
             }
+        }
+        Ok(out)
+    }
+
+    /// UPDATE_JOB_INFO: what the node says of the running job (its
+    /// [`REPORTED`] attributes).
+    pub fn update(
+        &self,
+        at: i64,
+        id: JobId,
+        token: &str,
+        now: &ClassAd,
+    ) -> Result<Vec<JobEvent>, QueueError> {
+        let lease = self.leased(id, token)?;
+        let mut out = Vec::new();
+        if !lease.started {
+            out.push(JobEvent::Started {
+                at,
+                id,
+                slot: lease.slot.clone(),
+            });
+        }
+        let job = &self.jobs[&id].ad;
+        let attrs: Vec<(String, String)> = reported(now)
+            .into_iter()
+            .filter(|(n, text)| job.lookup(n).map(expr_to_string).as_ref() != Some(text))
+            .collect();
+        if !attrs.is_empty() {
+            out.push(JobEvent::Updated { at, id, attrs });
         }
         Ok(out)
     }

@@ -81,6 +81,15 @@ pub enum ScheddRequest {
         /// The job ad the hook was given.
         ad: String,
     },
+    /// UPDATE_JOB_INFO.
+    Update {
+        /// `cluster.proc`.
+        job: String,
+        /// The lease's token.
+        token: String,
+        /// The job ad the hook was given.
+        ad: String,
+    },
     /// EVICT_CLAIM.
     EvictClaim {
         /// `cluster.proc`.

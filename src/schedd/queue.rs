@@ -895,6 +895,45 @@ mod tests {
     }
 
     #[test]
+    fn updates_and_exits_set_the_reported_usage_only() {
+        let env = FixedEnv::new(200);
+        let mut q = queue_of(&["[ImageSize = 10]"]);
+        let slot = ad("[Name = \"slot1@n\"; Requirements = true]");
+        let (leased, _) = q.fetch(200, &slot, "t", 60, &env).expect("match");
+        run(&mut q, &[leased]);
+        let now = ad(
+            "[ImageSize = 10; JobState = \"Running\"; JobPid = 77; JobStatus = 4; Owner = \"eve\"]",
+        );
+        let e = q.update(205, J0, "t", &now).expect("update");
+        assert!(matches!(e[0], JobEvent::Started { .. }));
+        assert_eq!(
+            e[1],
+            JobEvent::Updated {
+                at: 205,
+                id: J0,
+                attrs: vec![
+                    ("JobState".into(), "\"Running\"".into()),
+                    ("JobPid".into(), "77".into())
+                ]
+            }
+        );
+        run(&mut q, &e);
+        assert_eq!(int(&q, J0, "JobStatus"), Some(2));
+        assert_eq!(str_of(&q.jobs[&J0].ad, "Owner").as_deref(), Some("alice"));
+        assert_eq!(q.update(206, J0, "t", &now), Ok(vec![]));
+        let last = ad("[RemoteUserCpu = 1.5; ExitCode = 0]");
+        let e = q.exited(210, J0, "t", ExitHow::Exit, &last).expect("exit");
+        run(&mut q, &e);
+        assert_eq!(
+            q.history[0]
+                .lookup("RemoteUserCpu")
+                .map(crate::classad::unparse::expr_to_string)
+                .as_deref(),
+            Some("1.500000000000000E+00")
+        );
+    }
+
+    #[test]
     fn a_hold_on_the_node_keeps_its_reason() {
         let env = FixedEnv::new(200);
         let mut q = queue_of(&["[]"]);

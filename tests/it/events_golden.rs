@@ -61,7 +61,7 @@ fn samples() -> Vec<(&'static str, Event)> {
     in_backfill.backfill = true;
     in_backfill.backfill_ending = true;
     in_backfill.matched_at = Some(at);
-    vec![
+    let mut v = vec![
         (
             "slot-activity-changed",
             Event::Slot(SlotEvent::ActivityChanged {
@@ -646,6 +646,108 @@ fn samples() -> Vec<(&'static str, Event)> {
                     sums: vec![("GPUs".into(), 4.5)],
                     peaks: vec![("GPUsMemory".into(), 1024.0)],
                 }],
+            }),
+        ),
+    ];
+    v.extend(job_samples());
+    v
+}
+
+/// The schedd's queue events.
+fn job_samples() -> Vec<(&'static str, Event)> {
+    use roost::schedd::event::{JobEvent, JobId, LeaseEnd};
+    let id = JobId {
+        cluster: 12,
+        proc: 3,
+    };
+    let at = 1_700_000_200;
+    vec![
+        (
+            "job-submitted",
+            Event::Job(JobEvent::Submitted {
+                at,
+                id,
+                ad: "[ ClusterId = 12; ProcId = 3; JobStatus = 1; Cmd = \"/bin/true\" ]".into(),
+            }),
+        ),
+        (
+            "job-leased",
+            Event::Job(JobEvent::Leased {
+                at,
+                id,
+                slot: "slot1@node.example".into(),
+                token: "00112233445566778899aabbccddeeff".into(),
+                until: at + 300,
+            }),
+        ),
+        (
+            "job-lease-ended",
+            Event::Job(JobEvent::LeaseEnded {
+                at,
+                id,
+                why: LeaseEnd::Expired,
+            }),
+        ),
+        (
+            "job-started",
+            Event::Job(JobEvent::Started {
+                at,
+                id,
+                slot: "slot1@node.example".into(),
+            }),
+        ),
+        (
+            "job-exited",
+            Event::Job(JobEvent::Exited {
+                at,
+                id,
+                code: Some(3),
+                signal: None,
+                reason: Some("exited normally with status 3".into()),
+                duration: Some(42),
+            }),
+        ),
+        (
+            "job-evicted-not-started",
+            Event::Job(JobEvent::Evicted {
+                at,
+                id,
+                duration: None,
+                not_started: Some("Owner \"root\" is root".into()),
+            }),
+        ),
+        (
+            "job-held",
+            Event::Job(JobEvent::Held {
+                at,
+                id,
+                reason: "via roost hold (by user alice)".into(),
+                code: 1,
+                subcode: 0,
+            }),
+        ),
+        (
+            "job-released",
+            Event::Job(JobEvent::Released {
+                at,
+                id,
+                reason: "via roost release (by user alice)".into(),
+            }),
+        ),
+        (
+            "job-removed",
+            Event::Job(JobEvent::Removed {
+                at,
+                id,
+                reason: "via roost rm (by user alice)".into(),
+            }),
+        ),
+        (
+            "job-updated",
+            Event::Job(JobEvent::Updated {
+                at,
+                id,
+                attrs: vec![("JobPrio".into(), "5".into())],
             }),
         ),
     ]

@@ -55,12 +55,14 @@ impl Ap {
                  START = True\nIS_OWNER = False\nSUSPEND = False\nPREEMPT = False\nKILL = False\n\
                  WANT_SUSPEND = False\nWANT_VACATE = True\nRunBenchmarks = False\n\
                  UPDATE_INTERVAL = 2\nPOLLING_INTERVAL = 1\nFetchWorkDelay = 1\n\
-                 STARTD_JOB_HOOK_KEYWORD = Q\n{fetch}{reply}{exit}{evict}{extra}",
+                 STARTER_INITIAL_UPDATE_INTERVAL = 1\n\
+                 STARTD_JOB_HOOK_KEYWORD = Q\n{fetch}{reply}{exit}{evict}{update}{extra}",
                 d = dir.display(),
                 fetch = hook("FETCH_WORK", "fetch"),
                 reply = hook("REPLY_FETCH", "reply"),
                 exit = hook("JOB_EXIT", "exit"),
                 evict = hook("EVICT_CLAIM", "evict"),
+                update = hook("UPDATE_JOB_INFO", "update"),
             ),
         )
         .expect("config");
@@ -308,6 +310,17 @@ fn a_startd_runs_the_queue_through_the_hooks() {
     assert!(out.status.success());
     wait_for("the long job to run", || {
         ap.ok(&["q", "-af", "JobStatus", "-constraint", "ClusterId == 3"]) == "2\n"
+    });
+    // UPDATE_JOB_INFO reports the running job into the queue.
+    wait_for("the node's update", || {
+        ap.ok(&[
+            "q",
+            "-af",
+            "JobState",
+            "JobPid =!= undefined",
+            "-constraint",
+            "ClusterId == 3",
+        ]) == "Running true\n"
     });
     let run = ap.ok(&["q", "-run"]);
     assert!(run.contains("slot1@") || run.contains("slot2@"), "{run}");

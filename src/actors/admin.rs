@@ -149,8 +149,8 @@ pub(crate) enum RequestError {
     #[error("cannot read the request: {0}")]
     Read(#[source] std::io::Error),
     /// The line did not end within the limit.
-    #[error("request longer than {MAX_REQUEST} bytes")]
-    TooLong,
+    #[error("request longer than {0} bytes")]
+    TooLong(usize),
     /// The line is not a request.
     #[error("malformed request: {0}")]
     Malformed(#[source] serde_json::Error),
@@ -158,9 +158,10 @@ pub(crate) enum RequestError {
 
 pub(crate) async fn read_request<R: serde::de::DeserializeOwned>(
     stream: &mut UnixStream,
+    max: usize,
 ) -> Result<Option<R>, RequestError> {
     let mut line = String::new();
-    let limit = u64::try_from(MAX_REQUEST).unwrap_or(u64::MAX);
+    let limit = u64::try_from(max).unwrap_or(u64::MAX);
     let mut reader = BufReader::new(stream).take(limit);
     match tokio::time::timeout(READ_TIMEOUT, reader.read_line(&mut line)).await {
         Err(_) => return Err(RequestError::Timeout),
@@ -168,8 +169,8 @@ pub(crate) async fn read_request<R: serde::de::DeserializeOwned>(
         Ok(Ok(0)) => return Ok(None),
         Ok(Ok(_)) => {}
     }
-    if !line.ends_with('\n') && line.len() >= MAX_REQUEST {
-        return Err(RequestError::TooLong);
+    if !line.ends_with('\n') && line.len() >= max {
+        return Err(RequestError::TooLong(max));
     }
     serde_json::from_str(line.trim())
         .map(Some)
@@ -240,7 +241,7 @@ async fn connection(
 ) {
     // The request is read whoever calls, so a refused caller reads the
     // refusal rather than a broken pipe.
-    let request = match read_request(&mut stream).await {
+    let request = match read_request(&mut stream, MAX_REQUEST).await {
         Ok(None) => {
             debug!(message = "Admin connection closed without a request.");
             return;

@@ -28,6 +28,10 @@ use crate::schedd::event::{JobEvent, JobId};
 use crate::schedd::protocol::{Action, ScheddRequest};
 use crate::schedd::queue::{Command, Queue, QueueError, SubmitCtx};
 
+/// The longest request the schedd reads: a submission of about 30,000
+/// jobs of condor_submit's size.
+pub const MAX_SUBMIT: usize = 64 << 20;
+
 /// What the queue's actor is configured with.
 #[derive(Clone, Debug)]
 pub struct ScheddSettings {
@@ -463,7 +467,8 @@ pub async fn serve(
 }
 
 async fn connection(mut stream: tokio::net::UnixStream, queue: Addr<ScheddActor>, log: SledReader) {
-    let request: Result<Option<ScheddRequest>, RequestError> = read_request(&mut stream).await;
+    let request: Result<Option<ScheddRequest>, RequestError> =
+        read_request(&mut stream, MAX_SUBMIT).await;
     let response = match (stream.peer_cred(), request) {
         (_, Ok(None)) => return,
         (Err(e), _) => Response::refused(format!("cannot identify the caller: {e}")),

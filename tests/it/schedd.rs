@@ -175,6 +175,38 @@ fn the_queue_takes_commands_and_survives_a_kill() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("bad.sub: line 2"), "{err}");
 
+    // Job ads that do not parse name the file; a hook's garbage is refused.
+    let ads = ap.write("bad.ads", "Cmd = \"/bin/true\"\nArgs = (\n");
+    let out = ap.roost(&["submit", "-ad", ads.to_str().expect("utf-8")]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("bad.ads"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let mut hook = Command::new(env!("CARGO_BIN_EXE_roost"))
+        .args(["queue-hook", "exit", "exit", "--socket"])
+        .arg(ap.socket())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("hook");
+    {
+        use std::io::Write;
+        let mut stdin = hook.stdin.take().expect("stdin");
+        stdin
+            .write_all(b"ClusterId = 1\nProcId = 0\nRoostQueueLease = \"forged\"\n")
+            .expect("write");
+    }
+    let out = hook.wait_with_output().expect("hook ends");
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("job 1.0 is not leased with that token"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
     // Another user may not touch root's jobs.
     let out = ap.roost_as(&["rm", "1"], Some(NOBODY));
     assert!(!out.status.success());

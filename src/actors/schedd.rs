@@ -45,6 +45,9 @@ pub struct ScheddSettings {
     /// `QUEUE_SUPER_USERS`: who may act on any job and fetch work (with
     /// the daemon's own user and root).
     pub super_users: Vec<String>,
+    /// `ROOST_SCHEDD_HISTORY_JOBS`: how many jobs that left the queue
+    /// `roost history` shows (the log keeps them all).
+    pub history_jobs: usize,
     /// `ROOST_QUEUE_MAX_START_FAILURES`: nodes failing to start a job
     /// this many times in a row put it on hold.
     pub max_start_failures: i64,

@@ -72,6 +72,12 @@ fn settings(config: &Config) -> Result<ScheddSettings> {
             .filter(|u| !u.is_empty())
             .map(str::to_string)
             .collect(),
+        history_jobs: config
+            .int("ROOST_SCHEDD_HISTORY_JOBS")
+            .map_err(|e| anyhow!(e))?
+            .map_or(crate::schedd::queue::DEFAULT_HISTORY_JOBS, |n| {
+                usize::try_from(n.max(0)).unwrap_or(usize::MAX)
+            }),
         max_start_failures: config
             .int("ROOST_QUEUE_MAX_START_FAILURES")
             .map_err(|e| anyhow!(e))?
@@ -81,8 +87,8 @@ fn settings(config: &Config) -> Result<ScheddSettings> {
 
 /// The queue the log holds; a record that does not decode is skipped,
 /// said in the daemon log, and the rest is read.
-fn replay(store: &SledStore) -> Queue {
-    let mut queue = Queue::replay(&[]);
+fn replay(store: &SledStore, history_limit: usize) -> Queue {
+    let mut queue = Queue::replay_keeping(history_limit, &[]);
     let mut events = 0u64;
     for item in store.read_from(1) {
         match item {
@@ -136,7 +142,7 @@ pub fn run(cmd: ScheddCmd) -> Result<ExitCode> {
         .map_err(|e| anyhow!("schedd socket: {e}"))?;
     let events = events_dir(&spool);
     let store = SledStore::open(&events).map_err(|e| anyhow!("event log: {e}"))?;
-    let queue = replay(&store);
+    let queue = replay(&store, settings.history_jobs);
     let reader = store.reader();
     let pointer = events.join(crate::events::DAEMON_SOCKET_FILE);
     if let Err(e) = std::fs::write(&pointer, socket.as_os_str().as_encoded_bytes()) {

@@ -10,7 +10,7 @@
 //! running) goes to the history, as condor_schedd moves it to its history
 //! file.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
@@ -18,6 +18,9 @@ pub use super::event::{ExitHow, JobEvent, JobId, LeaseEnd, Status, hold_code};
 
 use crate::classad::unparse::ad_to_string;
 use crate::classad::{ClassAd, Env, Expr, Value, parse_ad, parse_expr};
+
+/// `ROOST_SCHEDD_HISTORY_JOBS`'s default.
+pub const DEFAULT_HISTORY_JOBS: usize = 10_000;
 
 /// `ROOST_QUEUE_MAX_START_FAILURES`'s default.
 pub const DEFAULT_MAX_START_FAILURES: i64 = 3;
@@ -140,8 +143,11 @@ pub struct SubmitCtx<'a> {
 pub struct Queue {
     /// The jobs, by id.
     pub jobs: BTreeMap<JobId, Job>,
-    /// Jobs that left the queue, oldest first.
-    pub history: Vec<ClassAd>,
+    /// Jobs that left the queue, oldest first: the newest
+    /// `history_limit` of them (older ones stay in the log).
+    pub history: VecDeque<ClassAd>,
+    /// How many jobs the history keeps (`ROOST_SCHEDD_HISTORY_JOBS`).
+    pub history_limit: usize,
     /// The next cluster number to give.
     pub next_cluster: i64,
     /// Submitted ads the log holds that could not be read back.
@@ -374,9 +380,19 @@ fn stop_running(job: &mut Job, at: i64) {
 impl Queue {
     /// The queue a log's events make, in order.
     pub fn replay<'a>(events: impl IntoIterator<Item = &'a JobEvent>) -> Queue {
+        Queue::replay_keeping(DEFAULT_HISTORY_JOBS, events)
+    }
+
+    /// [`Queue::replay`], the history keeping the newest `history_limit`
+    /// jobs.
+    pub fn replay_keeping<'a>(
+        history_limit: usize,
+        events: impl IntoIterator<Item = &'a JobEvent>,
+    ) -> Queue {
         let mut q = Queue {
             next_cluster: 1,
             max_start_failures: DEFAULT_MAX_START_FAILURES,
+            history_limit,
             ..Queue::default()
         };
         for e in events {
@@ -406,7 +422,10 @@ impl Queue {
         };
         let leaves = job.apply(e);
         if leaves && let Some(job) = self.jobs.remove(&id) {
-            self.history.push(job.ad);
+            self.history.push_back(job.ad);
+            while self.history.len() > self.history_limit {
+                self.history.pop_front();
+            }
         }
     }
 }
@@ -952,6 +971,26 @@ mod tests {
             Some("too big")
         );
         assert!(q.jobs[&J0].lease.is_none());
+    }
+
+    #[test]
+    fn the_history_keeps_the_newest_jobs() {
+        let env = FixedEnv::new(200);
+        let mut q = Queue::replay_keeping(2, &[]);
+        let e = q
+            .submit(CTX, vec![ad("[]"), ad("[]"), ad("[]")], None)
+            .expect("submit");
+        run(&mut q, &e);
+        let all = Targets {
+            all: true,
+            ..Targets::default()
+        };
+        let e = q
+            .command(201, Command::Remove, &all, "rm", None, &env)
+            .expect("rm");
+        run(&mut q, &e.events);
+        let procs: Vec<_> = q.history.iter().map(|a| int_of(a, "ProcId")).collect();
+        assert_eq!(procs, vec![Some(1), Some(2)]);
     }
 
     #[test]

@@ -507,6 +507,19 @@ pub enum Command {
 }
 
 impl Queue {
+    /// Whether cluster `c` has jobs in the queue.
+    pub fn has_cluster(&self, c: i64) -> bool {
+        let first = JobId {
+            cluster: c,
+            proc: i64::MIN,
+        };
+        let last = JobId {
+            cluster: c,
+            proc: i64::MAX,
+        };
+        self.jobs.range(first..=last).next().is_some()
+    }
+
     /// The jobs `targets` name, in id order.
     pub fn select(&self, targets: &Targets, env: &dyn Env) -> Result<Vec<JobId>, QueueError> {
         let c = targets.compiled()?;
@@ -529,8 +542,11 @@ impl Queue {
         if ads.is_empty() {
             return Err(QueueError::Empty);
         }
+        // A cluster given was reserved for this submission (the shell
+        // never gives one twice), so it may be below a cluster submitted
+        // since; only one that holds jobs is refused.
         let cluster = match cluster {
-            Some(c) if c < self.next_cluster || c < 1 => return Err(QueueError::ClusterUsed(c)),
+            Some(c) if c < 1 || self.has_cluster(c) => return Err(QueueError::ClusterUsed(c)),
             Some(c) => c,
             None => self.next_cluster,
         };
@@ -698,6 +714,13 @@ mod tests {
             Err(QueueError::ClusterUsed(1))
         );
         assert_eq!(q.submit(CTX, vec![], None), Err(QueueError::Empty));
+        // A cluster reserved before another submission took a higher one.
+        assert!(q.submit(CTX, vec![ad("[]")], Some(7)).is_ok());
+        let mut later = q.clone();
+        let e = later.submit(CTX, vec![ad("[]")], Some(9)).expect("9");
+        run(&mut later, &e);
+        assert!(later.submit(CTX, vec![ad("[]")], Some(7)).is_ok());
+        assert_eq!(later.next_cluster, 10);
     }
 
     #[test]

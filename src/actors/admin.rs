@@ -210,8 +210,23 @@ async fn attach(mut stream: UnixStream, hello: Hello, waiting: &Waiting) {
     let _ = stream.shutdown().await;
 }
 
+/// A `log` request's answer, read on a blocking thread: up to `limit`
+/// events (at most [`MAX_LOG_BATCH`]) from `from` on, one actor's if given.
+pub(crate) async fn serve_log(
+    log: SledReader,
+    from: u64,
+    actor: Option<String>,
+    limit: Option<usize>,
+) -> Response {
+    let read = tokio::task::spawn_blocking(move || {
+        read_log(&log, from, actor.as_deref(), limit.unwrap_or(MAX_LOG_BATCH))
+    });
+    read.await
+        .unwrap_or_else(|e| Response::refused(format!("reading the log failed: {e}")))
+}
+
 /// Up to `limit` events from `from` on (one actor's if given).
-pub(crate) fn read_log(log: &SledReader, from: u64, actor: Option<&str>, limit: usize) -> Response {
+fn read_log(log: &SledReader, from: u64, actor: Option<&str>, limit: usize) -> Response {
     let items = match actor {
         Some(a) => log.read_actor(a, from),
         None => log.read_from(from),
@@ -274,11 +289,7 @@ async fn connection(
             Response::refused("the hello's pid is not the caller's")
         }
         (Ok(_), Ok(Request::Log { from, actor, limit })) => {
-            let read = tokio::task::spawn_blocking(move || {
-                read_log(&log, from, actor.as_deref(), limit.unwrap_or(MAX_LOG_BATCH))
-            });
-            read.await
-                .unwrap_or_else(|e| Response::refused(format!("reading the log failed: {e}")))
+            serve_log(log, from, actor, limit).await
         }
         (Ok(c), Ok(req)) => {
             info!(message = "Admin command.", uid = c.uid(), request = ?req);

@@ -17,9 +17,9 @@ use std::time::Duration;
 use actix::prelude::*;
 use tracing::{info, warn};
 
-use super::admin::{RequestError, answer, read_log, read_request};
+use super::admin::{RequestError, answer, read_request, serve_log};
 use super::clock::Clock;
-use crate::admin::{MAX_LOG_BATCH, Response};
+use crate::admin::Response;
 use crate::classad::old::parse_ad_auto;
 use crate::classad::unparse::ad_to_string;
 use crate::classad::{ClassAd, FixedEnv, Limits, parse_ad};
@@ -480,11 +480,7 @@ async fn connection(mut stream: tokio::net::UnixStream, queue: Addr<ScheddActor>
             Response::refused(e.to_string())
         }
         (Ok(_), Ok(Some(ScheddRequest::Log { from, actor, limit }))) => {
-            let read = tokio::task::spawn_blocking(move || {
-                read_log(&log, from, actor.as_deref(), limit.unwrap_or(MAX_LOG_BATCH))
-            });
-            read.await
-                .unwrap_or_else(|e| Response::refused(format!("reading the log failed: {e}")))
+            serve_log(log, from, actor, limit).await
         }
         (Ok(c), Ok(Some(request))) => match queue
             .send(Call {

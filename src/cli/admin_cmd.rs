@@ -52,20 +52,49 @@ impl Target {
     }
 }
 
+/// How `roost status`, `q` and `history` show the ads they select.
+#[derive(Args, Debug)]
+pub(crate) struct AdView {
+    /// Print whole ads (old syntax), as `-l` does for condor_status and
+    /// condor_q.
+    #[arg(short = 'l', long = "long")]
+    long: bool,
+    /// Print these attributes' values (or expressions), one ad per line.
+    #[arg(long = "af", alias = "autoformat", value_name = "ATTR", num_args = 1..)]
+    af: Vec<String>,
+    /// Only ads for which this ClassAd expression is true.
+    #[arg(long, value_name = "EXPR")]
+    pub(crate) constraint: Option<String>,
+}
+
+impl AdView {
+    /// `ads` as `-l` or `-af` asks, else as `table` prints them.
+    pub(crate) fn render(
+        &self,
+        ads: &[ClassAd],
+        now: i64,
+        table: impl FnOnce() -> String,
+    ) -> String {
+        if self.long {
+            ads.iter()
+                .map(|a| ad_to_old(a, OldOrder::Bytes))
+                .collect::<Vec<_>>()
+                .join("\n")
+        } else if !self.af.is_empty() {
+            autoformat(ads, &self.af, now)
+        } else {
+            table()
+        }
+    }
+}
+
 /// `roost status`.
 #[derive(Args, Debug)]
 pub struct StatusCmd {
     #[command(flatten)]
     target: Target,
-    /// Print whole slot ads (old syntax), as `condor_status -l`.
-    #[arg(short = 'l', long = "long")]
-    long: bool,
-    /// Print these attributes' values, one slot per line.
-    #[arg(long = "af", alias = "autoformat", value_name = "ATTR", num_args = 1..)]
-    af: Vec<String>,
-    /// Only slots for which this ClassAd expression is true.
-    #[arg(long, value_name = "EXPR")]
-    constraint: Option<String>,
+    #[command(flatten)]
+    view: AdView,
     /// Only these slots (`slot1`, `slot1_2` or the full name).
     slots: Vec<String>,
 }
@@ -317,17 +346,13 @@ pub fn status(cmd: StatusCmd) -> Result<ExitCode> {
         return Ok(refused(&r));
     }
     let t = now();
-    let ads = select(parse_ads(&r)?, cmd.constraint.as_deref(), &cmd.slots, t)?;
-    let text = if cmd.long {
-        ads.iter()
-            .map(|a| ad_to_old(a, OldOrder::Bytes))
-            .collect::<Vec<_>>()
-            .join("\n")
-    } else if !cmd.af.is_empty() {
-        autoformat(&ads, &cmd.af, t)
-    } else {
-        status_table(&ads, t)
-    };
+    let ads = select(
+        parse_ads(&r)?,
+        cmd.view.constraint.as_deref(),
+        &cmd.slots,
+        t,
+    )?;
+    let text = cmd.view.render(&ads, t, || status_table(&ads, t));
     print!("{text}");
     Ok(ExitCode::SUCCESS)
 }

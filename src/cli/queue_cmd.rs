@@ -12,15 +12,14 @@ use std::time::Duration;
 use anyhow::{Result, anyhow};
 use clap::{Args, ValueEnum};
 
-use super::admin_cmd::{autoformat, duration};
 use super::sysconfig::load_daemon_config;
 use crate::admin::{Response, call_with};
 use crate::classad::old::parse_ads_auto;
 use crate::classad::unparse::{OldOrder, ad_to_old, ad_to_string};
 use crate::classad::{ClassAd, FixedEnv, Limits, Value, parse_ad};
-use crate::schedd::event::{ExitHow, Status};
+use crate::schedd::event::ExitHow;
 use crate::schedd::protocol::{Action, SOCKET_KNOB, ScheddRequest};
-use crate::schedd::queue::{LEASE_ATTR, Targets, status_of};
+use crate::schedd::queue::{LEASE_ATTR, Targets};
 use crate::schedd::submit::{Submission, SubmitFiles, jobs};
 
 /// The schedd a command talks to (`--config`, `--socket`).
@@ -214,15 +213,8 @@ pub struct QueryCmd {
     schedd: Schedd,
     /// Job ids (`12`, `12.3`) and owners.
     names: Vec<String>,
-    /// Every attribute of each job.
-    #[arg(short = 'l', long = "long")]
-    long: bool,
-    /// These attributes (or expressions), one job per line.
-    #[arg(long = "af", alias = "autoformat", value_name = "ATTR", num_args = 1..)]
-    af: Vec<String>,
-    /// Only jobs for which this is true.
-    #[arg(long, value_name = "EXPR")]
-    constraint: Option<String>,
+    #[command(flatten)]
+    view: super::admin_cmd::AdView,
     /// Held jobs, with why (condor_q -hold).
     #[arg(long, conflicts_with = "run")]
     hold: bool,
@@ -239,7 +231,7 @@ pub struct QueryCmd {
 
 /// Runs `roost q` (`history` false) or `roost history`.
 pub fn query(cmd: QueryCmd, history: bool) -> Result<ExitCode> {
-    let mut constraint = cmd.constraint.clone();
+    let mut constraint = cmd.view.constraint.clone();
     let extra = if cmd.hold {
         Some("JobStatus == 5")
     } else if cmd.run {
@@ -270,24 +262,19 @@ pub fn query(cmd: QueryCmd, history: bool) -> Result<ExitCode> {
         .map(|t| parse_ad(t).map_err(|e| anyhow!("the schedd sent an unreadable job ad: {e}")))
         .collect::<Result<_>>()?;
     let t = now();
-    let text = if cmd.long {
-        ads.iter()
-            .map(|a| ad_to_old(a, OldOrder::Bytes))
-            .collect::<Vec<_>>()
-            .join("\n")
-    } else if !cmd.af.is_empty() {
-        autoformat(&ads, &cmd.af, t)
-    } else if history {
-        super::queue_table::history_table(&ads)
-    } else if cmd.hold {
-        super::queue_table::hold_table(&ads)
-    } else if cmd.run {
-        super::queue_table::run_table(&ads, t)
-    } else if cmd.nobatch {
-        super::queue_table::job_table(&ads, t)
-    } else {
-        super::queue_table::batch_table(&ads)
-    };
+    let text = cmd.view.render(&ads, t, || {
+        if history {
+            super::queue_table::history_table(&ads)
+        } else if cmd.hold {
+            super::queue_table::hold_table(&ads)
+        } else if cmd.run {
+            super::queue_table::run_table(&ads, t)
+        } else if cmd.nobatch {
+            super::queue_table::job_table(&ads, t)
+        } else {
+            super::queue_table::batch_table(&ads)
+        }
+    });
     print!("{text}");
     Ok(ExitCode::SUCCESS)
 }
@@ -445,21 +432,6 @@ pub fn queue_hook(cmd: QueueHookCmd) -> Result<ExitCode> {
         print!("{}", ad_to_old(&ad, OldOrder::Bytes));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// `JobStatus` of an ad as condor_q's letter.
-pub fn status_letter(ad: &ClassAd) -> char {
-    status_of(ad).map_or('?', Status::letter)
-}
-
-/// `D+HH:MM:SS` of a job's run time.
-pub fn run_time(ad: &ClassAd, now: i64) -> String {
-    use super::queue_table::int;
-    let mut t = int(ad, "RemoteWallClockTime");
-    if status_of(ad) == Some(Status::Running) {
-        t += (now - int(ad, "JobCurrentStartDate")).max(0);
-    }
-    duration(t)
 }
 
 #[cfg(test)]

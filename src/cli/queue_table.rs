@@ -5,7 +5,7 @@
 
 use std::collections::BTreeMap;
 
-use super::queue_cmd::{run_time, status_letter};
+use super::admin_cmd::duration;
 use crate::classad::{ClassAd, FixedEnv, Value};
 use crate::schedd::event::Status;
 use crate::schedd::queue::status_of;
@@ -57,6 +57,20 @@ fn cmd(ad: &ClassAd) -> String {
         format!("{base} {args}")
     };
     line.chars().take(40).collect()
+}
+
+/// `JobStatus` of an ad as condor_q's letter.
+pub fn status_letter(ad: &ClassAd) -> char {
+    status_of(ad).map_or('?', Status::letter)
+}
+
+/// `D+HH:MM:SS` of a job's run time.
+pub fn run_time(ad: &ClassAd, now: i64) -> String {
+    let mut t = int(ad, "RemoteWallClockTime");
+    if status_of(ad) == Some(Status::Running) {
+        t += (now - int(ad, "JobCurrentStartDate")).max(0);
+    }
+    duration(t)
 }
 
 /// condor_q's last line.

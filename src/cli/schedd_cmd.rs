@@ -45,13 +45,7 @@ pub fn socket_path(config: &Config) -> Option<PathBuf> {
 
 /// The queue's knobs.
 fn settings(config: &Config) -> Result<ScheddSettings> {
-    let text = |k: &str| -> Result<Option<String>> {
-        Ok(config
-            .expanded(k)
-            .map_err(|e| anyhow!("{k}: {e}"))?
-            .map(|v| v.trim().to_string())
-            .filter(|v| !v.is_empty()))
-    };
+    let text = |k: &str| config.text(k).map_err(|e| anyhow!(e));
     let host = text("FULL_HOSTNAME")?.unwrap_or_else(|| "localhost".into());
     let lease = config
         .int("ROOST_QUEUE_FETCH_LEASE")

@@ -74,6 +74,24 @@ impl Queue {
         ))
     }
 
+    /// The lease a report on a running job comes under, and the job's
+    /// start when the report is the first the queue hears of it (a short
+    /// job's exit, or an update, can come before REPLY_FETCH's accept).
+    fn reporting(
+        &self,
+        at: i64,
+        id: JobId,
+        token: &str,
+    ) -> Result<(&Lease, Vec<JobEvent>), QueueError> {
+        let lease = self.leased(id, token)?;
+        let start = (!lease.started).then(|| JobEvent::Started {
+            at,
+            id,
+            slot: lease.slot.clone(),
+        });
+        Ok((lease, start.into_iter().collect()))
+    }
+
     fn leased(&self, id: JobId, token: &str) -> Result<&Lease, QueueError> {
         let job = self.jobs.get(&id).ok_or(QueueError::NoSuchJob(id))?;
         job.lease
@@ -115,16 +133,7 @@ impl Queue {
         how: ExitHow,
         last: &ClassAd,
     ) -> Result<Vec<JobEvent>, QueueError> {
-        let lease = self.leased(id, token)?;
-        let mut out = Vec::new();
-        // A short job's exit can come before REPLY_FETCH's accept.
-        if !lease.started {
-            out.push(JobEvent::Started {
-                at,
-                id,
-                slot: lease.slot.clone(),
-            });
-        }
+        let (lease, mut out) = self.reporting(at, id, token)?;
         let attrs = reported(last);
         if !attrs.is_empty() {
             out.push(JobEvent::Updated { at, id, attrs });
@@ -224,15 +233,7 @@ impl Queue {
         token: &str,
         now: &ClassAd,
     ) -> Result<Vec<JobEvent>, QueueError> {
-        let lease = self.leased(id, token)?;
-        let mut out = Vec::new();
-        if !lease.started {
-            out.push(JobEvent::Started {
-                at,
-                id,
-                slot: lease.slot.clone(),
-            });
-        }
+        let (_, mut out) = self.reporting(at, id, token)?;
         let job = &self.jobs[&id].ad;
         let attrs: Vec<(String, String)> = reported(now)
             .into_iter()

@@ -18,7 +18,8 @@
 //! * [`admin`]: the admin socket's server, a task per connection that
 //!   hands commands to the supervisor.
 //! * [`schedd::ScheddActor`]: `roost schedd`'s job queue (its own daemon and
-//!   log), with its socket's server.
+//!   log), with its socket's server; [`router`] is its job router (a
+//!   poll timer and the router's hooks).
 //!
 //! The single event-log writer is `events::GroupCommitter`'s thread.
 
@@ -32,6 +33,7 @@ pub mod messages;
 pub mod node;
 mod phase;
 pub mod request;
+pub mod router;
 pub mod schedd;
 pub mod shared;
 pub mod slot;

@@ -8,7 +8,7 @@
 //! The socket's server (`serve`) reads each caller's Unix credentials:
 //! they name the user a request acts as.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -27,6 +27,7 @@ use crate::events::{Appender, Event, SledReader};
 use crate::schedd::event::{JobEvent, JobId};
 use crate::schedd::protocol::{Action, ScheddRequest};
 use crate::schedd::queue::{Command, Queue, QueueError, SubmitCtx};
+use crate::schedd::router::{Logged, Router, RouterConfig, RouterHook};
 
 /// The longest request the schedd reads: a submission of about 30,000
 /// jobs of condor_submit's size.
@@ -53,11 +54,35 @@ pub struct ScheddSettings {
     pub max_start_failures: i64,
 }
 
+/// The router's configuration with what running its hooks needs.
+#[derive(Clone, Debug)]
+pub struct RouterSettings {
+    /// What the pure router decides with.
+    pub cfg: RouterConfig,
+    /// `JOB_ROUTER_POLLING_PERIOD`.
+    pub period: Duration,
+    /// The hooks' paths, by (keyword in upper case, hook).
+    pub paths: HashMap<(String, RouterHook), PathBuf>,
+    /// A hook running longer is killed and counts as failed
+    /// (`ROOST_ROUTER_HOOK_TIMEOUT`; HTCondor has none).
+    pub hook_timeout: Duration,
+    /// The hooks' environment (the daemon's).
+    pub env: crate::spawn::Environment,
+    /// Their working directory.
+    pub cwd: PathBuf,
+}
+
 /// The queue's actor.
 pub struct ScheddActor {
-    queue: Queue,
+    pub(super) queue: Queue,
     appender: Appender,
-    clock: Arc<dyn Clock>,
+    pub(super) clock: Arc<dyn Clock>,
+    /// The jobs the job router manages.
+    pub(super) router: Router,
+    /// The router's configuration; `None`: no routes, no routing.
+    pub(super) routing: Option<Arc<RouterSettings>>,
+    /// Routed jobs with a hook running.
+    pub(super) hooks_running: HashSet<JobId>,
     settings: ScheddSettings,
     /// Cluster numbers given to `new_cluster` and not yet submitted to,
     /// with the uid they were given to.
@@ -82,10 +107,11 @@ pub struct Call {
 impl ScheddActor {
     /// The actor over `queue` (replayed from the log).
     pub fn new(
-        queue: Queue,
+        (queue, router): (Queue, Router),
         appender: Appender,
         clock: Arc<dyn Clock>,
         settings: ScheddSettings,
+        routing: Option<RouterSettings>,
     ) -> ScheddActor {
         let mut queue = queue;
         queue.max_start_failures = settings.max_start_failures;
@@ -94,6 +120,9 @@ impl ScheddActor {
             queue,
             appender,
             clock,
+            router,
+            routing: routing.map(Arc::new),
+            hooks_running: HashSet::new(),
             settings,
             reserved: HashMap::new(),
             next_reserved,
@@ -123,14 +152,29 @@ impl ScheddActor {
 
     /// Applies `events` and answers `ok` once they are durable.
     fn commit(&mut self, events: Vec<JobEvent>, ok: Response) -> ResponseFuture<Response> {
+        self.commit_logged(events.into_iter().map(Logged::Job).collect(), ok)
+    }
+
+    /// [`ScheddActor::commit`] of the queue's and the router's events.
+    pub(super) fn commit_logged(
+        &mut self,
+        events: Vec<Logged>,
+        ok: Response,
+    ) -> ResponseFuture<Response> {
         if events.is_empty() {
             return Box::pin(async move { ok });
         }
         let batch: Vec<(i64, String, Event)> = events
             .into_iter()
-            .map(|e| {
-                self.queue.apply(&e);
-                (e.at(), e.id().actor(), Event::Job(e))
+            .map(|e| match e {
+                Logged::Job(e) => {
+                    self.queue.apply(&e);
+                    (e.at(), e.id().actor(), Event::Job(e))
+                }
+                Logged::Route(e) => {
+                    self.router.apply(&e);
+                    (e.at(), e.actor(), Event::Route(e))
+                }
             })
             .collect();
         let durable = self.appender.append_later(batch);
@@ -390,6 +434,7 @@ impl Actor for ScheddActor {
     type Context = Context<Self>;
 
     fn started(&mut self, ctx: &mut Context<Self>) {
+        self.start_router(ctx);
         ctx.run_interval(Duration::from_secs(1), |me, ctx| {
             let now = me.clock.now();
             if me.queue.next_expiry().is_some_and(|t| t <= now) {

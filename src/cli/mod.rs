@@ -10,6 +10,7 @@ mod queue_cmd;
 mod queue_table;
 mod quickstart;
 mod recover;
+mod router_conf;
 pub mod schedd_cmd;
 pub mod startd_cmd;
 pub mod sysconfig;

@@ -24,6 +24,7 @@ use crate::config::Config;
 use crate::events::{Event, EventRead, GroupCommitter, SledStore};
 use crate::schedd::protocol::SOCKET_KNOB;
 use crate::schedd::queue::Queue;
+use crate::schedd::router::Router;
 
 /// `roost schedd`.
 #[derive(Args, Debug)]
@@ -79,19 +80,25 @@ fn settings(config: &Config) -> Result<ScheddSettings> {
     })
 }
 
-/// The queue the log holds; a record that does not decode is skipped,
-/// said in the daemon log, and the rest is read.
-fn replay(store: &SledStore, history_limit: usize) -> Queue {
+/// The queue and the router the log holds; a record that does not
+/// decode is skipped, said in the daemon log, and the rest is read.
+fn replay(store: &SledStore, history_limit: usize) -> (Queue, Router) {
     let mut queue = Queue::replay_keeping(history_limit, &[]);
+    let mut router = Router::default();
     let mut events = 0u64;
     for item in store.read_from(1) {
         match item {
-            Ok(env) => {
-                if let Event::Job(e) = &env.event {
+            Ok(env) => match &env.event {
+                Event::Job(e) => {
                     queue.apply(e);
                     events += 1;
                 }
-            }
+                Event::Route(e) => {
+                    router.apply(e);
+                    events += 1;
+                }
+                _ => {}
+            },
             Err(e) => {
                 warn!(message = "An event of the log cannot be read; it is skipped.", error = %e)
             }
@@ -107,9 +114,10 @@ fn replay(store: &SledStore, history_limit: usize) -> Queue {
         message = "Queue replayed.",
         events,
         jobs = queue.jobs.len(),
-        history = queue.history.len()
+        history = queue.history.len(),
+        routed = router.jobs.len()
     );
-    queue
+    (queue, router)
 }
 
 /// The actor system's exit code when the event log failed a write.
@@ -132,6 +140,7 @@ pub fn run(cmd: ScheddCmd) -> Result<ExitCode> {
         nix::unistd::daemon(true, false).map_err(|e| anyhow!("cannot detach: {e}"))?;
     }
     init_logging_as(&config, "SCHEDD", &log_settings)?;
+    let routing = super::router_conf::router_settings(&config, &settings, &log_dir)?;
     let listener = crate::actors::admin::bind_mode(&socket, 0o666)
         .map_err(|e| anyhow!("schedd socket: {e}"))?;
     let events = events_dir(&spool);
@@ -156,7 +165,7 @@ pub fn run(cmd: ScheddCmd) -> Result<ExitCode> {
             });
         let (committer, appender) = GroupCommitter::start_watched(store, None, Some(on_failure));
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-        let actor = ScheddActor::new(queue, appender, clock, settings).start();
+        let actor = ScheddActor::new(queue, appender, clock, settings, routing).start();
         actix::spawn(serve(listener, actor, reader));
         actix::spawn(async {
             use tokio::signal::unix::{SignalKind, signal};

@@ -403,6 +403,24 @@ impl Config {
         self.expander().expand_top(text, None)
     }
 
+    /// Expands `text` against `table` alone (no environment, no
+    /// subsystem): the macro language of transforms, such as the job
+    /// router's routes, whose variables and `MY.` attributes the caller
+    /// puts in the table.
+    pub fn expand_in(table: &MacroTable, text: &str, now: i64) -> Result<String, ExpandError> {
+        let env = HashMap::new();
+        let scope = Scope::default();
+        let seed = Cell::new(u64::try_from(now).unwrap_or(0) ^ 0x5eed_7a6b);
+        expand::Expander {
+            table,
+            scope: &scope,
+            env: &env,
+            now,
+            seed: &seed,
+        }
+        .expand_top(text, None)
+    }
+
     fn expand_named(&self, text: &str, name: &str) -> Result<String, ExpandError> {
         self.expander().expand_top(text, Some(name))
     }

@@ -176,7 +176,11 @@ impl Audit {
                     .map(|(actor, open)| (actor.clone(), (open.slot.clone(), open.claim)))
                     .collect();
             }
-            Event::Daemon(_) | Event::Node(_) | Event::Cron(_) | Event::Job(_) => {}
+            Event::Daemon(_)
+            | Event::Node(_)
+            | Event::Cron(_)
+            | Event::Job(_)
+            | Event::Route(_) => {}
         }
     }
 

@@ -62,6 +62,8 @@ pub enum Event {
     Cron(cron::CronEvent),
     /// A job of `roost schedd`'s queue (that daemon's own log).
     Job(crate::schedd::event::JobEvent),
+    /// A job of the schedd's job router (`route<c>.<p>`).
+    Route(crate::schedd::router::RouteEvent),
 }
 
 /// One logged event.

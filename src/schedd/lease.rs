@@ -48,7 +48,9 @@ impl Queue {
         let mut idle: Vec<(i64, JobId, &Job)> = self
             .jobs
             .iter()
-            .filter(|(_, j)| j.status() == Some(Status::Idle) && j.lease.is_none())
+            .filter(|(_, j)| {
+                j.status() == Some(Status::Idle) && j.lease.is_none() && j.runs_on_nodes()
+            })
             .map(|(id, j)| (int_of(&j.ad, "JobPrio").unwrap_or(0), *id, j))
             .collect();
         idle.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));

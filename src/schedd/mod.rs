@@ -8,4 +8,6 @@ mod lease;
 mod lines;
 pub mod protocol;
 pub mod queue;
+pub mod route;
+pub mod router;
 pub mod submit;

@@ -17,7 +17,7 @@ use serde::{Deserialize, Serialize};
 pub use super::event::{ExitHow, JobEvent, JobId, LeaseEnd, Status, hold_code};
 
 use crate::classad::unparse::ad_to_string;
-use crate::classad::{ClassAd, Env, Expr, Value, parse_ad, parse_expr};
+use crate::classad::{ClassAd, Env, Expr, FixedEnv, Value, parse_ad, parse_expr};
 
 /// `ROOST_SCHEDD_HISTORY_JOBS`'s default.
 pub const DEFAULT_HISTORY_JOBS: usize = 10_000;
@@ -32,6 +32,9 @@ pub const START_FAILURES: &str = "RoostStartFailures";
 /// The attribute the handed-out copy of a job carries its lease's token
 /// in: the hooks send it back with every report.
 pub const LEASE_ATTR: &str = "RoostQueueLease";
+
+/// `Managed` of a job another program (the job router) manages.
+pub const MANAGED_EXTERNAL: &str = "External";
 
 /// A job handed to a node.
 #[derive(Clone, Debug, PartialEq)]
@@ -188,7 +191,7 @@ impl Job {
                         self.ad.insert(name.as_str(), expr);
                     }
                 }
-                false
+                self.leaves()
             }
             JobEvent::Exited {
                 at,
@@ -233,14 +236,43 @@ impl Job {
             JobEvent::Removed { at, reason, .. } => {
                 set_status(&mut self.ad, Status::Removed, *at);
                 self.ad.insert_value("RemoveReason", reason.as_str());
-                let running = self.running();
-                if !running {
+                if !self.running() {
                     self.lease = None;
                     self.ad.insert_value("CompletionDate", *at);
                 }
-                !running
+                self.leaves()
             }
         }
+    }
+
+    /// Whether the job leaves the queue now: completed (unless its
+    /// `LeaveJobInQueue` holds), or removed and not running; never while
+    /// another program manages it (`Managed = "External"`: the job
+    /// router), which gives it back first.
+    fn leaves(&self) -> bool {
+        if self.externally_managed() {
+            return false;
+        }
+        match self.status() {
+            Some(Status::Completed) => !self
+                .ad
+                .lookup("LeaveJobInQueue")
+                .is_some_and(|e| matches!(self.ad.eval(e, &FixedEnv::new(0)), Value::Bool(true))),
+            Some(Status::Removed) => !self.running(),
+            _ => false,
+        }
+    }
+
+    /// Whether another program (the job router) manages the job.
+    pub fn externally_managed(&self) -> bool {
+        str_of(&self.ad, "Managed").as_deref() == Some(MANAGED_EXTERNAL)
+    }
+
+    /// Whether an execute node may run the job: not managed elsewhere,
+    /// and not of a universe the access point itself runs (scheduler,
+    /// local) or hands to another system (grid).
+    pub fn runs_on_nodes(&self) -> bool {
+        !self.externally_managed() && !matches!(int_of(&self.ad, "JobUniverse"), Some(7 | 9 | 12))
     }
 
     /// Whether a node took the job and has not reported its end.
@@ -290,14 +322,11 @@ impl Job {
         ad.insert_value("CompletionDate", at);
         let completions = int_of(ad, "NumJobCompletions").unwrap_or(0);
         ad.insert_value("NumJobCompletions", completions + 1);
-        match self.status() {
-            Some(Status::Running | Status::Idle) => {
-                set_status(&mut self.ad, Status::Completed, at);
-                true
-            }
-            Some(Status::Removed) => true,
-            _ => false,
+        if matches!(self.status(), Some(Status::Running | Status::Idle)) {
+            set_status(&mut self.ad, Status::Completed, at);
+            self.ad.insert_value("JobFinishedHookDone", at);
         }
+        self.leaves()
     }
 
     fn evicted(&mut self, at: i64, duration: Option<i64>) -> bool {
@@ -310,8 +339,7 @@ impl Job {
                 set_status(&mut self.ad, Status::Idle, at);
                 false
             }
-            Some(Status::Removed) => true,
-            _ => false,
+            _ => self.leaves(),
         }
     }
 

@@ -27,6 +27,7 @@ mod policy_engine;
 mod policy_props;
 mod policy_publish;
 mod policy_simulate;
+mod router;
 mod schedd;
 mod starter_link;
 mod starter_owner;

@@ -11,17 +11,17 @@ use std::process::{Command, Output, Stdio};
 
 use super::daemon::{Daemon, stop, temp, wait_for};
 
-const NOBODY: u32 = 65534;
+pub(super) const NOBODY: u32 = 65534;
 
-struct Ap {
-    dir: PathBuf,
-    config: PathBuf,
+pub(super) struct Ap {
+    pub(super) dir: PathBuf,
+    pub(super) config: PathBuf,
 }
 
 impl Ap {
     /// A temp directory with one configuration for a schedd and a startd
     /// whose fetch hooks take jobs from it.
-    fn setup(name: &str, extra: &str) -> Ap {
+    pub(super) fn setup(name: &str, extra: &str) -> Ap {
         let dir = temp(name);
         std::fs::create_dir_all(dir.join("work")).expect("mkdir");
         std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
@@ -69,7 +69,7 @@ impl Ap {
         Ap { dir, config }
     }
 
-    fn schedd(&self) -> Daemon {
+    pub(super) fn schedd(&self) -> Daemon {
         Daemon::spawn(
             Command::new(env!("CARGO_BIN_EXE_roost"))
                 .args(["schedd", "-f", "--config"])
@@ -79,7 +79,7 @@ impl Ap {
         )
     }
 
-    fn startd(&self) -> Daemon {
+    pub(super) fn startd(&self) -> Daemon {
         Daemon::spawn(
             Command::new(env!("CARGO_BIN_EXE_roost"))
                 .args(["startd", "-f", "--config"])
@@ -89,12 +89,12 @@ impl Ap {
         )
     }
 
-    fn socket(&self) -> PathBuf {
+    pub(super) fn socket(&self) -> PathBuf {
         self.dir.join("lock/roost_schedd.sock")
     }
 
     /// `roost ARGS` (as `uid` when given), in `work/`.
-    fn roost_as(&self, args: &[&str], uid: Option<u32>) -> Output {
+    pub(super) fn roost_as(&self, args: &[&str], uid: Option<u32>) -> Output {
         let mut c = Command::new(env!("CARGO_BIN_EXE_roost"));
         c.args(args)
             .env("CONDOR_CONFIG", &self.config)
@@ -105,11 +105,11 @@ impl Ap {
         c.output().expect("roost runs")
     }
 
-    fn roost(&self, args: &[&str]) -> Output {
+    pub(super) fn roost(&self, args: &[&str]) -> Output {
         self.roost_as(args, None)
     }
 
-    fn ok(&self, args: &[&str]) -> String {
+    pub(super) fn ok(&self, args: &[&str]) -> String {
         let out = self.roost(args);
         assert!(
             out.status.success(),
@@ -119,21 +119,21 @@ impl Ap {
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
 
-    fn write(&self, name: &str, text: &str) -> PathBuf {
+    pub(super) fn write(&self, name: &str, text: &str) -> PathBuf {
         let p = self.dir.join("work").join(name);
         std::fs::write(&p, text).expect("write");
         std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o644)).expect("chmod");
         p
     }
 
-    fn up(&self) {
+    pub(super) fn up(&self) {
         wait_for("the schedd's socket", || {
             self.socket().exists() && self.roost(&["q"]).status.success()
         });
     }
 }
 
-fn lines(text: &str) -> Vec<String> {
+pub(super) fn lines(text: &str) -> Vec<String> {
     text.lines().map(str::to_string).collect()
 }
 
@@ -268,7 +268,7 @@ fn the_queue_takes_commands_and_survives_a_kill() {
 }
 
 /// A job's sandbox is the starter's; what it writes goes to `work/`.
-fn wait_history(ap: &Ap, n: usize) -> Vec<String> {
+pub(super) fn wait_history(ap: &Ap, n: usize) -> Vec<String> {
     let mut last = String::new();
     wait_for("jobs in the history", || {
         last = ap.ok(&[

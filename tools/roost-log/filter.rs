@@ -116,9 +116,11 @@ impl Filter {
             Event::Node(
                 NodeEvent::SlotCreated { slot, .. } | NodeEvent::SlotDeleted { slot, .. },
             ) => (Some(slot.clone()), Vec::new()),
-            Event::Daemon(_) | Event::Node(_) | Event::Cron(_) | Event::Job(_) => {
-                (None, Vec::new())
-            }
+            Event::Daemon(_)
+            | Event::Node(_)
+            | Event::Cron(_)
+            | Event::Job(_)
+            | Event::Route(_) => (None, Vec::new()),
         }
     }
 }

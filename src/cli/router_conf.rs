@@ -1,0 +1,189 @@
+//! The job router's configuration, read for `roost schedd`: the routes
+//! (`JOB_ROUTER_ROUTE_NAMES`, `JOB_ROUTER_ROUTE_<name>`), the router's
+//! knobs and the hooks of every keyword configured. A route that does not
+//! read is left out with an error naming it and its line, as HTCondor
+//! leaves it out; the others route.
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::path::Path;
+use std::time::Duration;
+
+use anyhow::{Result, anyhow};
+use tracing::{error, info, warn};
+
+use crate::actors::schedd::{RouterSettings, ScheddSettings};
+use crate::config::Config;
+use crate::schedd::route::Route;
+use crate::schedd::router::{RouterConfig, RouterHook};
+
+/// HTCondor's `JOB_ROUTER_NAME` default.
+const DEFAULT_NAME: &str = "jobrouter";
+
+/// The routes `JOB_ROUTER_ROUTE_NAMES` lists, in its order.
+fn routes(config: &Config, has_constraint: bool) -> Result<Vec<Route>> {
+    let names = config
+        .text("JOB_ROUTER_ROUTE_NAMES")
+        .map_err(|e| anyhow!(e))?
+        .unwrap_or_default();
+    let mut out: Vec<Route> = Vec::new();
+    for name in names
+        .split([',', ' ', '\t', '\n'])
+        .filter(|n| !n.is_empty())
+    {
+        if name.eq_ignore_ascii_case("NAMES") {
+            continue;
+        }
+        let knob = format!("JOB_ROUTER_ROUTE_{name}");
+        let Some(text) = config.raw(&knob) else {
+            error!(message = "A route in JOB_ROUTER_ROUTE_NAMES is not defined; it is left out.", route = %name, knob = %knob);
+            continue;
+        };
+        if text.trim().is_empty() {
+            warn!(message = "A route's definition is empty; it is left out.", knob = %knob);
+            continue;
+        }
+        match Route::parse(name, text, config) {
+            Ok(r) if r.requirements.is_none() && !has_constraint => {
+                error!(message = "A route has no REQUIREMENTS and JOB_ROUTER_SOURCE_JOB_CONSTRAINT is not set; it is left out.", knob = %knob);
+            }
+            Ok(r) if out.iter().any(|o| o.name.eq_ignore_ascii_case(&r.name)) => {
+                warn!(message = "A route is listed twice; the first one is used.", route = %name);
+            }
+            Ok(r) => {
+                info!(message = "Route loaded.", route = %r.name, universe = r.universe,
+                    max_jobs = r.max_jobs, max_idle_jobs = r.max_idle_jobs);
+                out.push(r);
+            }
+            Err(e) => {
+                error!(message = "A route does not read; it is left out.", knob = %knob, error = %e);
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The hooks configured under any keyword: every `<KW>_HOOK_<name>` knob
+/// of the router's hooks whose program passes HTCondor's path checks.
+fn hooks(config: &Config) -> HashMap<(String, RouterHook), std::path::PathBuf> {
+    let mut keywords: HashSet<String> = HashSet::new();
+    for m in config.table().iter() {
+        let upper = m.name.to_ascii_uppercase();
+        for h in RouterHook::ALL {
+            for knob in h.knobs("") {
+                if let Some(kw) = upper.strip_suffix(&knob[1..])
+                    && let Some(kw) = kw.strip_suffix('_')
+                    && !kw.is_empty()
+                {
+                    keywords.insert(kw.to_string());
+                }
+            }
+        }
+    }
+    let mut out = HashMap::new();
+    for kw in keywords {
+        for h in RouterHook::ALL {
+            let Some((knob, path)) = h
+                .knobs(&kw)
+                .into_iter()
+                .find_map(|k| config.text(&k).ok().flatten().map(|p| (k, p)))
+            else {
+                continue;
+            };
+            let path = std::path::PathBuf::from(path.trim());
+            match crate::hooks::validate(&path) {
+                Ok(()) => {
+                    out.insert((kw.clone(), h), path);
+                }
+                Err(e) => {
+                    error!(message = "A router hook cannot be used; it is left out.", knob = %knob, error = %e)
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The router's settings; `None` when no route is configured.
+pub fn router_settings(
+    config: &Config,
+    queue: &ScheddSettings,
+    log_dir: &Path,
+) -> Result<Option<RouterSettings>> {
+    let constraint = config
+        .expr("JOB_ROUTER_SOURCE_JOB_CONSTRAINT")
+        .map_err(|e| anyhow!(e))?;
+    let routes = routes(config, constraint.is_some())?;
+    if routes.is_empty() {
+        info!(message = "No routes (JOB_ROUTER_ROUTE_NAMES): job routing is off.");
+        return Ok(None);
+    }
+    let int = |k: &str| config.int(k).map_err(|e| anyhow!(e));
+    let period = int("JOB_ROUTER_POLLING_PERIOD")?.unwrap_or(10);
+    if period < 1 {
+        return Err(anyhow!(
+            "JOB_ROUTER_POLLING_PERIOD is {period}: the router polls at least every second"
+        ));
+    }
+    let paths = hooks(config);
+    let mut attrs_to_copy = BTreeMap::new();
+    for (kw, _) in paths.keys() {
+        if let Some(list) = config
+            .text(&format!("{kw}_ATTRS_TO_COPY"))
+            .map_err(|e| anyhow!(e))?
+        {
+            let attrs = list
+                .split([',', ' ', '\t'])
+                .filter(|a| !a.is_empty())
+                .map(str::to_string)
+                .collect();
+            attrs_to_copy.insert(kw.clone(), attrs);
+        }
+    }
+    let only_owner = (!nix::unistd::geteuid().is_root())
+        .then(|| {
+            nix::unistd::User::from_uid(nix::unistd::geteuid())
+                .ok()
+                .flatten()
+        })
+        .flatten()
+        .map(|u| u.name);
+    let cfg = RouterConfig {
+        name: config
+            .text("JOB_ROUTER_NAME")
+            .map_err(|e| anyhow!(e))?
+            .unwrap_or_else(|| DEFAULT_NAME.into()),
+        routes,
+        constraint,
+        max_jobs: int("JOB_ROUTER_MAX_JOBS")?.unwrap_or(-1),
+        keyword: config
+            .text("JOB_ROUTER_HOOK_KEYWORD")
+            .map_err(|e| anyhow!(e))?,
+        release_on_hold: config
+            .bool("JOB_ROUTER_RELEASE_ON_HOLD")
+            .map_err(|e| anyhow!(e))?
+            .unwrap_or(true),
+        hooks: paths.keys().cloned().collect(),
+        attrs_to_copy,
+        only_owner,
+        schedd: queue.name.clone(),
+        domain: queue.domain.clone(),
+    };
+    let timeout = int("ROOST_ROUTER_HOOK_TIMEOUT")?.unwrap_or(300).max(1);
+    info!(
+        message = "Job routing on.",
+        routes = cfg.routes.len(),
+        period,
+        hooks = paths.len()
+    );
+    Ok(Some(RouterSettings {
+        cfg,
+        period: Duration::from_secs(u64::try_from(period).unwrap_or(10)),
+        paths,
+        hook_timeout: Duration::from_secs(u64::try_from(timeout).unwrap_or(300)),
+        env: crate::spawn::Environment::new(
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        ),
+        cwd: log_dir.to_path_buf(),
+    }))
+}

@@ -1,0 +1,645 @@
+//! The job router's pure core: which idle jobs a route takes, and each
+//! routed job's way through HTCondor's stages — claimed, submitted (the
+//! routed copy in this queue), finished, finalized, cleaned up — with the
+//! four hooks between them and every failure rule of HTCondor's router.
+//!
+//! Each routed job is an actor in the schedd's log (`route<c>.<p>`, the
+//! source job's id); its [`RouteEvent`]s and the queue's [`JobEvent`]s
+//! they cause are committed together. [`Router::advance`] decides the
+//! next step of a job (events, or a hook to run); [`Router::after_hook`]
+//! decides what a hook's result means. No I/O and no clock: the actor
+//! runs the hooks and gives the time.
+
+use std::collections::{BTreeMap, HashSet};
+
+mod ads;
+mod event;
+
+pub use ads::HookOutputError;
+use ads::{copy_changed, hook_ad, idle, mirror, old, set, updated, vanilla_to_grid};
+pub use event::{Logged, RouteEvent, RouterHook};
+
+use super::event::{JobEvent, JobId, Status};
+use super::queue::{Job, MANAGED_EXTERNAL, Queue, SubmitCtx, int_of, str_of};
+use super::route::Route;
+use crate::classad::unparse::expr_to_string;
+use crate::classad::{ClassAd, Env, Expr, Value};
+use crate::hooks::Exit;
+
+/// Where a routed job is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// Claimed; the routed copy is not submitted yet.
+    Claimed,
+    /// The routed copy is in the queue.
+    Submitted,
+    /// The routed copy completed; finalizing.
+    Finished,
+    /// Over; cleaning up.
+    Ending {
+        /// Finalized.
+        done: bool,
+    },
+}
+
+/// One routed job.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Routed {
+    /// The route's name.
+    pub route: String,
+    /// Where it is.
+    pub stage: Stage,
+    /// The routed copy, once submitted.
+    pub dest: Option<JobId>,
+}
+
+/// What the router is configured with.
+#[derive(Clone, Debug)]
+pub struct RouterConfig {
+    /// `JOB_ROUTER_NAME`: `ManagedManager` and `RoutedBy`.
+    pub name: String,
+    /// The routes, in the order they are tried.
+    pub routes: Vec<Route>,
+    /// `JOB_ROUTER_SOURCE_JOB_CONSTRAINT`.
+    pub constraint: Option<Expr>,
+    /// `JOB_ROUTER_MAX_JOBS` (negative: no limit).
+    pub max_jobs: i64,
+    /// `JOB_ROUTER_HOOK_KEYWORD`.
+    pub keyword: Option<String>,
+    /// `JOB_ROUTER_RELEASE_ON_HOLD`.
+    pub release_on_hold: bool,
+    /// The hooks configured: (keyword in upper case, hook).
+    pub hooks: HashSet<(String, RouterHook)>,
+    /// `<Keyword>_ATTRS_TO_COPY`, by keyword in upper case.
+    pub attrs_to_copy: BTreeMap<String, Vec<String>>,
+    /// Route only jobs of this owner (a router that cannot switch users).
+    pub only_owner: Option<String>,
+    /// The queue's name and domain, for the routed copies' ids.
+    pub schedd: String,
+    /// `UID_DOMAIN`.
+    pub domain: String,
+}
+
+impl RouterConfig {
+    fn route(&self, name: &str) -> Option<&Route> {
+        self.routes.iter().find(|r| r.name == name)
+    }
+
+    /// The hook keyword of a source job: its `HookKeyword`, else the
+    /// router's.
+    pub fn keyword_of(&self, src: &ClassAd) -> Option<String> {
+        str_of(src, "HookKeyword")
+            .or_else(|| self.keyword.clone())
+            .filter(|k| !k.is_empty())
+            .map(|k| k.to_ascii_uppercase())
+    }
+
+    fn has_hook(&self, src: &ClassAd, hook: RouterHook) -> Option<String> {
+        let kw = self.keyword_of(src)?;
+        self.hooks.contains(&(kw.clone(), hook)).then_some(kw)
+    }
+}
+
+/// What to do next for a routed job.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    /// Commit these events (nothing when empty).
+    Commit(Vec<Logged>),
+    /// Run this hook; give its result to [`Router::after_hook`].
+    Hook {
+        /// Which.
+        hook: RouterHook,
+        /// The keyword it is configured under.
+        keyword: String,
+        /// Its standard input.
+        stdin: String,
+        /// The user it runs as (the job's `Owner`).
+        owner: String,
+    },
+}
+
+/// A hook's result, as the router judges it.
+#[derive(Clone, Debug)]
+pub struct HookResult {
+    /// How it ended; `None` when it could not be started.
+    pub exit: Option<Exit>,
+    /// Its standard output.
+    pub stdout: Vec<u8>,
+    /// Why it could not run, if it could not.
+    pub error: Option<String>,
+}
+
+/// The router: the jobs it manages.
+#[derive(Clone, Debug, Default)]
+pub struct Router {
+    /// By source job.
+    pub jobs: BTreeMap<JobId, Routed>,
+}
+
+/// HTCondor's router looks only at `WEXITSTATUS`: a hook killed by a
+/// signal counts as exit 0.
+fn exit_status(e: &Exit) -> i32 {
+    match e {
+        Exit::Code(c) => *c,
+        Exit::Signal(_) => 0,
+    }
+}
+
+/// Context of one decision.
+pub struct Ctx<'a> {
+    /// The queue.
+    pub queue: &'a Queue,
+    /// The router's configuration.
+    pub cfg: &'a RouterConfig,
+    /// For evaluating expressions.
+    pub env: &'a dyn Env,
+    /// Now.
+    pub now: i64,
+}
+
+impl Ctx<'_> {
+    fn ending(&self, src: JobId, done: bool, why: impl Into<String>) -> Logged {
+        Logged::Route(RouteEvent::Ending {
+            at: self.now,
+            src,
+            done,
+            why: why.into(),
+        })
+    }
+
+    fn job(&self, id: JobId) -> Option<&Job> {
+        self.queue.jobs.get(&id)
+    }
+
+    /// The routed copy's ad: in the queue, else in the history.
+    fn dest_ad(&self, dest: Option<JobId>) -> Option<&ClassAd> {
+        let d = dest?;
+        self.job(d).map(|j| &j.ad).or_else(|| {
+            self.queue.history.iter().rev().find(|ad| {
+                int_of(ad, "ClusterId") == Some(d.cluster) && int_of(ad, "ProcId") == Some(d.proc)
+            })
+        })
+    }
+
+    fn hook_ran(&self, src: JobId, hook: RouterHook, r: &HookResult, outcome: &str) -> Logged {
+        let exit = match (&r.exit, &r.error) {
+            (_, Some(e)) => format!("not run: {e}"),
+            (Some(e), None) => e.to_string(),
+            (None, None) => "not run".into(),
+        };
+        Logged::Route(RouteEvent::HookRan {
+            at: self.now,
+            src,
+            hook,
+            exit,
+            outcome: outcome.to_string(),
+        })
+    }
+}
+
+impl Router {
+    /// The router a log's events make.
+    pub fn apply(&mut self, e: &RouteEvent) {
+        match e {
+            RouteEvent::Claimed { src, route, .. } => {
+                self.jobs.insert(
+                    *src,
+                    Routed {
+                        route: route.clone(),
+                        stage: Stage::Claimed,
+                        dest: None,
+                    },
+                );
+            }
+            RouteEvent::HookRan { .. } => {}
+            RouteEvent::Submitted { src, dest, .. } => {
+                if let Some(j) = self.jobs.get_mut(src) {
+                    j.dest = Some(*dest);
+                    j.stage = Stage::Submitted;
+                }
+            }
+            RouteEvent::Finished { src, .. } => {
+                if let Some(j) = self.jobs.get_mut(src) {
+                    j.stage = Stage::Finished;
+                }
+            }
+            RouteEvent::Ending { src, done, .. } => {
+                if let Some(j) = self.jobs.get_mut(src) {
+                    j.stage = Stage::Ending { done: *done };
+                }
+            }
+            RouteEvent::Retired { src, .. } => {
+                self.jobs.remove(src);
+            }
+        }
+    }
+
+    /// How many jobs each route has, and how many of their routed copies
+    /// are idle.
+    fn counts(&self, queue: &Queue) -> BTreeMap<&str, (i64, i64)> {
+        let mut out: BTreeMap<&str, (i64, i64)> = BTreeMap::new();
+        for r in self.jobs.values() {
+            let c = out.entry(r.route.as_str()).or_default();
+            c.0 += 1;
+            let running = r
+                .dest
+                .and_then(|d| queue.jobs.get(&d))
+                .is_some_and(|j| matches!(j.status(), Some(Status::Running)));
+            if !running {
+                c.1 += 1;
+            }
+        }
+        out
+    }
+
+    /// The idle jobs the routes take now (HTCondor's candidate search and
+    /// claim): a `Claimed` and the source's `Managed` for each.
+    pub fn candidates(&self, ctx: &Ctx<'_>) -> Vec<Logged> {
+        let cfg = ctx.cfg;
+        let mut counts: BTreeMap<String, (i64, i64)> = self
+            .counts(ctx.queue)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        let mut managed = i64::try_from(self.jobs.len()).unwrap_or(i64::MAX);
+        let mut out = Vec::new();
+        for (id, job) in &ctx.queue.jobs {
+            if cfg.max_jobs >= 0 && managed >= cfg.max_jobs {
+                break;
+            }
+            let ad = &job.ad;
+            let eligible = id.proc >= 0
+                && job.status() == Some(Status::Idle)
+                && job.lease.is_none()
+                && !self.jobs.contains_key(id)
+                && !matches!(
+                    str_of(ad, "Managed").as_deref(),
+                    Some("ScheddDone" | MANAGED_EXTERNAL)
+                )
+                && str_of(ad, "RoutedBy").as_deref() != Some(cfg.name.as_str())
+                && str_of(ad, "Owner")
+                    .is_some_and(|o| cfg.only_owner.as_deref().is_none_or(|only| only == o))
+                && cfg
+                    .constraint
+                    .as_ref()
+                    .is_none_or(|c| matches!(ad.eval(c, ctx.env), Value::Bool(true)));
+            if !eligible {
+                continue;
+            }
+            let open = |r: &Route, counts: &BTreeMap<String, (i64, i64)>| {
+                let (n, idle) = counts.get(&r.name).copied().unwrap_or((0, 0));
+                !(r.max_idle_jobs >= 0 && r.max_idle_jobs <= idle) && n < r.max_jobs
+            };
+            if !cfg.routes.iter().any(|r| open(r, &counts)) {
+                break;
+            }
+            let Some(route) = cfg
+                .routes
+                .iter()
+                .filter(|r| open(r, &counts))
+                .find(|r| r.matches(ad, ctx.env))
+            else {
+                continue;
+            };
+            let c = counts.entry(route.name.clone()).or_default();
+            c.0 += 1;
+            c.1 += 1;
+            managed += 1;
+            out.push(Logged::Route(RouteEvent::Claimed {
+                at: ctx.now,
+                src: *id,
+                route: route.name.clone(),
+            }));
+            out.extend(updated(
+                ctx.now,
+                *id,
+                vec![
+                    set("Managed", MANAGED_EXTERNAL),
+                    set("ManagedManager", cfg.name.as_str()),
+                ],
+            ));
+        }
+        out
+    }
+
+    /// The next step of routed job `src`.
+    pub fn advance(&self, src: JobId, ctx: &Ctx<'_>) -> Step {
+        let Some(r) = self.jobs.get(&src) else {
+            return Step::Commit(Vec::new());
+        };
+        let Some(job) = ctx.job(src) else {
+            return Step::Commit(match r.stage {
+                Stage::Ending { .. } => self.finish_cleanup(src, ctx),
+                _ => vec![ctx.ending(src, false, "the source job left the queue")],
+            });
+        };
+        let owner = str_of(&job.ad, "Owner").unwrap_or_default();
+        let hook = |hook: RouterHook, stdin: String| {
+            ctx.cfg.has_hook(&job.ad, hook).map(|keyword| Step::Hook {
+                hook,
+                keyword,
+                stdin,
+                owner: owner.clone(),
+            })
+        };
+        match r.stage {
+            Stage::Claimed => {
+                let Some(route) = ctx.cfg.route(&r.route) else {
+                    return Step::Commit(vec![ctx.ending(src, false, "its route is gone")]);
+                };
+                let stdin = format!("{}\n------\n{}", route.description(), old(&job.ad));
+                hook(RouterHook::Translate, stdin)
+                    .unwrap_or_else(|| Step::Commit(self.finish_submit(src, job.ad.clone(), ctx)))
+            }
+            Stage::Submitted => {
+                let dest = r.dest.and_then(|d| ctx.job(d));
+                match dest.and_then(|d| hook(RouterHook::UpdateJobInfo, old(&d.ad))) {
+                    Some(step) => step,
+                    None => Step::Commit(self.finish_check(src, ctx)),
+                }
+            }
+            Stage::Finished => {
+                let dest = ctx.dest_ad(r.dest).map(old).unwrap_or_default();
+                let stdin = format!("{}\n------\n{}", old(&job.ad), dest);
+                hook(RouterHook::Finalize, stdin)
+                    .unwrap_or_else(|| Step::Commit(self.finish_finalize(src, ctx)))
+            }
+            Stage::Ending { .. } => match ctx.dest_ad(r.dest) {
+                Some(d) => hook(RouterHook::Cleanup, old(d))
+                    .unwrap_or_else(|| Step::Commit(self.finish_cleanup(src, ctx))),
+                None => Step::Commit(self.finish_cleanup(src, ctx)),
+            },
+        }
+    }
+
+    /// What a hook's result means for routed job `src`.
+    pub fn after_hook(
+        &self,
+        src: JobId,
+        hook: RouterHook,
+        result: &HookResult,
+        ctx: &Ctx<'_>,
+    ) -> Vec<Logged> {
+        let Some(r) = self.jobs.get(&src) else {
+            return Vec::new();
+        };
+        let code = result.exit.as_ref().map(exit_status);
+        let parsed = || hook_ad(&result.stdout);
+        let mut out = Vec::new();
+        let note = |out: &mut Vec<Logged>, outcome: &str| {
+            out.push(ctx.hook_ran(src, hook, result, outcome));
+        };
+        match (hook, r.stage) {
+            (RouterHook::Translate, Stage::Claimed) => match code {
+                Some(0) if result.stdout.iter().all(u8::is_ascii_whitespace) => {
+                    note(&mut out, "no output: tried again at the next poll");
+                }
+                Some(0) => match parsed() {
+                    Ok(ad) => {
+                        note(&mut out, "the routed copy is the hook's ad");
+                        out.extend(self.finish_submit(src, ad, ctx));
+                    }
+                    Err(e) => {
+                        note(
+                            &mut out,
+                            &format!("output refused ({e}): the job is given up"),
+                        );
+                        out.push(ctx.ending(src, false, format!("TRANSLATE_JOB output: {e}")));
+                    }
+                },
+                _ => {
+                    note(&mut out, "failed: the job is given up");
+                    out.push(ctx.ending(src, false, "TRANSLATE_JOB failed"));
+                }
+            },
+            (RouterHook::UpdateJobInfo, Stage::Submitted) => match code {
+                Some(0) if result.stdout.iter().all(u8::is_ascii_whitespace) => {
+                    out.extend(self.finish_check(src, ctx));
+                }
+                Some(0) => match parsed() {
+                    Ok(mut ad) => {
+                        ad.remove("MyType");
+                        ad.remove("TargetType");
+                        note(&mut out, "the routed copy updated");
+                        let attrs = ad
+                            .iter()
+                            .map(|(n, e)| (n.as_str().to_string(), expr_to_string(e)))
+                            .collect();
+                        if let Some(d) = r.dest {
+                            out.extend(updated(ctx.now, d, attrs));
+                        }
+                        out.extend(self.finish_check(src, ctx));
+                    }
+                    Err(e) => {
+                        note(
+                            &mut out,
+                            &format!("output refused ({e}): the job is given up"),
+                        );
+                        out.push(ctx.ending(src, false, format!("UPDATE_JOB_INFO output: {e}")));
+                    }
+                },
+                _ => note(&mut out, "failed: ignored"),
+            },
+            (RouterHook::Finalize, Stage::Finished) => {
+                let failed = match code {
+                    Some(0) if result.stdout.iter().all(u8::is_ascii_whitespace) => None,
+                    Some(0) => match parsed() {
+                        Ok(ad) => {
+                            note(&mut out, "the source job updated");
+                            let attrs = ad
+                                .iter()
+                                .map(|(n, e)| (n.as_str().to_string(), expr_to_string(e)))
+                                .collect();
+                            out.extend(updated(ctx.now, src, attrs));
+                            None
+                        }
+                        Err(e) => Some(format!("JOB_FINALIZE output: {e}")),
+                    },
+                    _ => Some("JOB_FINALIZE failed".to_string()),
+                };
+                match failed {
+                    None => out.extend(self.finish_finalize(src, ctx)),
+                    Some(why) => {
+                        note(&mut out, "refused: the job is routed again");
+                        out.extend(self.rerouted(src, &why, ctx));
+                    }
+                }
+            }
+            (RouterHook::Cleanup, Stage::Ending { .. }) => match code {
+                Some(_) if matches!(result.exit, Some(Exit::Signal(_))) || code == Some(0) => {
+                    note(&mut out, "done");
+                    out.extend(self.finish_cleanup(src, ctx));
+                }
+                _ => note(&mut out, "failed: tried again at the next poll"),
+            },
+            _ => note(&mut out, "ignored: the job moved on while it ran"),
+        }
+        out
+    }
+
+    /// The routed copy from `ad`: HTCondor's vanilla-to-grid edits, the
+    /// route, the routing attributes; submitted as the source's owner.
+    fn finish_submit(&self, src: JobId, mut ad: ClassAd, ctx: &Ctx<'_>) -> Vec<Logged> {
+        let Some(r) = self.jobs.get(&src) else {
+            return Vec::new();
+        };
+        let Some(route) = ctx.cfg.route(&r.route) else {
+            return vec![ctx.ending(src, false, "its route is gone")];
+        };
+        vanilla_to_grid(&mut ad, route.universe, route.grid_resource.as_deref());
+        if let Err(e) = route.apply(&mut ad, ctx.env, ctx.now) {
+            return vec![ctx.ending(src, false, e.to_string())];
+        }
+        ad.insert_value("RoutedFromJobId", src.to_string().as_str());
+        ad.insert_value("RoutedBy", ctx.cfg.name.as_str());
+        ad.insert_value("RouteName", route.name.as_str());
+        ad.remove("RoutedToJobId");
+        if let Ok(e) = crate::classad::parse_expr("JobStatus == 4") {
+            ad.insert("LeaveJobInQueue", e);
+        }
+        let Some(owner) = ctx.job(src).and_then(|j| str_of(&j.ad, "Owner")) else {
+            return vec![ctx.ending(src, false, "the source job has no Owner")];
+        };
+        let sctx = SubmitCtx {
+            at: ctx.now,
+            owner: &owner,
+            domain: &ctx.cfg.domain,
+            schedd: &ctx.cfg.schedd,
+        };
+        match ctx.queue.submit(sctx, vec![ad], None) {
+            Ok(events) => {
+                let Some(dest) = events.first().map(JobEvent::id) else {
+                    return Vec::new();
+                };
+                let mut out: Vec<Logged> = events.into_iter().map(Logged::Job).collect();
+                out.push(Logged::Route(RouteEvent::Submitted {
+                    at: ctx.now,
+                    src,
+                    dest,
+                }));
+                out.extend(updated(
+                    ctx.now,
+                    src,
+                    vec![set("RoutedToJobId", dest.to_string().as_str())],
+                ));
+                out
+            }
+            Err(e) => vec![ctx.ending(src, false, format!("the routed copy: {e}"))],
+        }
+    }
+
+    /// A submitted job's status check: the source mirrors its copy.
+    fn finish_check(&self, src: JobId, ctx: &Ctx<'_>) -> Vec<Logged> {
+        let Some(r) = self.jobs.get(&src) else {
+            return Vec::new();
+        };
+        let Some(job) = ctx.job(src) else {
+            return vec![ctx.ending(src, false, "the source job left the queue")];
+        };
+        let src_status = job.status();
+        let copied_hold = || {
+            matches!(
+                job.ad.eval_attr("HoldCopiedFromTargetJob", ctx.env),
+                Value::Bool(true)
+            )
+        };
+        if src_status == Some(Status::Removed) {
+            return vec![ctx.ending(src, false, "the source job was removed")];
+        }
+        if src_status == Some(Status::Held) && !copied_hold() {
+            return vec![ctx.ending(src, false, "the source job was held")];
+        }
+        let Some(dest) = r.dest.and_then(|d| ctx.job(d)) else {
+            return vec![ctx.ending(src, false, "the routed copy left the queue")];
+        };
+        let mut attrs = mirror(&job.ad, &dest.ad, ctx.env, ctx.now);
+        let kw = ctx.cfg.keyword_of(&job.ad);
+        for a in kw
+            .and_then(|k| ctx.cfg.attrs_to_copy.get(&k))
+            .into_iter()
+            .flatten()
+        {
+            copy_changed(&job.ad, &dest.ad, a, &mut attrs);
+        }
+        let mut out: Vec<Logged> = updated(ctx.now, src, attrs).into_iter().collect();
+        let finished = dest.status() == Some(Status::Completed)
+            && int_of(&dest.ad, "JobFinishedHookDone").is_some_and(|t| t != 0);
+        if finished {
+            out.push(Logged::Route(RouteEvent::Finished { at: ctx.now, src }));
+        }
+        out
+    }
+
+    /// The routed copy finished and was finalized: it leaves the queue,
+    /// and the routed job ends as done.
+    fn finish_finalize(&self, src: JobId, ctx: &Ctx<'_>) -> Vec<Logged> {
+        let Some(r) = self.jobs.get(&src) else {
+            return Vec::new();
+        };
+        if ctx.job(src).and_then(|j| str_of(&j.ad, "Owner")).is_none() {
+            return self.rerouted(src, "the source job has no Owner", ctx);
+        }
+        let mut out = Vec::new();
+        if let Some(d) = r.dest.filter(|d| ctx.job(*d).is_some()) {
+            out.extend(updated(ctx.now, d, vec![set("LeaveJobInQueue", false)]));
+        }
+        out.push(ctx.ending(src, true, "finalized"));
+        out
+    }
+
+    /// The source job back to idle, and the routed job given up.
+    fn rerouted(&self, src: JobId, why: &str, ctx: &Ctx<'_>) -> Vec<Logged> {
+        let mut out = Vec::new();
+        if let Some(job) = ctx.job(src)
+            && job.status() != Some(Status::Idle)
+        {
+            out.extend(updated(ctx.now, src, idle(job, ctx.now)));
+        }
+        out.push(ctx.ending(src, false, why));
+        out
+    }
+
+    /// Cleanup: an unfinished routed copy is removed, the source job given
+    /// back (`Managed` "ScheddDone" when done, else "Schedd", and idle
+    /// again unless it completed, was removed, or was held by its owner).
+    fn finish_cleanup(&self, src: JobId, ctx: &Ctx<'_>) -> Vec<Logged> {
+        let Some(r) = self.jobs.get(&src) else {
+            return Vec::new();
+        };
+        let done = matches!(r.stage, Stage::Ending { done: true });
+        let mut out = Vec::new();
+        if !done
+            && let Some(d) = r.dest
+            && ctx
+                .job(d)
+                .is_some_and(|j| j.status() != Some(Status::Removed))
+        {
+            out.push(Logged::Job(JobEvent::Removed {
+                at: ctx.now,
+                id: d,
+                reason: "JobRouter aborted job".into(),
+            }));
+        }
+        if let Some(job) = ctx.job(src) {
+            let managed = if done { "ScheddDone" } else { "Schedd" };
+            let mut attrs = vec![set("Managed", managed), set("ManagedManager", "")];
+            let copied = matches!(
+                job.ad.eval_attr("HoldCopiedFromTargetJob", ctx.env),
+                Value::Bool(true)
+            );
+            match job.status() {
+                None | Some(Status::Idle | Status::Completed | Status::Removed) => {}
+                Some(Status::Held) => {
+                    if copied && ctx.cfg.release_on_hold {
+                        attrs.push(("HoldCopiedFromTargetJob".into(), "undefined".into()));
+                        attrs.extend(idle(job, ctx.now));
+                    }
+                }
+                Some(_) => attrs.extend(idle(job, ctx.now)),
+            }
+            out.extend(updated(ctx.now, src, attrs));
+        }
+        out.push(Logged::Route(RouteEvent::Retired { at: ctx.now, src }));
+        out
+    }
+}

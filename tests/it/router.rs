@@ -1,0 +1,318 @@
+//! The job router inside `roost schedd`, end to end: a job submitted,
+//! claimed by a route, translated by its hook, the routed copy run by a
+//! real `roost startd` through the queue hooks, the source finalized and
+//! cleaned up — with the schedd killed -9 mid-route — and each hook's
+//! failure rule: a translate hook that fails or prints garbage gives the
+//! job back to the queue, a hook that hangs is killed, and a finalize
+//! hook that fails routes the job again.
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+
+use super::daemon::{events, stop, wait_for};
+use super::schedd::{Ap, NOBODY};
+
+/// A hook script that records its stdin under `rec/` and then runs `body`.
+fn hook(dir: &Path, name: &str, body: &str) -> PathBuf {
+    let path = dir.join(format!("{name}.sh"));
+    let rec = dir.join("rec");
+    std::fs::write(
+        &path,
+        format!(
+            "#!/bin/sh\nf={rec}/{name}.$$\ncat > $f.tmp\nmv $f.tmp $f\n{body}\n",
+            rec = rec.display()
+        ),
+    )
+    .expect("hook");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    path
+}
+
+/// The router's part of the configuration: one route, the `R` hooks.
+fn router_config(dir: &Path, translate_body: &str, finalize_body: &str) -> String {
+    let rec = dir.join("rec");
+    std::fs::create_dir_all(&rec).expect("mkdir");
+    std::fs::set_permissions(&rec, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    let translate = hook(dir, "translate", translate_body);
+    let update = hook(dir, "update", "echo 'HookSawRun = true'");
+    let finalize = hook(dir, "finalize", finalize_body);
+    let cleanup = hook(dir, "cleanup", "exit 0");
+    let bad = hook(dir, "bad", "exit 3");
+    let garbage = hook(dir, "garbage", "echo 'this is not an ad'");
+    let hang = hook(dir, "hang", "sleep 30");
+    format!(
+        "JOB_ROUTER_ROUTE_NAMES = Local\n\
+         JOB_ROUTER_ROUTE_Local @=end\n\
+         # the route the tests use\n\
+         UNIVERSE vanilla\n\
+         REQUIREMENTS WantRoute is true\n\
+         MaxIdleJobs = 5\n\
+         Marker = routed-by-$(MY.Owner)\n\
+         SET RoutedMarker \"$(Marker)\"\n\
+         SET Requirements true\n\
+         EVALSET RoutedSum 1 + 1\n\
+         COPY Cmd OriginalCmd\n\
+         DELETE WantRoute\n\
+         @end\n\
+         JOB_ROUTER_POLLING_PERIOD = 1\n\
+         JOB_ROUTER_HOOK_KEYWORD = R\n\
+         ROOST_ROUTER_HOOK_TIMEOUT = 2\n\
+         R_HOOK_TRANSLATE_JOB = {translate}\n\
+         R_HOOK_UPDATE_JOB_INFO = {update}\n\
+         R_HOOK_JOB_FINALIZE = {finalize}\n\
+         R_HOOK_JOB_CLEANUP = {cleanup}\n\
+         BAD_HOOK_TRANSLATE_JOB = {bad}\n\
+         GARBAGE_HOOK_TRANSLATE_JOB = {garbage}\n\
+         HANG_HOOK_TRANSLATE_JOB = {hang}\n",
+        translate = translate.display(),
+        update = update.display(),
+        finalize = finalize.display(),
+        cleanup = cleanup.display(),
+        bad = bad.display(),
+        garbage = garbage.display(),
+        hang = hang.display(),
+    )
+}
+
+/// Translate: the job ad after the dashes, with one attribute added.
+const TRANSLATE: &str = "sed '1,/^------$/d' $f\necho 'TranslatedBy = \"hook\"'";
+
+/// The records of hook `name`, oldest first.
+fn records(dir: &Path, name: &str) -> Vec<String> {
+    let mut files: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir.join("rec"))
+        .expect("rec")
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&format!("{name}.")) && !n.ends_with(".tmp"))
+        })
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|(_, p)| std::fs::read_to_string(p).expect("record"))
+        .collect()
+}
+
+fn submit(ap: &Ap, name: &str, text: &str) {
+    let sub = ap.write(name, text);
+    let out = ap.roost_as(&["submit", sub.to_str().expect("utf-8")], Some(NOBODY));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+fn history_of(ap: &Ap, constraint: &str, attrs: &[&str]) -> String {
+    let mut args = vec!["history", "-constraint", constraint, "-af"];
+    args.extend_from_slice(attrs);
+    ap.ok(&args)
+}
+
+#[test]
+fn a_routed_job_runs_on_the_node_and_its_source_is_finalized() {
+    let dir = super::daemon::temp("router-e2e-hooks");
+    let extra = router_config(&dir, TRANSLATE, "echo 'FinalizedByHook = true'");
+    let ap = Ap::setup("router-e2e", &extra);
+    let mut schedd = ap.schedd();
+    ap.up();
+    // The source cannot run anywhere (Requirements false); its routed copy
+    // can (the route sets Requirements true).
+    submit(
+        &ap,
+        "routed.sub",
+        "executable = /bin/sh\narguments = \"-c 'echo routed > out.routed'\"\n\
+         requirements = false\n+WantRoute = true\nqueue\n",
+    );
+    // The routed copy enters the queue: then the schedd is killed.
+    wait_for("the routed copy", || {
+        ap.ok(&["q", "-af", "RoutedFromJobId"]).contains("1.0")
+    });
+    schedd.kill();
+    schedd = ap.schedd();
+    ap.up();
+    let startd = ap.startd();
+    wait_for("the source in the history", || {
+        !history_of(&ap, "ClusterId == 1", &["JobStatus"]).is_empty()
+    });
+    let source = history_of(
+        &ap,
+        "ClusterId == 1",
+        &[
+            "JobStatus",
+            "ExitCode",
+            "Managed",
+            "FinalizedByHook",
+            "RoutedToJobId",
+        ],
+    );
+    assert_eq!(source.trim(), "4 0 ScheddDone true 2.0", "{source}");
+    let copy = history_of(
+        &ap,
+        "RoutedFromJobId == \"1.0\"",
+        &[
+            "ClusterId",
+            "JobStatus",
+            "RouteName",
+            "RoutedBy",
+            "RoutedMarker",
+            "RoutedSum",
+            "TranslatedBy",
+            "WantRoute",
+            "JobUniverse",
+            "Remote_JobUniverse",
+        ],
+    );
+    assert_eq!(
+        copy.trim(),
+        "2 4 Local jobrouter routed-by-nobody 2 hook undefined 5 5",
+        "{copy}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(ap.dir.join("work/out.routed")).expect("output"),
+        "routed\n"
+    );
+    // Exactly one routed copy, though the schedd died mid-route.
+    let all = ap.ok(&["history", "-af", "ClusterId"]);
+    assert_eq!(all.lines().count(), 2, "{all}");
+    // What the hooks read: the route, six dashes, the job (TRANSLATE);
+    // the source, a blank line, the dashes, the copy (JOB_FINALIZE); the
+    // copy (JOB_CLEANUP, UPDATE_JOB_INFO).
+    let t = records(&dir, "translate");
+    assert_eq!(t.len(), 1, "{t:?}");
+    assert!(
+        t[0].starts_with("[ Name = \"Local\"; TargetUniverse = 5 ]\n------\n"),
+        "{}",
+        t[0]
+    );
+    assert!(t[0].contains("\nWantRoute = true\n"), "{}", t[0]);
+    let f = records(&dir, "finalize");
+    assert_eq!(f.len(), 1, "{f:?}");
+    assert!(f[0].contains("\n\n------\n"), "{}", f[0]);
+    assert!(f[0].contains("RoutedFromJobId = \"1.0\""), "{}", f[0]);
+    let c = records(&dir, "cleanup");
+    assert!(
+        c.last()
+            .is_some_and(|c| c.contains("RouteName = \"Local\"")),
+        "{c:?}"
+    );
+    assert!(!records(&dir, "update").is_empty());
+    // The routed job's story in the schedd's log.
+    let log = ap.dir.join("spool/roost-schedd-events");
+    stop(startd);
+    stop(schedd);
+    let story: Vec<String> = events(&log)
+        .iter()
+        .filter(|e| e["actor"] == "route1.0")
+        .filter_map(|e| {
+            e["event"]["Route"]
+                .as_object()
+                .and_then(|o| o.keys().next().cloned())
+        })
+        .collect();
+    for step in [
+        "Claimed",
+        "HookRan",
+        "Submitted",
+        "Finished",
+        "Ending",
+        "Retired",
+    ] {
+        assert!(story.iter().any(|s| s == step), "{step} in {story:?}");
+    }
+}
+
+#[test]
+fn hook_failures_give_the_job_back_and_nothing_is_lost() {
+    let dir = super::daemon::temp("router-fail-hooks");
+    let extra = router_config(&dir, TRANSLATE, "exit 1");
+    let ap = Ap::setup("router-fail", &extra);
+    let schedd = ap.schedd();
+    ap.up();
+    submit(
+        &ap,
+        "fail.sub",
+        "executable = /bin/true\nrequirements = false\n+WantRoute = true\n\
+         +HookKeyword = \"BAD\"\nqueue\n+HookKeyword = \"GARBAGE\"\nqueue\n\
+         +HookKeyword = \"HANG\"\nqueue\n",
+    );
+    // Each is claimed, its hook fails, it is given back: more than once.
+    wait_for("each failing hook twice", || {
+        ["bad", "garbage"]
+            .iter()
+            .all(|h| records(&dir, h).len() >= 2)
+    });
+    let log = ap.dir.join("spool/roost-schedd-events");
+    wait_for("the hanging hook killed", || {
+        let ev = events(&log);
+        ev.iter().any(|e| {
+            e["actor"] == "route1.2"
+                && e["event"]["Route"]["HookRan"]["exit"]
+                    .as_str()
+                    .is_some_and(|x| x.contains("ROOST_ROUTER_HOOK_TIMEOUT"))
+        })
+    });
+    stop(schedd);
+    let ev = events(&log);
+    let outcome = |actor: &str| -> Vec<String> {
+        ev.iter()
+            .filter(|e| e["actor"] == actor)
+            .filter_map(|e| e["event"]["Route"]["HookRan"]["outcome"].as_str())
+            .map(str::to_string)
+            .collect()
+    };
+    assert!(
+        outcome("route1.0").iter().all(|o| o.contains("given up")),
+        "{:?}",
+        outcome("route1.0")
+    );
+    assert!(
+        outcome("route1.1")
+            .iter()
+            .all(|o| o.contains("output refused (line 1")),
+        "{:?}",
+        outcome("route1.1")
+    );
+    // No routed copy exists; the sources are the queue's again.
+    let schedd = ap.schedd();
+    ap.up();
+    let q = ap.ok(&["q", "-af", "ClusterId", "ProcId", "JobStatus", "Managed"]);
+    let ids: Vec<&str> = q
+        .lines()
+        .map(|l| l.split(' ').next().unwrap_or(""))
+        .collect();
+    assert!(ids.iter().all(|c| *c == "1"), "only the sources: {q}");
+    assert_eq!(q.lines().count(), 3, "{q}");
+    stop(schedd);
+}
+
+#[test]
+fn a_finalize_hook_that_fails_routes_the_job_again() {
+    let dir = super::daemon::temp("router-reroute-hooks");
+    let extra = router_config(&dir, TRANSLATE, "exit 1");
+    let ap = Ap::setup("router-reroute", &extra);
+    let schedd = ap.schedd();
+    ap.up();
+    let startd = ap.startd();
+    submit(
+        &ap,
+        "again.sub",
+        "executable = /bin/true\nrequirements = false\n+WantRoute = true\nqueue\n",
+    );
+    wait_for("a second routed copy", || {
+        !records(&dir, "finalize").is_empty() && records(&dir, "translate").len() >= 2
+    });
+    stop(startd);
+    stop(schedd);
+    let ev = events(&ap.dir.join("spool/roost-schedd-events"));
+    assert!(ev.iter().any(|e| {
+        e["actor"] == "route1.0"
+            && e["event"]["Route"]["HookRan"]["outcome"]
+                .as_str()
+                .is_some_and(|o| o.contains("routed again"))
+    }));
+}

@@ -449,7 +449,11 @@ impl Route {
         let mut stmts = Vec::new();
         let mut depth = 0usize;
         for (i, line) in text.lines().enumerate() {
-            let Some(s) = statement(name, i + 1, line)? else {
+            let Some(s) = statement(name, i + 1, line).map_err(|mut e| {
+                e.message = format!("{} (in '{}')", e.message, line.trim());
+                e
+            })?
+            else {
                 continue;
             };
             match &s {
@@ -618,5 +622,102 @@ impl Route {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classad::unparse::ad_to_string;
+    use crate::classad::{FixedEnv, parse_ad};
+    use crate::config::{Scope, load_text};
+
+    fn config(text: &str) -> Config {
+        load_text("/etc/condor/condor_config", text, Scope::default(), vec![]).expect("reads")
+    }
+
+    fn route(body: &str, extra: &str) -> Result<Route, RouteError> {
+        let c = config(&format!(
+            "{extra}\nJOB_ROUTER_ROUTE_Site @=end\n{body}\n@end\n"
+        ));
+        let text = c.raw("JOB_ROUTER_ROUTE_Site").expect("defined").to_string();
+        Route::parse("Site", &text, &c)
+    }
+
+    fn routed(body: &str, job: &str) -> String {
+        let r = route(body, "").expect("route reads");
+        let mut ad = parse_ad(job).expect("job");
+        r.apply(&mut ad, &FixedEnv::new(0), 0).expect("applies");
+        ad_to_string(&ad)
+    }
+
+    #[test]
+    fn a_route_reads_its_steering_macros_and_statements() {
+        let r = route(
+            "# site one\nMaxJobs = 3\nMaxIdleJobs = $(IDLE)\nGridResource = batch slurm\n\
+             UNIVERSE vanilla\nREQUIREMENTS Owner == \"alice\"",
+            "IDLE = 2",
+        )
+        .expect("reads");
+        assert_eq!((r.max_jobs, r.max_idle_jobs, r.universe), (3, 2, 5));
+        assert_eq!(r.grid_resource.as_deref(), Some("batch slurm"));
+        let env = FixedEnv::new(0);
+        assert!(r.matches(&parse_ad("[Owner = \"alice\"]").expect("ad"), &env));
+        assert!(!r.matches(&parse_ad("[Owner = \"bob\"]").expect("ad"), &env));
+        assert_eq!(
+            r.description(),
+            "[ Name = \"Site\"; GridResource = \"batch slurm\"; TargetUniverse = 5 ]"
+        );
+        let d = route("SET A 1", "").expect("reads");
+        assert_eq!((d.max_jobs, d.max_idle_jobs, d.universe), (100, 50, 9));
+    }
+
+    #[test]
+    fn statements_run_in_order_with_macros_of_the_time() {
+        let out = routed(
+            "V = first\nSET A \"$(V)\"\nV = second\nSET B \"$(V)-$(MY.Owner)\"\n\
+             DEFAULT C 3\nDEFAULT D 4\nEVALSET E 2 * 21\nEVALMACRO M strcat(\"x\", \"y\")\n\
+             SET F \"$(M)\"\nCOPY /^Resource(.+)$/ Original\\1\nRENAME G H\nDELETE /^tmp/",
+            "[Owner = \"alice\"; D = 9; C = undefined; ResourceCpus = 2; G = 7; TmpA = 1; tmpB = 2]",
+        );
+        for want in [
+            "A = \"first\"",
+            "B = \"second-alice\"",
+            "C = 3",
+            "D = 9",
+            "E = 42",
+            "F = \"xy\"",
+            "OriginalCpus = 2",
+            "ResourceCpus = 2",
+            "H = 7",
+        ] {
+            assert!(out.contains(want), "{want} in {out}");
+        }
+        for gone in ["TmpA", "tmpB", "G = "] {
+            assert!(!out.contains(gone), "{gone} in {out}");
+        }
+    }
+
+    #[test]
+    fn if_else_picks_one_branch() {
+        let body = "if defined MY.Fast\n  SET Lane \"fast\"\nelif $(MY.Size:0) > 10\n  SET Lane \"big\"\n\
+                    else\n  SET Lane \"slow\"\nendif";
+        assert!(routed(body, "[Fast = true]").contains("Lane = \"fast\""));
+        assert!(routed(body, "[Size = 20]").contains("Lane = \"big\""));
+        assert!(routed(body, "[Size = 2]").contains("Lane = \"slow\""));
+    }
+
+    #[test]
+    fn a_bad_route_names_its_line() {
+        let line = |body: &str| route(body, "").expect_err("refused").line;
+        assert_eq!(line("SET A 1\nFROBNICATE x"), 2);
+        assert_eq!(line("SET A 1\nSET B"), 2);
+        assert_eq!(line("DELETE /(/"), 1);
+        assert_eq!(line("UNIVERSE nowhere"), 1);
+        assert_eq!(line("SET A (1 +"), 1);
+        assert!(route("if true\nSET A 1", "").is_err());
+        assert!(route("endif", "").is_err());
+        let e = route("MaxJobs = many", "").expect_err("refused");
+        assert!(e.to_string().contains("MaxJobs"), "{e}");
     }
 }

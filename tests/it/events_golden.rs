@@ -650,7 +650,67 @@ fn samples() -> Vec<(&'static str, Event)> {
         ),
     ];
     v.extend(job_samples());
+    v.extend(route_samples());
     v
+}
+
+/// The schedd's job router events.
+fn route_samples() -> Vec<(&'static str, Event)> {
+    use roost::schedd::event::JobId;
+    use roost::schedd::router::{RouteEvent, RouterHook};
+    let src = JobId {
+        cluster: 12,
+        proc: 3,
+    };
+    let at = 1_700_000_300;
+    vec![
+        (
+            "route-claimed",
+            Event::Route(RouteEvent::Claimed {
+                at,
+                src,
+                route: "Local".into(),
+            }),
+        ),
+        (
+            "route-hook-ran",
+            Event::Route(RouteEvent::HookRan {
+                at,
+                src,
+                hook: RouterHook::Translate,
+                exit: "exit code 0".into(),
+                outcome: "the routed copy is the hook's ad".into(),
+            }),
+        ),
+        (
+            "route-submitted",
+            Event::Route(RouteEvent::Submitted {
+                at,
+                src,
+                dest: JobId {
+                    cluster: 13,
+                    proc: 0,
+                },
+            }),
+        ),
+        (
+            "route-finished",
+            Event::Route(RouteEvent::Finished { at, src }),
+        ),
+        (
+            "route-ending",
+            Event::Route(RouteEvent::Ending {
+                at,
+                src,
+                done: true,
+                why: "finalized".into(),
+            }),
+        ),
+        (
+            "route-retired",
+            Event::Route(RouteEvent::Retired { at, src }),
+        ),
+    ]
 }
 
 /// The schedd's queue events.

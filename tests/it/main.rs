@@ -28,6 +28,7 @@ mod policy_props;
 mod policy_publish;
 mod policy_simulate;
 mod router;
+mod router_htcondor;
 mod schedd;
 mod starter_link;
 mod starter_owner;

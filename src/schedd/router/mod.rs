@@ -136,6 +136,16 @@ pub struct Router {
     pub jobs: BTreeMap<JobId, Routed>,
 }
 
+/// The source job as HTCondor's router shows it to hooks: its copy of
+/// the job from before the claim, so without `Managed` and
+/// `ManagedManager`.
+fn as_claimed(ad: &ClassAd) -> ClassAd {
+    let mut ad = ad.clone();
+    ad.remove("Managed");
+    ad.remove("ManagedManager");
+    ad
+}
+
 /// HTCondor's router looks only at `WEXITSTATUS`: a hook killed by a
 /// signal counts as exit 0.
 fn exit_status(e: &Exit) -> i32 {
@@ -347,7 +357,11 @@ impl Router {
                 let Some(route) = ctx.cfg.route(&r.route) else {
                     return Step::Commit(vec![ctx.ending(src, false, "its route is gone")]);
                 };
-                let stdin = format!("{}\n------\n{}", route.description(), old(&job.ad));
+                let stdin = format!(
+                    "{}\n------\n{}",
+                    route.description(),
+                    old(&as_claimed(&job.ad))
+                );
                 hook(RouterHook::Translate, stdin)
                     .unwrap_or_else(|| Step::Commit(self.finish_submit(src, job.ad.clone(), ctx)))
             }
@@ -360,7 +374,7 @@ impl Router {
             }
             Stage::Finished => {
                 let dest = ctx.dest_ad(r.dest).map(old).unwrap_or_default();
-                let stdin = format!("{}\n------\n{}", old(&job.ad), dest);
+                let stdin = format!("{}\n------\n{}", old(&as_claimed(&job.ad)), dest);
                 hook(RouterHook::Finalize, stdin)
                     .unwrap_or_else(|| Step::Commit(self.finish_finalize(src, ctx)))
             }

@@ -107,8 +107,7 @@ fn first_record(dir: &Path, name: &str) -> String {
 fn the_router_treats_a_job_as_htcondor_23_does() {
     let w = temp("router-htc-hooks");
     std::fs::create_dir_all(w.join("rec")).expect("mkdir");
-    std::fs::set_permissions(&w.join("rec"), std::fs::Permissions::from_mode(0o777))
-        .expect("chmod");
+    std::fs::set_permissions(w.join("rec"), std::fs::Permissions::from_mode(0o777)).expect("chmod");
     hook(
         &w,
         "translate",

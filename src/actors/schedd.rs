@@ -26,7 +26,7 @@ use crate::classad::{ClassAd, FixedEnv, Limits, parse_ad};
 use crate::events::{Appender, Event, SledReader};
 use crate::schedd::event::{JobEvent, JobId};
 use crate::schedd::protocol::{Action, ScheddRequest};
-use crate::schedd::queue::{Command, Queue, QueueError, SubmitCtx};
+use crate::schedd::queue::{Command, Queue, QueueError, Reservations, SubmitCtx};
 use crate::schedd::router::{Logged, Router, RouterConfig, RouterHook};
 
 /// The longest request the schedd reads: a submission of about 30,000
@@ -84,11 +84,8 @@ pub struct ScheddActor {
     /// Routed jobs with a hook running.
     pub(super) hooks_running: HashSet<JobId>,
     settings: ScheddSettings,
-    /// Cluster numbers given to `new_cluster` and not yet submitted to,
-    /// with the uid they were given to.
-    reserved: HashMap<i64, u32>,
-    /// The next cluster number `new_cluster` gives.
-    next_reserved: i64,
+    /// Cluster numbers given to `new_cluster` and not yet submitted to.
+    reserved: Reservations,
     /// Uid → user name, as looked up.
     users: HashMap<u32, String>,
     me: u32,
@@ -115,7 +112,6 @@ impl ScheddActor {
     ) -> ScheddActor {
         let mut queue = queue;
         queue.max_start_failures = settings.max_start_failures;
-        let next_reserved = queue.next_cluster;
         ScheddActor {
             queue,
             appender,
@@ -124,8 +120,7 @@ impl ScheddActor {
             routing: routing.map(Arc::new),
             hooks_running: HashSet::new(),
             settings,
-            reserved: HashMap::new(),
-            next_reserved,
+            reserved: Reservations::default(),
             users: HashMap::new(),
             me: nix::unistd::geteuid().as_raw(),
         }
@@ -200,13 +195,10 @@ impl ScheddActor {
                 Err(e) => return refuse(format!("job ad {i} does not parse: {e}")),
             }
         }
-        if let Some(c) = cluster
-            && self.reserved.get(&c) != Some(&uid)
-        {
-            return refuse(format!(
-                "cluster {c} was not reserved by this user (ask new_cluster first)"
-            ));
-        }
+        let cluster = match self.reserved.cluster_for(&self.queue, uid, cluster) {
+            Ok(c) => c,
+            Err(e) => return refuse(e.to_string()),
+        };
         let owner = self.user(uid);
         let ctx = SubmitCtx {
             at: now,
@@ -214,11 +206,9 @@ impl ScheddActor {
             domain: &self.settings.domain,
             schedd: &self.settings.name,
         };
-        let cluster = cluster.unwrap_or(self.next_reserved.max(self.queue.next_cluster));
         match self.queue.submit(ctx, parsed, Some(cluster)) {
             Ok(events) => {
-                self.reserved.remove(&cluster);
-                self.next_reserved = self.next_reserved.max(cluster + 1);
+                self.reserved.used(cluster);
                 let n = events.len();
                 info!(message = "Jobs submitted.", cluster, jobs = n, owner = %owner);
                 let mut ok = Response::done(format!("{n} job(s) submitted to cluster {cluster}."));
@@ -277,8 +267,7 @@ impl ScheddActor {
         }
         let user = self.user(uid);
         let owner = (!self.is_super(uid)).then(|| user.clone());
-        let reason =
-            reason.unwrap_or_else(|| format!("via roost {} (by user {user})", action.command()));
+        let reason = reason.unwrap_or_else(|| action.default_reason(&user));
         let cmd = match action {
             Action::Hold => Command::Hold,
             Action::Release => Command::Release,
@@ -294,12 +283,12 @@ impl ScheddActor {
                 let mut lines: Vec<String> = out
                     .events
                     .iter()
-                    .map(|e| format!("Job {} {}", e.id(), past(action)))
+                    .map(|e| format!("Job {} {}", e.id(), action.past()))
                     .collect();
                 lines.extend(
                     out.skipped
                         .iter()
-                        .map(|(id, why)| format!("Job {id} not {}: {why}", past(action))),
+                        .map(|(id, why)| format!("Job {id} not {}: {why}", action.past())),
                 );
                 if lines.is_empty() {
                     return refuse("no job matches".into());
@@ -396,14 +385,6 @@ impl ScheddActor {
     }
 }
 
-fn past(a: Action) -> &'static str {
-    match a {
-        Action::Hold => "held",
-        Action::Release => "released",
-        Action::Remove => "marked for removal",
-    }
-}
-
 fn refuse(message: String) -> ResponseFuture<Response> {
     Box::pin(async move { Response::refused(message) })
 }
@@ -457,9 +438,7 @@ impl Handler<Call> for ScheddActor {
     fn handle(&mut self, call: Call, _: &mut Context<Self>) -> ResponseFuture<Response> {
         match &call.request {
             ScheddRequest::NewCluster => {
-                let c = self.next_reserved.max(self.queue.next_cluster);
-                self.next_reserved = c + 1;
-                self.reserved.insert(c, call.uid);
+                let c = self.reserved.reserve(&self.queue, call.uid);
                 let mut r = Response::done(c.to_string());
                 r.last_seq = Some(u64::try_from(c).unwrap_or(0));
                 Box::pin(async move { r })

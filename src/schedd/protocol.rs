@@ -131,6 +131,20 @@ impl Action {
             Action::Remove => "rm",
         }
     }
+
+    /// The reason recorded when the user gives none.
+    pub fn default_reason(self, user: &str) -> String {
+        format!("via roost {} (by user {user})", self.command())
+    }
+
+    /// How the command's answer says a job was changed.
+    pub fn past(self) -> &'static str {
+        match self {
+            Action::Hold => "held",
+            Action::Release => "released",
+            Action::Remove => "marked for removal",
+        }
+    }
 }
 
 #[cfg(test)]

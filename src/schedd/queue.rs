@@ -120,6 +120,9 @@ pub enum QueueError {
     /// A cluster number that is already used.
     #[error("cluster {0} is already in use")]
     ClusterUsed(i64),
+    /// A cluster number the submitter did not reserve.
+    #[error("cluster {0} was not reserved by this user (ask new_cluster first)")]
+    NotReserved(i64),
     /// A constraint that is not a ClassAd expression.
     #[error("the constraint is not a ClassAd expression: {0}")]
     BadConstraint(#[source] crate::classad::ParseError),
@@ -455,6 +458,46 @@ impl Queue {
                 self.history.pop_front();
             }
         }
+    }
+}
+
+/// Cluster numbers handed to submitters ahead of their jobs (so a submit
+/// description's `$(Cluster)` expands), by the uid they went to. Not in
+/// the log: a reservation not used before a restart is simply not used.
+#[derive(Clone, Debug, Default)]
+pub struct Reservations {
+    given: BTreeMap<i64, u32>,
+    next: i64,
+}
+
+impl Reservations {
+    /// Reserves the next free cluster number for `uid`.
+    pub fn reserve(&mut self, queue: &Queue, uid: u32) -> i64 {
+        let c = self.next.max(queue.next_cluster);
+        self.next = c + 1;
+        self.given.insert(c, uid);
+        c
+    }
+
+    /// The cluster a submission by `uid` goes to: the one it reserved
+    /// (refused when it did not reserve it), else the next free one.
+    pub fn cluster_for(
+        &self,
+        queue: &Queue,
+        uid: u32,
+        asked: Option<i64>,
+    ) -> Result<i64, QueueError> {
+        match asked {
+            Some(c) if self.given.get(&c) != Some(&uid) => Err(QueueError::NotReserved(c)),
+            Some(c) => Ok(c),
+            None => Ok(self.next.max(queue.next_cluster)),
+        }
+    }
+
+    /// `cluster` was submitted to.
+    pub fn used(&mut self, cluster: i64) {
+        self.given.remove(&cluster);
+        self.next = self.next.max(cluster + 1);
     }
 }
 
@@ -1022,6 +1065,23 @@ mod tests {
             Some("too big")
         );
         assert!(q.jobs[&J0].lease.is_none());
+    }
+
+    #[test]
+    fn reserved_clusters_go_to_their_submitter_only() {
+        let q = queue_of(&["[Cmd = \"/bin/true\"]"]);
+        let mut r = Reservations::default();
+        let a = r.reserve(&q, 1000);
+        let b = r.reserve(&q, 1001);
+        assert_eq!((a, b), (q.next_cluster, q.next_cluster + 1));
+        assert_eq!(r.cluster_for(&q, 1000, Some(a)), Ok(a));
+        assert_eq!(
+            r.cluster_for(&q, 1001, Some(a)),
+            Err(QueueError::NotReserved(a))
+        );
+        assert_eq!(r.cluster_for(&q, 1000, None), Ok(b + 1));
+        r.used(a);
+        assert!(r.cluster_for(&q, 1000, Some(a)).is_err());
     }
 
     #[test]

@@ -657,3 +657,177 @@ impl Router {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::classad::{FixedEnv, parse_ad};
+    use crate::config::{Scope, load_text};
+    use crate::schedd::queue::{Command, Targets};
+
+    const SRC: JobId = JobId {
+        cluster: 1,
+        proc: 0,
+    };
+
+    fn setup(route_body: &str, jobs: usize) -> (Queue, RouterConfig) {
+        let c = load_text(
+            "/etc/condor/condor_config",
+            &format!("JOB_ROUTER_ROUTE_R @=end\n{route_body}\n@end\n"),
+            Scope::default(),
+            vec![],
+        )
+        .expect("reads");
+        let route =
+            Route::parse("R", c.raw("JOB_ROUTER_ROUTE_R").expect("set"), &c).expect("route");
+        let mut q = Queue::replay(&[]);
+        let ads = (0..jobs)
+            .map(|_| parse_ad("[Cmd = \"/bin/true\"; WantRoute = true]").expect("ad"))
+            .collect();
+        let ctx = SubmitCtx {
+            at: 100,
+            owner: "alice",
+            domain: "example",
+            schedd: "ap",
+        };
+        for e in q.submit(ctx, ads, None).expect("submit") {
+            q.apply(&e);
+        }
+        let cfg = RouterConfig {
+            name: "jobrouter".into(),
+            routes: vec![route],
+            constraint: None,
+            max_jobs: -1,
+            keyword: None,
+            release_on_hold: true,
+            hooks: HashSet::new(),
+            attrs_to_copy: BTreeMap::new(),
+            only_owner: None,
+            schedd: "ap".into(),
+            domain: "example".into(),
+        };
+        (q, cfg)
+    }
+
+    /// One poll without hooks: candidates, then every job as far as it goes.
+    fn poll(r: &mut Router, q: &mut Queue, cfg: &RouterConfig, now: i64) {
+        let env = FixedEnv::new(now);
+        let apply = |r: &mut Router, q: &mut Queue, events: Vec<Logged>| {
+            for e in events {
+                match e {
+                    Logged::Job(e) => q.apply(&e),
+                    Logged::Route(e) => r.apply(&e),
+                }
+            }
+        };
+        let claims = r.candidates(&Ctx {
+            queue: q,
+            cfg,
+            env: &env,
+            now,
+        });
+        apply(r, q, claims);
+        let ids: Vec<JobId> = r.jobs.keys().copied().collect();
+        for id in ids {
+            for _ in 0..6 {
+                let step = r.advance(
+                    id,
+                    &Ctx {
+                        queue: q,
+                        cfg,
+                        env: &env,
+                        now,
+                    },
+                );
+                match step {
+                    Step::Commit(e) if e.is_empty() => break,
+                    Step::Commit(e) => apply(r, q, e),
+                    Step::Hook { .. } => panic!("no hooks are configured"),
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn max_jobs_and_max_idle_jobs_limit_the_claims() {
+        let (mut q, cfg) = setup(
+            "UNIVERSE vanilla\nREQUIREMENTS WantRoute\nMaxJobs = 3\nMaxIdleJobs = 2",
+            5,
+        );
+        let mut r = Router::default();
+        poll(&mut r, &mut q, &cfg, 200);
+        // Two copies idle: the route takes no more.
+        assert_eq!(r.jobs.len(), 2);
+        let copies: Vec<&Job> = q
+            .jobs
+            .values()
+            .filter(|j| str_of(&j.ad, "RoutedBy").is_some())
+            .collect();
+        assert_eq!(copies.len(), 2);
+        assert!(copies.iter().all(|j| j.runs_on_nodes()));
+        assert!(q.jobs[&SRC].externally_managed());
+        assert!(!q.jobs[&SRC].runs_on_nodes());
+    }
+
+    #[test]
+    fn removing_a_routed_source_removes_its_copy_and_lets_it_go() {
+        let (mut q, cfg) = setup("UNIVERSE vanilla\nREQUIREMENTS WantRoute", 1);
+        let mut r = Router::default();
+        poll(&mut r, &mut q, &cfg, 200);
+        let dest = r.jobs[&SRC].dest.expect("submitted");
+        let env = FixedEnv::new(300);
+        let targets = Targets {
+            ids: vec![SRC.to_string()],
+            ..Targets::default()
+        };
+        let out = q
+            .command(300, Command::Remove, &targets, "by hand", None, &env)
+            .expect("rm");
+        for e in &out.events {
+            q.apply(e);
+        }
+        // Still in the queue while the router manages it.
+        assert_eq!(q.jobs[&SRC].status(), Some(Status::Removed));
+        poll(&mut r, &mut q, &cfg, 310);
+        assert!(r.jobs.is_empty());
+        assert!(!q.jobs.contains_key(&SRC) && !q.jobs.contains_key(&dest));
+        let reasons: Vec<String> = q
+            .history
+            .iter()
+            .filter_map(|a| str_of(a, "RemoveReason"))
+            .collect();
+        assert!(
+            reasons.contains(&"JobRouter aborted job".to_string()),
+            "{reasons:?}"
+        );
+    }
+
+    #[test]
+    fn a_hold_of_the_copy_is_mirrored_and_undone_when_the_job_is_given_back() {
+        let (mut q, cfg) = setup("UNIVERSE vanilla\nREQUIREMENTS WantRoute", 1);
+        let mut r = Router::default();
+        poll(&mut r, &mut q, &cfg, 200);
+        let dest = r.jobs[&SRC].dest.expect("submitted");
+        q.apply(&JobEvent::Held {
+            at: 250,
+            id: dest,
+            reason: "node said no".into(),
+            code: 21,
+            subcode: 0,
+        });
+        poll(&mut r, &mut q, &cfg, 260);
+        let src = &q.jobs[&SRC].ad;
+        assert_eq!(str_of(src, "HoldReason").as_deref(), Some("node said no"));
+        assert_eq!(int_of(src, "JobStatus"), Some(5));
+        // The copy removed by hand: the router gives the source back, idle.
+        q.apply(&JobEvent::Removed {
+            at: 270,
+            id: dest,
+            reason: "by hand".into(),
+        });
+        poll(&mut r, &mut q, &cfg, 280);
+        let src = &q.jobs[&SRC];
+        assert_eq!(src.status(), Some(Status::Idle), "{:?}", src.ad);
+        assert_eq!(str_of(&src.ad, "Managed").as_deref(), Some("Schedd"));
+    }
+}

@@ -103,19 +103,34 @@ fn hooks(config: &Config) -> HashMap<(String, RouterHook), std::path::PathBuf> {
     out
 }
 
-/// The router's settings; `None` when no route is configured.
+/// The router's settings (with no routes when none is configured: the
+/// jobs a previous configuration routed still finish or are given back).
 pub fn router_settings(
     config: &Config,
     queue: &ScheddSettings,
     log_dir: &Path,
 ) -> Result<Option<RouterSettings>> {
+    for old in [
+        "JOB_ROUTER_ENTRIES",
+        "JOB_ROUTER_ENTRIES_FILE",
+        "JOB_ROUTER_ENTRIES_CMD",
+        "JOB_ROUTER_DEFAULTS",
+    ] {
+        if config.raw(old).is_some_and(|v| !v.trim().is_empty()) {
+            warn!(
+                message = "This router knob is no longer supported (as in HTCondor 25): write each route as JOB_ROUTER_ROUTE_<name> and list it in JOB_ROUTER_ROUTE_NAMES.",
+                knob = old
+            );
+        }
+    }
     let constraint = config
         .expr("JOB_ROUTER_SOURCE_JOB_CONSTRAINT")
         .map_err(|e| anyhow!(e))?;
     let routes = routes(config, constraint.is_some())?;
     if routes.is_empty() {
-        info!(message = "No routes (JOB_ROUTER_ROUTE_NAMES): job routing is off.");
-        return Ok(None);
+        // Jobs routed before (the log holds them) still finish or are
+        // given back: the router runs, taking no new job.
+        info!(message = "No routes (JOB_ROUTER_ROUTE_NAMES): no job is routed.");
     }
     let int = |k: &str| config.int(k).map_err(|e| anyhow!(e));
     let period = int("JOB_ROUTER_POLLING_PERIOD")?.unwrap_or(10);

@@ -266,6 +266,9 @@ impl Router {
     /// claim): a `Claimed` and the source's `Managed` for each.
     pub fn candidates(&self, ctx: &Ctx<'_>) -> Vec<Logged> {
         let cfg = ctx.cfg;
+        if cfg.routes.is_empty() {
+            return Vec::new();
+        }
         let mut counts: BTreeMap<String, (i64, i64)> = self
             .counts(ctx.queue)
             .into_iter()
@@ -829,5 +832,33 @@ mod tests {
         let src = &q.jobs[&SRC];
         assert_eq!(src.status(), Some(Status::Idle), "{:?}", src.ad);
         assert_eq!(str_of(&src.ad, "Managed").as_deref(), Some("Schedd"));
+    }
+
+    #[test]
+    fn a_job_whose_route_is_gone_is_given_back() {
+        let (mut q, mut cfg) = setup("UNIVERSE vanilla\nREQUIREMENTS WantRoute", 1);
+        let mut r = Router::default();
+        let env = FixedEnv::new(200);
+        let claims = r.candidates(&Ctx {
+            queue: &q,
+            cfg: &cfg,
+            env: &env,
+            now: 200,
+        });
+        for e in claims {
+            match e {
+                Logged::Job(e) => q.apply(&e),
+                Logged::Route(e) => r.apply(&e),
+            }
+        }
+        assert!(q.jobs[&SRC].externally_managed());
+        // Restarted with no routes configured: the claimed job goes back.
+        cfg.routes.clear();
+        poll(&mut r, &mut q, &cfg, 300);
+        assert!(r.jobs.is_empty());
+        let src = &q.jobs[&SRC];
+        assert_eq!(src.status(), Some(Status::Idle));
+        assert!(src.runs_on_nodes());
+        assert_eq!(q.jobs.len(), 1, "no copy was made");
     }
 }

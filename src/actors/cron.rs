@@ -17,6 +17,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use tracing::{debug, info, warn};
 
+pub use super::cron_host::CronHost;
 use super::shared::Shared;
 use crate::classad::{ClassAd, FixedEnv, Value};
 use crate::cron::config::{CronJob, CronSettings, Manager, Mode};
@@ -92,14 +93,14 @@ struct Output(u64, Piece);
 /// The log's name of `manager`'s jobs (`cron`, `benchmark`).
 pub fn kind(manager: Manager) -> &'static str {
     match manager {
-        Manager::StartdCron => "cron",
+        Manager::StartdCron | Manager::ScheddCron => "cron",
         Manager::Benchmarks => "benchmark",
     }
 }
 
 /// One manager's jobs and their schedule.
 pub struct CronManager {
-    shared: Rc<Shared>,
+    shared: Rc<dyn CronHost>,
     settings: CronSettings,
     schedule: Schedule,
     jobs: Vec<Addr<CronJobActor>>,
@@ -116,7 +117,7 @@ impl CronManager {
     /// The manager of `settings`' jobs; `last` is what the log said of
     /// them at start, when its runs were in this boot of the machine.
     pub fn new(
-        shared: &Rc<Shared>,
+        shared: &Rc<dyn CronHost>,
         settings: CronSettings,
         changed: Recipient<CronChanged>,
         last: Option<CronState>,
@@ -164,12 +165,12 @@ impl CronManager {
         let n = (self.settings.jobs.iter())
             .filter(|j| !j.metrics.is_empty())
             .count();
-        (self.shared.cron.borrow_mut()).set_monitors(kind(self.settings.manager), n);
+        (self.shared.published().borrow_mut()).set_monitors(kind(self.settings.manager), n);
     }
 
     /// Starts what is due, kills what must go, and sleeps until the next.
     fn tick(&mut self, ctx: &mut Context<Self>) {
-        let now = self.shared.clock.now();
+        let now = self.shared.now();
         for action in self.schedule.due(now) {
             match action {
                 Action::Start(i) => self.jobs[i].do_send(Start),
@@ -226,7 +227,7 @@ impl Handler<RunEnded> for CronManager {
     type Result = ();
 
     fn handle(&mut self, RunEnded(i): RunEnded, ctx: &mut Context<Self>) {
-        self.schedule.ended(i, self.shared.clock.now());
+        self.schedule.ended(i, self.shared.now());
         // What waited for the load starts first: idle means none is left.
         self.tick(ctx);
         if !self.schedule.running() {
@@ -306,7 +307,7 @@ impl Handler<NewCron> for CronManager {
         }
         if !gone.is_empty() {
             self.shared
-                .cron
+                .published()
                 .borrow_mut()
                 .retain_jobs(|j| !gone.iter().any(|g| g == j));
             self.changed.do_send(CronChanged);
@@ -327,7 +328,7 @@ impl Handler<NewCron> for CronManager {
 
 /// One cron job: runs it when told, records and publishes what it prints.
 pub struct CronJobActor {
-    shared: Rc<Shared>,
+    shared: Rc<dyn CronHost>,
     manager: Manager,
     actor: String,
     /// Its place in the manager's list (`None`: retired).
@@ -369,7 +370,7 @@ impl CronJobActor {
     fn command(&self) -> CronRun {
         let (path, args) = match self.job.builtin {
             Some(b) => (
-                self.shared.roost_exe.clone(),
+                self.shared.roost_exe(),
                 vec!["benchmark".to_string(), b.word().to_string()],
             ),
             None => (self.job.executable.clone(), self.job.args.clone()),
@@ -383,13 +384,13 @@ impl CronJobActor {
             // Unset: Roost's own reader, beside the daemon, reading the
             // daemon's configuration.
             None => {
-                let own = self.shared.roost_exe.with_file_name("roost-config-val");
+                let own = self.shared.roost_exe().with_file_name("roost-config-val");
                 if own.exists() {
                     extra.push((format!("{mgr}_CONFIG_VAL"), own.display().to_string()));
-                    if let Some(root) = self.shared.config().files().first()
-                        && !(self.shared.hooks.env.vars()).any(|(k, _)| k == "CONDOR_CONFIG")
+                    if let Some(root) = self.shared.config_root()
+                        && !(self.shared.hook_env().vars()).any(|(k, _)| k == "CONDOR_CONFIG")
                     {
-                        extra.push(("CONDOR_CONFIG".into(), root.clone()));
+                        extra.push(("CONDOR_CONFIG".into(), root));
                     }
                 }
             }
@@ -402,10 +403,10 @@ impl CronJobActor {
                 .job
                 .cwd
                 .clone()
-                .unwrap_or_else(|| self.shared.dirs.log.clone()),
-            env: self.shared.hooks.env.clone(),
+                .unwrap_or_else(|| self.shared.log_dir()),
+            env: self.shared.hook_env(),
             extra,
-            user: self.shared.hooks.user,
+            user: self.shared.hook_user(),
         }
     }
 
@@ -414,8 +415,8 @@ impl CronJobActor {
         let Some(c) = &self.job.condition else {
             return true;
         };
-        let machine = self.shared.node.borrow().machine.clone();
-        let env = FixedEnv::new(self.shared.clock.now());
+        let machine = self.shared.condition_ad();
+        let env = FixedEnv::new(self.shared.now());
         matches!(machine.eval(c, &env), Value::Bool(true))
     }
 
@@ -445,7 +446,7 @@ impl CronJobActor {
 
     /// A block of output: its ads recorded, then published.
     fn block(&mut self, bytes: &[u8], dropped: usize) {
-        let now = self.shared.clock.now();
+        let now = self.shared.now();
         let prefix = &self.job.prefix;
         let out = crate::cron::output::read(&self.job.name, prefix, bytes, now);
         let mut problems = out.problems;
@@ -468,12 +469,12 @@ impl CronJobActor {
                 ad: crate::classad::unparse::ad_to_string(&a.ad),
             })
             .collect();
-        let now = self.shared.clock.now();
+        let now = self.shared.now();
         let usage = if self.job.metrics.is_empty() {
             Vec::new()
         } else {
             let reports: Vec<&ClassAd> = out.ads.iter().map(|a| &a.ad).collect();
-            let targets = self.shared.cron_targets.borrow();
+            let targets = self.shared.targets();
             let env = FixedEnv::new(now);
             metrics::usage(&self.job.metrics, &reports, &self.job.slots, &targets, &env)
         };
@@ -492,7 +493,7 @@ impl CronJobActor {
             return;
         }
         if !out.ads.is_empty() {
-            let mut published = self.shared.cron.borrow_mut();
+            let mut published = self.shared.published().borrow_mut();
             for a in out.ads {
                 let ad = metrics::strip(&self.job.metrics, &a.ad);
                 published.replace(&self.actor, &self.job.slots, &a.name, ad);

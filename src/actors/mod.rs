@@ -12,7 +12,8 @@
 //!   every slot in Backfill shares, run by a starter.
 //! * [`cron::CronManager`]: one per daemon ClassAd hook manager (startd
 //!   cron, benchmarks), keeping the schedule; [`cron::CronJobActor`]: one
-//!   per cron job, running it and publishing its ads.
+//!   per cron job, running it and publishing its ads; both reach their
+//!   daemon through [`cron_host::CronHost`].
 //! * [`supply::StarterSupply`] (not an actor): the starter program, the
 //!   spare starters and owners' accounts the starter actors share.
 //! * [`admin`]: the admin socket's server, a task per connection that
@@ -27,6 +28,7 @@ pub mod admin;
 pub mod backfill;
 pub mod clock;
 pub mod cron;
+pub mod cron_host;
 pub mod hook;
 pub mod machine;
 pub mod messages;

@@ -14,7 +14,9 @@ use actix::prelude::*;
 use tracing::{error, info, warn};
 
 use super::backfill::BackfillActor;
-use super::cron::{CronChanged, CronIdle, CronManager, NewCron, RunNow, WhenIdle, restore};
+use super::cron::{
+    CronChanged, CronHost, CronIdle, CronManager, NewCron, RunNow, WhenIdle, restore,
+};
 use super::machine::machine_ad;
 use super::messages::{
     BackfillLink, NewPolicy, NodeLink, PublicAd, RunBenchmarks, SlotBorn, SlotGone, SlotInput,
@@ -183,9 +185,9 @@ impl NodeActor {
             .max()
             .unwrap_or(0);
         let changed = ctx.address().recipient();
-        let with = |settings| {
-            CronManager::new(&self.shared, settings, changed.clone(), last.clone()).start()
-        };
+        let host: Rc<dyn CronHost> = self.shared.clone();
+        let with =
+            |settings| CronManager::new(&host, settings, changed.clone(), last.clone()).start();
         self.cron = Some((with(cron), with(bench)));
         kept
     }

@@ -34,6 +34,8 @@ pub enum Manager {
     StartdCron,
     /// `BENCHMARKS_*`.
     Benchmarks,
+    /// `SCHEDD_CRON_*`.
+    ScheddCron,
 }
 
 impl Manager {
@@ -42,26 +44,27 @@ impl Manager {
         match self {
             Manager::StartdCron => "STARTD_CRON",
             Manager::Benchmarks => "BENCHMARKS",
+            Manager::ScheddCron => "SCHEDD_CRON",
         }
     }
 
     fn default_mode(self) -> Mode {
         match self {
-            Manager::StartdCron => Mode::Periodic,
+            Manager::StartdCron | Manager::ScheddCron => Mode::Periodic,
             Manager::Benchmarks => Mode::OnDemand,
         }
     }
 
     fn default_joblist(self) -> &'static str {
         match self {
-            Manager::StartdCron => "",
+            Manager::StartdCron | Manager::ScheddCron => "",
             Manager::Benchmarks => "MIPS KFLOPS",
         }
     }
 
     fn default_max_load(self) -> f64 {
         match self {
-            Manager::StartdCron => 0.1,
+            Manager::StartdCron | Manager::ScheddCron => 0.1,
             Manager::Benchmarks => 1.0,
         }
     }
@@ -539,6 +542,27 @@ mod tests {
         assert_eq!(test.slots, [1]);
         assert_eq!((s.jobs[1].mode, s.jobs[1].period), (Mode::Periodic, 15));
         assert_eq!((s.jobs[2].period, s.jobs[2].job_load), (600, 0.2));
+    }
+
+    #[test]
+    fn schedd_cron_reads_as_startd_cron_does() {
+        let s = read_text(
+            "SCHEDD_CRON_JOBLIST = queue_depth\n\
+             SCHEDD_CRON_QUEUE_DEPTH_EXECUTABLE = /usr/local/bin/depth\n\
+             SCHEDD_CRON_QUEUE_DEPTH_PERIOD = 1m\n\
+             SCHEDD_CRON_QUEUE_DEPTH_PREFIX = Q_\n\
+             STARTD_CRON_JOBLIST = other\n",
+            Manager::ScheddCron,
+        );
+        assert!(s.problems.is_empty(), "{:?}", s.problems);
+        assert_eq!(s.max_job_load, 0.1);
+        let names: Vec<_> = s.jobs.iter().map(|j| j.name.as_str()).collect();
+        assert_eq!(names, ["queue_depth"]);
+        let j = &s.jobs[0];
+        assert_eq!(
+            (j.mode, j.period, j.prefix.as_str()),
+            (Mode::Periodic, 60, "Q_")
+        );
     }
 
     #[test]

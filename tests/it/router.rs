@@ -13,7 +13,7 @@ use super::daemon::{events, stop, wait_for};
 use super::schedd::{Ap, NOBODY};
 
 /// A hook script that records its stdin under `rec/` and then runs `body`.
-fn hook(dir: &Path, name: &str, body: &str) -> PathBuf {
+pub(super) fn hook(dir: &Path, name: &str, body: &str) -> PathBuf {
     let path = dir.join(format!("{name}.sh"));
     let rec = dir.join("rec");
     std::fs::write(
@@ -78,7 +78,7 @@ fn router_config(dir: &Path, translate_body: &str, finalize_body: &str) -> Strin
 const TRANSLATE: &str = "sed '1,/^------$/d' $f\necho 'TranslatedBy = \"hook\"'";
 
 /// The records of hook `name`, oldest first.
-fn records(dir: &Path, name: &str) -> Vec<String> {
+pub(super) fn records(dir: &Path, name: &str) -> Vec<String> {
     let mut files: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(dir.join("rec"))
         .expect("rec")
         .filter_map(Result::ok)

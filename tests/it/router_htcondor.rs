@@ -10,6 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 
 use super::daemon::{stop, temp, wait_for};
+use super::router::{hook, records};
 use super::schedd::{Ap, NOBODY};
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/router");
@@ -74,33 +75,8 @@ fn ids(text: &str) -> Vec<(String, &'static str)> {
     out
 }
 
-fn hook(dir: &Path, name: &str, body: &str) {
-    let path = dir.join(format!("{name}.sh"));
-    std::fs::write(
-        &path,
-        format!(
-            "#!/bin/sh\nf={}/rec/{name}.$$\ncat > $f.tmp\nmv $f.tmp $f\n{body}\n",
-            dir.display()
-        ),
-    )
-    .expect("hook");
-    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-}
-
 fn first_record(dir: &Path, name: &str) -> String {
-    let mut files: Vec<_> = std::fs::read_dir(dir.join("rec"))
-        .expect("rec")
-        .filter_map(Result::ok)
-        .map(|e| e.path())
-        .filter(|p| {
-            p.file_name()
-                .and_then(|n| n.to_str())
-                .is_some_and(|n| n.starts_with(&format!("{name}.")) && !n.ends_with(".tmp"))
-        })
-        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
-        .collect();
-    files.sort();
-    std::fs::read_to_string(&files.first().expect("a record").1).expect("read")
+    records(dir, name).into_iter().next().expect("a record")
 }
 
 #[test]

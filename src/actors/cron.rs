@@ -461,11 +461,20 @@ impl CronJobActor {
         if out.ads.is_empty() && problems.is_empty() {
             return;
         }
+        // The schedd's jobs publish one ad each: every block replaces it.
+        let one = self.shared.one_ad_per_job();
+        let name_of = |a: &crate::cron::output::CronAd| {
+            if one {
+                self.job.name.clone()
+            } else {
+                a.name.clone()
+            }
+        };
         let ads: Vec<PublishedAd> = out
             .ads
             .iter()
             .map(|a| PublishedAd {
-                name: a.name.clone(),
+                name: name_of(a),
                 ad: crate::classad::unparse::ad_to_string(&a.ad),
             })
             .collect();
@@ -494,9 +503,9 @@ impl CronJobActor {
         }
         if !out.ads.is_empty() {
             let mut published = self.shared.published().borrow_mut();
-            for a in out.ads {
+            for a in &out.ads {
                 let ad = metrics::strip(&self.job.metrics, &a.ad);
-                published.replace(&self.actor, &self.job.slots, &a.name, ad);
+                published.replace(&self.actor, &self.job.slots, &name_of(a), ad);
             }
             if !usage.is_empty() {
                 self.metrics.apply(now, &usage);
@@ -635,7 +644,7 @@ impl Handler<Output> for CronJobActor {
 /// still configure; their ads go into `shared`'s published ads (before
 /// any slot evaluates), and the state is returned for the run's start
 /// batch and the managers.
-pub fn restore(shared: &Shared, managers: &[CronSettings], last: &CronState) -> CronState {
+pub fn restore(shared: &dyn CronHost, managers: &[CronSettings], last: &CronState) -> CronState {
     let actors: Vec<String> = (managers.iter())
         .flat_map(|m| {
             let kind = kind(m.manager);
@@ -643,7 +652,7 @@ pub fn restore(shared: &Shared, managers: &[CronSettings], last: &CronState) -> 
         })
         .collect();
     let kept = last.only(&actors);
-    let mut published = shared.cron.borrow_mut();
+    let mut published = shared.published().borrow_mut();
     for m in managers {
         for job in &m.jobs {
             let actor = crate::events::cron::actor(kind(m.manager), &job.name);

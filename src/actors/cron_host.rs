@@ -1,14 +1,25 @@
 //! What the cron actors (`cron.rs`) need of the daemon that runs them,
-//! as a trait: the startd's `Shared` implements it; another daemon (the
-//! schedd, for `SCHEDD_CRON_*`) can give its own.
+//! as a trait: the startd's `Shared` implements it, and [`ScheddHost`] is
+//! `roost schedd`'s. For schedd cron (`SCHEDD_CRON_*`) the clock and log
+//! are the queue's (each run's events are the log's actor `cron.<name>`,
+//! recorded without a flush of their own, as the startd records them);
+//! a job's `_CONDITION` is evaluated in the schedd's own ad; what the
+//! jobs publish is kept apart and merged into the schedd's ad whenever it
+//! is asked for. A schedd cron job publishes one ad (HTCondor's rule: a
+//! `- tag` names no second ad), and no ad targets slots.
 
-use std::cell::RefCell;
+use std::cell::{Ref, RefCell};
+use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::sync::Arc;
 
+use super::clock::Clock;
 use super::shared::Shared;
 use crate::classad::ClassAd;
+use crate::cron::config::CronSettings;
+use crate::cron::merge::Published;
 use crate::cron::metrics::Target;
-use crate::events::Event;
+use crate::events::{Appender, CronState, Event, StoreError};
 
 /// What the cron actors need of the daemon that runs them: the startd's
 /// [`Shared`], or another daemon's own.
@@ -33,6 +44,11 @@ pub trait CronHost {
     fn published(&self) -> &RefCell<crate::cron::merge::Published>;
     /// What resource monitors target, by slot id.
     fn targets(&self) -> std::cell::Ref<'_, std::collections::BTreeMap<String, Target>>;
+    /// Whether each job publishes one ad, each block of its output
+    /// replacing the last (the schedd's rule), instead of one per `- tag`.
+    fn one_ad_per_job(&self) -> bool {
+        false
+    }
 }
 
 impl CronHost for Shared {
@@ -75,4 +91,115 @@ impl CronHost for Shared {
     fn targets(&self) -> std::cell::Ref<'_, std::collections::BTreeMap<String, Target>> {
         self.cron_targets.borrow()
     }
+}
+
+/// What the cron jobs are run with: the daemon's program, configuration,
+/// environment, user and log directory.
+#[derive(Clone, Debug)]
+pub struct CronRunSettings {
+    /// The `roost` program.
+    pub roost_exe: PathBuf,
+    /// The root configuration file.
+    pub config_root: Option<String>,
+    /// The jobs' environment (the daemon's).
+    pub env: crate::spawn::Environment,
+    /// The user they run as, when the daemon may choose (`CONDOR_IDS`,
+    /// else the `condor` user; `None`: the daemon's own).
+    pub user: Option<(u32, u32)>,
+    /// The daemon's log directory: a job's default working directory.
+    pub log_dir: PathBuf,
+}
+
+/// The schedd as its cron jobs see it.
+pub struct ScheddHost {
+    clock: Arc<dyn Clock>,
+    appender: Appender,
+    run: CronRunSettings,
+    /// The schedd's ad without what the jobs published, as last made.
+    pub ad: RefCell<ClassAd>,
+    published: RefCell<Published>,
+    /// Always empty: no schedd cron job is a resource monitor of slots.
+    no_targets: RefCell<BTreeMap<String, Target>>,
+}
+
+impl ScheddHost {
+    /// The host of the jobs of a schedd logging through `appender`.
+    pub fn new(clock: Arc<dyn Clock>, appender: Appender, run: CronRunSettings) -> ScheddHost {
+        ScheddHost {
+            clock,
+            appender,
+            run,
+            ad: RefCell::new(ClassAd::new()),
+            published: RefCell::new(Published::default()),
+            no_targets: RefCell::new(BTreeMap::new()),
+        }
+    }
+
+    /// `own` (the schedd's ad) with what the jobs published merged in.
+    pub fn merged(&self, own: &ClassAd) -> ClassAd {
+        self.published.borrow().merged_daemon(own)
+    }
+}
+
+impl CronHost for ScheddHost {
+    fn now(&self) -> i64 {
+        self.clock.now()
+    }
+
+    fn record(&self, actor: &str, events: Vec<Event>) -> Result<(), StoreError> {
+        let now = self.clock.now();
+        self.appender.record(
+            events
+                .into_iter()
+                .map(|e| (now, actor.to_string(), e))
+                .collect(),
+        )
+    }
+
+    fn roost_exe(&self) -> PathBuf {
+        self.run.roost_exe.clone()
+    }
+
+    fn config_root(&self) -> Option<String> {
+        self.run.config_root.clone()
+    }
+
+    fn hook_env(&self) -> crate::spawn::Environment {
+        self.run.env.clone()
+    }
+
+    fn hook_user(&self) -> Option<(u32, u32)> {
+        self.run.user
+    }
+
+    fn log_dir(&self) -> PathBuf {
+        self.run.log_dir.clone()
+    }
+
+    fn condition_ad(&self) -> ClassAd {
+        self.merged(&self.ad.borrow())
+    }
+
+    fn published(&self) -> &RefCell<Published> {
+        &self.published
+    }
+
+    fn targets(&self) -> Ref<'_, BTreeMap<String, Target>> {
+        self.no_targets.borrow()
+    }
+
+    fn one_ad_per_job(&self) -> bool {
+        true
+    }
+}
+
+/// What schedd cron starts with: its host, its jobs, and what the log
+/// said of them (`None`: nothing, or a run in another boot).
+pub struct ScheddCronSetup {
+    /// The daemon the jobs see.
+    pub host: std::rc::Rc<ScheddHost>,
+    /// `SCHEDD_CRON_*`.
+    pub settings: CronSettings,
+    /// The log's cron state.
+    pub last: Option<CronState>,
 }

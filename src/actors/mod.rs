@@ -20,7 +20,8 @@
 //!   hands commands to the supervisor.
 //! * [`schedd::ScheddActor`]: `roost schedd`'s job queue (its own daemon and
 //!   log), with its socket's server; [`router`] is its job router (a
-//!   poll timer and the router's hooks).
+//!   poll timer and the router's hooks); [`schedd_cron`] its own ad and
+//!   schedd cron (the cron actors on a [`cron_host::ScheddHost`]).
 //!
 //! The single event-log writer is `events::GroupCommitter`'s thread.
 
@@ -37,6 +38,7 @@ mod phase;
 pub mod request;
 pub mod router;
 pub mod schedd;
+pub mod schedd_cron;
 pub mod shared;
 pub mod slot;
 pub mod starter;

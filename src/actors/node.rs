@@ -177,7 +177,7 @@ impl NodeActor {
         let bench = cron_config::read(&config, Manager::Benchmarks);
         let last = self.cron_last.take();
         let kept = last.as_ref().map_or_else(CronState::default, |l| {
-            restore(&self.shared, &[cron.clone(), bench.clone()], l)
+            restore(&*self.shared, &[cron.clone(), bench.clone()], l)
         });
         self.last_benchmark = (kept.jobs.iter())
             .filter(|(a, _)| a.starts_with("benchmark."))

@@ -19,11 +19,14 @@ use tracing::{info, warn};
 
 use super::admin::{RequestError, answer, read_request, serve_log};
 use super::clock::Clock;
+use super::cron::CronManager;
+use super::cron_host::{ScheddCronSetup, ScheddHost};
 use crate::admin::Response;
 use crate::classad::old::parse_ad_auto;
 use crate::classad::unparse::ad_to_string;
 use crate::classad::{ClassAd, FixedEnv, Limits, parse_ad};
 use crate::events::{Appender, Event, SledReader};
+use crate::schedd::ad::Identity;
 use crate::schedd::event::{JobEvent, JobId};
 use crate::schedd::protocol::{Action, ScheddRequest};
 use crate::schedd::queue::{Command, Queue, QueueError, Reservations, SubmitCtx};
@@ -89,6 +92,12 @@ pub struct ScheddActor {
     /// Uid → user name, as looked up.
     users: HashMap<u32, String>,
     me: u32,
+    /// Who the schedd is, for its ad.
+    pub(super) identity: Identity,
+    /// Schedd cron, until it starts.
+    pub(super) cron_setup: Option<ScheddCronSetup>,
+    /// Schedd cron's host and manager, once started.
+    pub(super) cron: Option<(std::rc::Rc<ScheddHost>, Addr<CronManager>)>,
 }
 
 /// A request from the socket, with its caller's uid.
@@ -107,12 +116,15 @@ impl ScheddActor {
         (queue, router): (Queue, Router),
         appender: Appender,
         clock: Arc<dyn Clock>,
-        settings: ScheddSettings,
+        (settings, identity): (ScheddSettings, Identity),
         routing: Option<RouterSettings>,
     ) -> ScheddActor {
         let mut queue = queue;
         queue.max_start_failures = settings.max_start_failures;
         ScheddActor {
+            identity,
+            cron_setup: None,
+            cron: None,
             queue,
             appender,
             clock,
@@ -416,7 +428,9 @@ impl Actor for ScheddActor {
 
     fn started(&mut self, ctx: &mut Context<Self>) {
         self.start_router(ctx);
+        self.start_cron(ctx);
         ctx.run_interval(Duration::from_secs(1), |me, ctx| {
+            me.refresh_cron_ad();
             let now = me.clock.now();
             if me.queue.next_expiry().is_some_and(|t| t <= now) {
                 let expired = me.queue.expired(now);
@@ -457,6 +471,13 @@ impl Handler<Call> for ScheddActor {
                 targets,
                 reason,
             } => self.act(call.uid, *action, targets, reason.clone()),
+            ScheddRequest::Ad => {
+                let r = Response {
+                    ads: vec![ad_to_string(&self.full_ad())],
+                    ..Response::done("")
+                };
+                Box::pin(async move { r })
+            }
             ScheddRequest::Fetch { slot } => self.fetch(call.uid, slot),
             ScheddRequest::Reply { .. }
             | ScheddRequest::Exit { .. }

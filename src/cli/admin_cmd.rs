@@ -95,6 +95,11 @@ pub struct StatusCmd {
     target: Target,
     #[command(flatten)]
     view: AdView,
+    /// The `roost schedd`'s own ad (its queue's totals and what its cron
+    /// jobs published) instead of the startd's slots, as `condor_status
+    /// -schedd` shows a schedd.
+    #[arg(long)]
+    schedd: bool,
     /// Only these slots (`slot1`, `slot1_2` or the full name).
     slots: Vec<String>,
 }
@@ -245,6 +250,7 @@ const LONG_WITH_ONE_DASH: &[&str] = &[
     "-limit",
     "-match",
     "-ad",
+    "-schedd",
 ];
 
 /// The admin subcommands, whose options may take one dash.
@@ -341,6 +347,9 @@ fn parse_ads(r: &Response) -> Result<Vec<ClassAd>> {
 
 /// Runs `roost status`.
 pub fn status(cmd: StatusCmd) -> Result<ExitCode> {
+    if cmd.schedd {
+        return schedd_status(&cmd);
+    }
     let r = cmd.target.send(&Request::Status)?;
     if !r.ok {
         return Ok(refused(&r));
@@ -355,6 +364,57 @@ pub fn status(cmd: StatusCmd) -> Result<ExitCode> {
     let text = cmd.view.render(&ads, t, || status_table(&ads, t));
     print!("{text}");
     Ok(ExitCode::SUCCESS)
+}
+
+/// `roost status -schedd`: the schedd's ad.
+fn schedd_status(cmd: &StatusCmd) -> Result<ExitCode> {
+    use crate::schedd::protocol::{SOCKET_KNOB, ScheddRequest};
+    let path = cmd
+        .target
+        .path("SCHEDD", SOCKET_KNOB, "roost_schedd.sock")?;
+    let r: Response = crate::admin::call_with(&path, &ScheddRequest::Ad, Duration::from_secs(30))?;
+    if !r.ok {
+        return Ok(refused(&r));
+    }
+    let t = now();
+    let ads = select(parse_ads(&r)?, cmd.view.constraint.as_deref(), &[], t)?;
+    let text = cmd.view.render(&ads, t, || schedd_table(&ads, t));
+    print!("{text}");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// condor_status -schedd's table: a line per schedd, then the totals.
+fn schedd_table(ads: &[ClassAd], now: i64) -> String {
+    let env = FixedEnv::new(now);
+    let int = |ad: &ClassAd, a: &str| match ad.eval_attr(a, &env) {
+        Value::Int(n) => n,
+        _ => 0,
+    };
+    let counts = ["TotalRunningJobs", "TotalIdleJobs", "TotalHeldJobs"];
+    let mut out = format!(
+        "{:<24} {:<24} {:>11} {:>10} {:>10}\n\n",
+        "Name", "Machine", "RunningJobs", "IdleJobs", "HeldJobs"
+    );
+    let mut sum = [0i64; 3];
+    for ad in ads {
+        let n = counts.map(|a| int(ad, a));
+        for (s, v) in sum.iter_mut().zip(n) {
+            *s += v;
+        }
+        out.push_str(&format!(
+            "{:<24} {:<24} {:>11} {:>10} {:>10}\n",
+            text(ad, "Name", &env),
+            text(ad, "Machine", &env),
+            n[0],
+            n[1],
+            n[2]
+        ));
+    }
+    out.push_str(&format!(
+        "\n{:<24} {:>18} {:>18} {:>18}\n\n{:<24} {:>18} {:>18} {:>18}\n",
+        "", counts[0], counts[1], counts[2], "Total", sum[0], sum[1], sum[2]
+    ));
+    out
 }
 
 /// The ads `constraint` holds for (true, not merely defined) and, when

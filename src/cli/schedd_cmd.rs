@@ -8,6 +8,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use actix::prelude::*;
@@ -19,9 +20,15 @@ use super::daemon_log::LogSettings;
 use super::startd_cmd::{dir, init_logging_as};
 use super::sysconfig::load_daemon_config;
 use crate::actors::clock::{Clock, SystemClock};
+use crate::actors::cron_host::{CronRunSettings, ScheddCronSetup, ScheddHost};
 use crate::actors::schedd::{ScheddActor, ScheddSettings, events_dir, serve};
+use crate::actors::schedd_cron::Reconfigure;
 use crate::config::Config;
-use crate::events::{Event, EventRead, GroupCommitter, SledStore};
+use crate::cron::config::{self as cron_config, Manager};
+use crate::events::{
+    CronState, DaemonEvent, Event, EventRead, EventStore, GroupCommitter, SledStore,
+};
+use crate::schedd::ad::Identity;
 use crate::schedd::protocol::SOCKET_KNOB;
 use crate::schedd::queue::Queue;
 use crate::schedd::router::Router;
@@ -44,9 +51,13 @@ pub fn socket_path(config: &Config) -> Option<PathBuf> {
     crate::admin::socket_path_of(config, SOCKET_KNOB, "roost_schedd.sock")
 }
 
+fn text(config: &Config, knob: &str) -> Result<Option<String>> {
+    config.text(knob).map_err(|e| anyhow!(e))
+}
+
 /// The queue's knobs.
 fn settings(config: &Config) -> Result<ScheddSettings> {
-    let text = |k: &str| config.text(k).map_err(|e| anyhow!(e));
+    let text = |k: &str| text(config, k);
     let host = text("FULL_HOSTNAME")?.unwrap_or_else(|| "localhost".into());
     let lease = config
         .int("ROOST_QUEUE_FETCH_LEASE")
@@ -80,11 +91,24 @@ fn settings(config: &Config) -> Result<ScheddSettings> {
     })
 }
 
-/// The queue and the router the log holds; a record that does not
-/// decode is skipped, said in the daemon log, and the rest is read.
-fn replay(store: &SledStore, history_limit: usize) -> (Queue, Router) {
+/// What the schedd's log holds.
+struct Replayed {
+    queue: Queue,
+    router: Router,
+    /// Its cron jobs' runs and ads.
+    cron: CronState,
+    /// The machine's boot the last run was in (empty: not known).
+    boot: String,
+}
+
+/// The queue, the router and schedd cron the log holds; a record that
+/// does not decode is skipped, said in the daemon log, and the rest is
+/// read.
+fn replay(store: &SledStore, history_limit: usize) -> Replayed {
     let mut queue = Queue::replay_keeping(history_limit, &[]);
     let mut router = Router::default();
+    let mut cron = CronState::default();
+    let mut boot = String::new();
     let mut events = 0u64;
     for item in store.read_from(1) {
         match item {
@@ -96,6 +120,11 @@ fn replay(store: &SledStore, history_limit: usize) -> (Queue, Router) {
                 Event::Route(e) => {
                     router.apply(e);
                     events += 1;
+                }
+                Event::Cron(e) => cron.apply(env.time, &env.actor, e),
+                Event::Daemon(DaemonEvent::Started { boot: b, .. }) => {
+                    cron.new_run();
+                    boot.clone_from(b);
                 }
                 _ => {}
             },
@@ -117,7 +146,76 @@ fn replay(store: &SledStore, history_limit: usize) -> (Queue, Router) {
         history = queue.history.len(),
         routed = router.jobs.len()
     );
-    (queue, router)
+    Replayed {
+        queue,
+        router,
+        cron,
+        boot,
+    }
+}
+
+/// The start batch: the cron runs the last run left going ended (and
+/// killed, when still alive), then the run's `Started`, which tells a
+/// later replay which boot this run is in. Returns the cron state a new
+/// run continues from (`None` after a reboot).
+fn start_batch(
+    store: &mut SledStore,
+    last: &Replayed,
+    name: &str,
+    now: i64,
+) -> Result<Option<CronState>> {
+    let boot = crate::starter::boot_id();
+    let rebooted = !last.boot.is_empty() && !boot.is_empty() && last.boot != boot;
+    let mut batch: Vec<(i64, String, Event)> = super::startd_cmd::cron_left(&last.cron, rebooted)
+        .into_iter()
+        .map(|(a, e)| (now, a, e))
+        .collect();
+    batch.push((
+        now,
+        "daemon".into(),
+        Event::Daemon(DaemonEvent::Started {
+            version: env!("CARGO_PKG_VERSION").into(),
+            pid: std::process::id(),
+            host: name.into(),
+            slots: Vec::new(),
+            boot,
+        }),
+    ));
+    store
+        .append(store.next_seq(), &batch)
+        .map_err(|e| anyhow!("event log: cannot record the start: {e}"))?;
+    let mut cron = last.cron.clone();
+    cron.new_run();
+    Ok((!rebooted).then_some(cron))
+}
+
+/// Schedd cron's jobs and how they run, from `config`.
+fn cron_run(config: &Config, log_dir: &std::path::Path) -> Result<CronRunSettings> {
+    Ok(CronRunSettings {
+        roost_exe: std::env::current_exe().context("cannot find the roost executable")?,
+        config_root: config.files().first().cloned(),
+        env: crate::spawn::Environment::new(
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        ),
+        user: super::startd_cmd::hook_user(config),
+        log_dir: log_dir.to_path_buf(),
+    })
+}
+
+/// The configuration again, on SIGHUP: schedd cron's jobs and the
+/// router's routes, or why it cannot be taken (the schedd goes on with
+/// what it had).
+fn reread(cmd_config: Option<&str>, log_dir: &std::path::Path) -> Result<Reconfigure> {
+    let config = load_daemon_config(cmd_config, "SCHEDD")?;
+    for w in config.warnings() {
+        warn!(message = "Configuration warning.", warning = %w);
+    }
+    let settings = settings(&config)?;
+    Ok(Reconfigure {
+        cron: cron_config::read(&config, Manager::ScheddCron),
+        routing: super::router_conf::router_settings(&config, &settings, log_dir)?,
+    })
 }
 
 /// The actor system's exit code when the event log failed a write.
@@ -144,8 +242,19 @@ pub fn run(cmd: ScheddCmd) -> Result<ExitCode> {
     let listener = crate::actors::admin::bind_mode(&socket, 0o666)
         .map_err(|e| anyhow!("schedd socket: {e}"))?;
     let events = events_dir(&spool);
-    let store = SledStore::open(&events).map_err(|e| anyhow!("event log: {e}"))?;
-    let queue = replay(&store, settings.history_jobs);
+    let mut store = SledStore::open(&events).map_err(|e| anyhow!("event log: {e}"))?;
+    let last = replay(&store, settings.history_jobs);
+    let now = SystemClock.now();
+    let cron_last = start_batch(&mut store, &last, &settings.name, now)?;
+    let cron = cron_config::read(&config, Manager::ScheddCron);
+    let run = cron_run(&config, &log_dir)?;
+    let identity = Identity {
+        name: settings.name.clone(),
+        machine: text(&config, "FULL_HOSTNAME")?.unwrap_or_else(|| "localhost".into()),
+        started: now,
+        reconfigured: now,
+        socket: socket.display().to_string(),
+    };
     let reader = store.reader();
     let pointer = events.join(crate::events::DAEMON_SOCKET_FILE);
     if let Err(e) = std::fs::write(&pointer, socket.as_os_str().as_encoded_bytes()) {
@@ -165,26 +274,22 @@ pub fn run(cmd: ScheddCmd) -> Result<ExitCode> {
             });
         let (committer, appender) = GroupCommitter::start_watched(store, None, Some(on_failure));
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-        let actor = ScheddActor::new(queue, appender, clock, settings, routing).start();
-        actix::spawn(serve(listener, actor, reader));
-        actix::spawn(async {
-            use tokio::signal::unix::{SignalKind, signal};
-            let (Ok(mut term), Ok(mut int), Ok(mut quit)) = (
-                signal(SignalKind::terminate()),
-                signal(SignalKind::interrupt()),
-                signal(SignalKind::quit()),
-            ) else {
-                error!(message = "Cannot install signal handlers.");
-                return;
-            };
-            tokio::select! {
-                _ = term.recv() => {}
-                _ = int.recv() => {}
-                _ = quit.recv() => {}
-            }
-            info!(message = "Stopping on a signal.");
-            System::current().stop();
-        });
+        let host = Rc::new(ScheddHost::new(Arc::clone(&clock), appender.clone(), run));
+        let actor = ScheddActor::new(
+            (last.queue, last.router),
+            appender,
+            clock,
+            (settings, identity),
+            routing,
+        )
+        .with_cron(ScheddCronSetup {
+            host,
+            settings: cron,
+            last: cron_last,
+        })
+        .start();
+        actix::spawn(serve(listener, actor.clone(), reader));
+        actix::spawn(signals(actor, cmd.config, log_dir));
         committer
     });
     let code = sys.run_with_code().context("actor system")?;
@@ -199,4 +304,35 @@ pub fn run(cmd: ScheddCmd) -> Result<ExitCode> {
     }
     info!(message = "Stopped.");
     Ok(ExitCode::SUCCESS)
+}
+
+/// Stops on SIGTERM, SIGINT or SIGQUIT; reads the configuration again on
+/// SIGHUP.
+async fn signals(actor: Addr<ScheddActor>, config: Option<String>, log_dir: PathBuf) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int), Ok(mut quit), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::quit()),
+        signal(SignalKind::hangup()),
+    ) else {
+        error!(message = "Cannot install signal handlers.");
+        return;
+    };
+    loop {
+        tokio::select! {
+            _ = term.recv() => break,
+            _ = int.recv() => break,
+            _ = quit.recv() => break,
+            _ = hup.recv() => match reread(config.as_deref(), &log_dir) {
+                Ok(r) => actor.do_send(r),
+                Err(e) => error!(
+                    message = "The configuration cannot be read again; going on with the one in force.",
+                    error = %e
+                ),
+            },
+        }
+    }
+    info!(message = "Stopping on a signal.");
+    System::current().stop();
 }

@@ -65,7 +65,7 @@ pub(crate) fn dir(config: &Config, knob: &str) -> Result<PathBuf> {
     Ok(p)
 }
 
-fn hook_user(config: &Config) -> Option<(u32, u32)> {
+pub(super) fn hook_user(config: &Config) -> Option<(u32, u32)> {
     if !nix::unistd::Uid::effective().is_root() {
         return None;
     }
@@ -279,7 +279,7 @@ fn reconcile_last_run(
         }
     }
     let mut fix = last.reconcile(now, &kept, alive, rebooted);
-    fix.extend(cron_left(&last, rebooted));
+    fix.extend(cron_left(&last.cron, rebooted));
     let mut after = last.clone();
     for (actor, e) in &fix {
         after.apply_event(after.last_seq, now, actor, e);
@@ -340,9 +340,9 @@ fn reconcile_last_run(
 /// process, in this boot) is killed with its process group, and each is
 /// ended in the log, so a daemon that dies does not leave its scripts
 /// behind, hung ones piling up at every crash.
-fn cron_left(last: &Replay, rebooted: bool) -> Vec<(String, Event)> {
+pub(super) fn cron_left(last: &crate::events::CronState, rebooted: bool) -> Vec<(String, Event)> {
     let mut fix = Vec::new();
-    for (actor, pid, started) in last.cron.left_running() {
+    for (actor, pid, started) in last.left_running() {
         let same =
             !rebooted && started != 0 && crate::starter::process_started(pid) == Some(started);
         if same {

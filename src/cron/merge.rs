@@ -183,6 +183,26 @@ impl Published {
     }
 }
 
+/// The attributes a daemon's own ad keeps whatever its cron jobs say.
+const OWN: [&str; 3] = ["MyType", "Name", "TargetType"];
+
+impl Published {
+    /// A daemon's ad (the schedd's: one ad per job, no slots) with every
+    /// published ad merged in, in order, but for the attributes that say
+    /// what the ad is (`MyType`, `Name`, `TargetType`).
+    pub fn merged_daemon(&self, daemon: &ClassAd) -> ClassAd {
+        let mut ad = daemon.clone();
+        for e in &self.entries {
+            for (name, expr) in e.ad.iter() {
+                if !OWN.iter().any(|t| name.as_str().eq_ignore_ascii_case(t)) {
+                    ad.insert(name.clone(), expr.clone());
+                }
+            }
+        }
+        ad
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -284,5 +304,25 @@ mod tests {
                 .identical(&Value::from("slot1@node"))
         );
         assert!(s.eval_attr("SlotName", &env).identical(&Value::Undefined));
+    }
+
+    #[test]
+    fn a_daemon_ad_takes_every_published_attribute_but_its_identity() {
+        let mut p = Published::default();
+        let ad = |t: &str| parse_ad(t).expect("ad");
+        p.replace(
+            "cron.a",
+            &[],
+            "a",
+            ad("[ Name = \"x\"; SlotId = 3; A = 1; B = 1 ]"),
+        );
+        p.replace("cron.b", &[], "b", ad("[ MyType = \"Machine\"; B = 2 ]"));
+        let merged = p.merged_daemon(&ad("[ MyType = \"Scheduler\"; Name = \"s\"; B = 0 ]"));
+        assert_eq!(
+            crate::classad::unparse::ad_to_string(&merged),
+            crate::classad::unparse::ad_to_string(&ad(
+                "[ MyType = \"Scheduler\"; Name = \"s\"; B = 2; SlotId = 3; A = 1 ]"
+            ))
+        );
     }
 }

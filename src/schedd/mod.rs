@@ -3,6 +3,7 @@
 //! `queue … from` file, the matches of `queue … matching`) are read through
 //! a [`submit::SubmitFiles`] the caller gives.
 
+pub mod ad;
 pub mod event;
 mod lease;
 mod lines;

@@ -97,6 +97,9 @@ pub enum ScheddRequest {
         /// The lease's token.
         token: String,
     },
+    /// The schedd's own ad (`MyType = "Scheduler"`), with what its cron
+    /// jobs published.
+    Ad,
     /// The log's events, as the startd's socket serves them.
     Log {
         /// The first sequence number wanted.

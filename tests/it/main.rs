@@ -30,6 +30,7 @@ mod policy_simulate;
 mod router;
 mod router_htcondor;
 mod schedd;
+mod schedd_cron;
 mod starter_link;
 mod starter_owner;
 mod submit_oracle;

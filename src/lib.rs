@@ -19,6 +19,7 @@ pub mod events;
 pub mod failpoint;
 pub mod hooks;
 pub mod policy;
+pub mod pool;
 pub mod schedd;
 pub mod spawn;
 pub mod starter;

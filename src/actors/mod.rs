@@ -2,7 +2,8 @@
 //! message, asks the pure core what to do, appends the resulting events to
 //! the log, applies them, and only then acts on the world.
 //!
-//! * [`node::NodeActor`]: the supervisor (slots, drains, shutdown).
+//! * [`node::NodeActor`]: the supervisor (slots, drains, shutdown); in a
+//!   pool it feeds the publisher thread its slots' ads ([`pool`]).
 //! * [`slot::SlotActor`]: one per slot, around `policy::engine::decide`.
 //! * [`hook::HookActor`]: one per hook invocation.
 //! * [`starter::StarterActor`]: one per `roost starter` process (after a
@@ -35,6 +36,7 @@ pub mod machine;
 pub mod messages;
 pub mod node;
 mod phase;
+pub mod pool;
 pub mod request;
 pub mod router;
 pub mod schedd;

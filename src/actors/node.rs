@@ -69,7 +69,7 @@ pub type Reload = Box<dyn Fn() -> anyhow::Result<Config>>;
 
 /// The supervisor.
 pub struct NodeActor {
-    shared: Rc<Shared>,
+    pub(super) shared: Rc<Shared>,
     initial: Vec<(Slot, SlotSpec, Policy, StartdAttrs)>,
     slots: BTreeMap<String, Addr<SlotActor>>,
     /// The node core's state.
@@ -94,6 +94,10 @@ pub struct NodeActor {
     cron: Option<(Addr<CronManager>, Addr<CronManager>)>,
     /// The backfill client's manager, which every slot reaches.
     backfill: BackfillLink,
+    /// The pool the node publishes its ads in (`ROOST_POOL_ETCD`).
+    pub(super) pool: Option<crate::pool::PoolSettings>,
+    /// The thread publishing them, once started.
+    pub(super) publisher: Option<crate::pool::publish::Publisher>,
 }
 
 impl NodeActor {
@@ -125,6 +129,8 @@ impl NodeActor {
             last_benchmark: 0,
             cron_last: None,
             cron: None,
+            pool: None,
+            publisher: None,
         }
     }
 
@@ -350,7 +356,7 @@ impl NodeActor {
     }
 
     /// Every live slot's public ad.
-    fn public_ads(&self) -> impl std::future::Future<Output = Vec<String>> + 'static {
+    pub(super) fn public_ads(&self) -> impl std::future::Future<Output = Vec<String>> + 'static {
         let addrs: Vec<Addr<SlotActor>> = self.slots.values().cloned().collect();
         async move {
             let mut ads = Vec::new();
@@ -395,7 +401,7 @@ impl NodeActor {
         let kind = SlotKind::Dynamic {
             parent: parent.to_string(),
         };
-        let slot = Slot::with(id, &self.shared.host, now, kind, resources);
+        let slot = Slot::with(id, &self.shared.name, now, kind, resources);
         info!(message = "Dynamic slot created.", slot = %slot.name, parent = %parent);
         let addr = SlotActor::new(
             &self.shared,
@@ -546,6 +552,7 @@ impl Actor for NodeActor {
             .clamp(1, 300)
             .unsigned_abs();
         ctx.run_interval(Duration::from_secs(every), |act, _| act.refresh_machine());
+        self.start_pool(ctx);
     }
 }
 

@@ -88,8 +88,11 @@ pub struct Shared {
     pub clock: Arc<dyn Clock>,
     /// Directories.
     pub dirs: Dirs,
-    /// The host name slots are named after.
+    /// The host's name (`Machine`).
     pub host: String,
+    /// The daemon's name slots are named after (`slot1@<name>`): the host's
+    /// name, or `STARTD_NAME` (with `@<host>` when it has no `@`).
+    pub name: String,
     /// Hooks.
     pub hooks: HookSettings,
     /// The machine's resources.
@@ -149,6 +152,7 @@ impl Shared {
             log,
             clock,
             dirs,
+            name: host.clone(),
             host,
             hooks,
             machine,

@@ -92,16 +92,24 @@ impl AdView {
 #[derive(Args, Debug)]
 pub struct StatusCmd {
     #[command(flatten)]
-    target: Target,
+    pub(crate) target: Target,
     #[command(flatten)]
-    view: AdView,
+    pub(crate) view: AdView,
     /// The `roost schedd`'s own ad (its queue's totals and what its cron
     /// jobs published) instead of the startd's slots, as `condor_status
     /// -schedd` shows a schedd.
+    #[arg(long, conflicts_with = "pool")]
+    pub(crate) schedd: bool,
+    /// Every node's slots in the pool (etcd, `ROOST_POOL_ETCD`) instead of
+    /// this node's.
     #[arg(long)]
-    schedd: bool,
+    pub(crate) pool: bool,
+    /// Only the totals (by `Arch`/`OpSys`, then all), as condor_status
+    /// -total prints them.
+    #[arg(long)]
+    pub(crate) total: bool,
     /// Only these slots (`slot1`, `slot1_2` or the full name).
-    slots: Vec<String>,
+    pub(crate) slots: Vec<String>,
 }
 
 /// `roost who`.
@@ -251,6 +259,8 @@ const LONG_WITH_ONE_DASH: &[&str] = &[
     "-match",
     "-ad",
     "-schedd",
+    "-pool",
+    "-total",
 ];
 
 /// The admin subcommands, whose options may take one dash.
@@ -319,7 +329,7 @@ pub fn normalize(args: Vec<String>) -> Vec<String> {
     out
 }
 
-fn refused(r: &Response) -> ExitCode {
+pub(super) fn refused(r: &Response) -> ExitCode {
     eprintln!("roost: {}", r.message);
     ExitCode::from(1)
 }
@@ -332,13 +342,13 @@ fn answered(r: Response) -> ExitCode {
     ExitCode::SUCCESS
 }
 
-fn now() -> i64 {
+pub(super) fn now() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
 }
 
-fn parse_ads(r: &Response) -> Result<Vec<ClassAd>> {
+pub(super) fn parse_ads(r: &Response) -> Result<Vec<ClassAd>> {
     r.ads
         .iter()
         .map(|t| parse_ad(t).map_err(|e| anyhow!("the daemon sent an unreadable slot ad: {e}")))
@@ -348,7 +358,10 @@ fn parse_ads(r: &Response) -> Result<Vec<ClassAd>> {
 /// Runs `roost status`.
 pub fn status(cmd: StatusCmd) -> Result<ExitCode> {
     if cmd.schedd {
-        return schedd_status(&cmd);
+        return super::pool_cmd::schedd_status(&cmd);
+    }
+    if cmd.pool {
+        return super::pool_cmd::pool_status(&cmd);
     }
     let r = cmd.target.send(&Request::Status)?;
     if !r.ok {
@@ -364,57 +377,6 @@ pub fn status(cmd: StatusCmd) -> Result<ExitCode> {
     let text = cmd.view.render(&ads, t, || status_table(&ads, t));
     print!("{text}");
     Ok(ExitCode::SUCCESS)
-}
-
-/// `roost status -schedd`: the schedd's ad.
-fn schedd_status(cmd: &StatusCmd) -> Result<ExitCode> {
-    use crate::schedd::protocol::{SOCKET_KNOB, ScheddRequest};
-    let path = cmd
-        .target
-        .path("SCHEDD", SOCKET_KNOB, "roost_schedd.sock")?;
-    let r: Response = crate::admin::call_with(&path, &ScheddRequest::Ad, Duration::from_secs(30))?;
-    if !r.ok {
-        return Ok(refused(&r));
-    }
-    let t = now();
-    let ads = select(parse_ads(&r)?, cmd.view.constraint.as_deref(), &[], t)?;
-    let text = cmd.view.render(&ads, t, || schedd_table(&ads, t));
-    print!("{text}");
-    Ok(ExitCode::SUCCESS)
-}
-
-/// condor_status -schedd's table: a line per schedd, then the totals.
-fn schedd_table(ads: &[ClassAd], now: i64) -> String {
-    let env = FixedEnv::new(now);
-    let int = |ad: &ClassAd, a: &str| match ad.eval_attr(a, &env) {
-        Value::Int(n) => n,
-        _ => 0,
-    };
-    let counts = ["TotalRunningJobs", "TotalIdleJobs", "TotalHeldJobs"];
-    let mut out = format!(
-        "{:<24} {:<24} {:>11} {:>10} {:>10}\n\n",
-        "Name", "Machine", "RunningJobs", "IdleJobs", "HeldJobs"
-    );
-    let mut sum = [0i64; 3];
-    for ad in ads {
-        let n = counts.map(|a| int(ad, a));
-        for (s, v) in sum.iter_mut().zip(n) {
-            *s += v;
-        }
-        out.push_str(&format!(
-            "{:<24} {:<24} {:>11} {:>10} {:>10}\n",
-            text(ad, "Name", &env),
-            text(ad, "Machine", &env),
-            n[0],
-            n[1],
-            n[2]
-        ));
-    }
-    out.push_str(&format!(
-        "\n{:<24} {:>18} {:>18} {:>18}\n\n{:<24} {:>18} {:>18} {:>18}\n",
-        "", counts[0], counts[1], counts[2], "Total", sum[0], sum[1], sum[2]
-    ));
-    out
 }
 
 /// The ads `constraint` holds for (true, not merely defined) and, when
@@ -447,7 +409,7 @@ pub fn select(
         .collect())
 }
 
-fn text(ad: &ClassAd, attr: &str, env: &FixedEnv) -> String {
+pub(super) fn text(ad: &ClassAd, attr: &str, env: &FixedEnv) -> String {
     match ad.eval_attr(attr, env) {
         Value::Str(s) => s.to_string_lossy(),
         Value::Undefined => "undefined".into(),
@@ -488,7 +450,7 @@ pub fn duration(secs: i64) -> String {
     )
 }
 
-fn table(rows: &[Vec<String>]) -> String {
+pub(super) fn table(rows: &[Vec<String>]) -> String {
     let cols = rows.first().map_or(0, Vec::len);
     let widths: Vec<usize> = (0..cols)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
@@ -505,6 +467,17 @@ fn table(rows: &[Vec<String>]) -> String {
     }
     out
 }
+
+/// The slot states condor_status counts, in its order.
+pub(super) const STATES: [&str; 7] = [
+    "Owner",
+    "Claimed",
+    "Unclaimed",
+    "Matched",
+    "Preempting",
+    "Drained",
+    "Backfill",
+];
 
 /// condor_status's default view: one row per slot, then totals by state.
 pub fn status_table(ads: &[ClassAd], now: i64) -> String {
@@ -523,15 +496,7 @@ pub fn status_table(ads: &[ClassAd], now: i64) -> String {
         .map(String::from)
         .to_vec(),
     ];
-    let states = [
-        "Owner",
-        "Claimed",
-        "Unclaimed",
-        "Matched",
-        "Preempting",
-        "Drained",
-        "Backfill",
-    ];
+    let states = STATES;
     let mut totals = [0usize; 7];
     for ad in ads {
         let load = match ad.eval_attr("LoadAvg", &env) {

@@ -6,6 +6,7 @@ pub mod config_cmd;
 mod daemon_log;
 mod log_writer;
 mod policy_cmd;
+mod pool_cmd;
 mod queue_cmd;
 mod queue_table;
 mod quickstart;

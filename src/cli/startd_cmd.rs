@@ -393,6 +393,8 @@ pub struct Prepared {
     )>,
     dirs: Dirs,
     host: String,
+    /// The daemon's name (`STARTD_NAME`), slots' `slotN@<name>`.
+    name: String,
     hooks: HookSettings,
     settings: DaemonSettings,
     machine: crate::policy::layout::Machine,
@@ -404,6 +406,8 @@ pub struct Prepared {
     /// What the log says of the cron jobs, when the last run was in this
     /// boot of the machine.
     cron: Option<crate::events::CronState>,
+    /// The pool the node publishes in (`ROOST_POOL_ETCD`).
+    pool: Option<crate::pool::PoolSettings>,
 }
 
 impl Prepared {
@@ -414,6 +418,7 @@ impl Prepared {
         let events_dir = dirs.spool.join("roost-events");
         let mut store = SledStore::open(&events_dir).map_err(|e| anyhow!("event log: {e}"))?;
         let settings = DaemonSettings::read(config).map_err(|e| anyhow!(e))?;
+        let pool = crate::pool::PoolSettings::from_config(config).map_err(|e| anyhow!(e))?;
         let LastRun {
             replay: last,
             kept: reattach,
@@ -440,6 +445,7 @@ impl Prepared {
             .expanded("FULL_HOSTNAME")?
             .filter(|h| !h.is_empty())
             .unwrap_or_else(|| "localhost".into());
+        let name = super::sysconfig::daemon_name(config.expanded("STARTD_NAME")?, &host);
         let mut slots = Vec::new();
         for spec in specs {
             let id = format!("slot{}", spec.id);
@@ -448,7 +454,7 @@ impl Prepared {
             let attrs = StartdAttrs::from_config(config, &id).map_err(|e| anyhow!("{id}: {e}"))?;
             // A slot whose starter is taken again goes on as it was.
             let slot = restored.remove(&id).unwrap_or_else(|| {
-                let mut slot = spec.new_slot(&m, &host, now);
+                let mut slot = spec.new_slot(&m, &name, now);
                 slot.next_claim = last.next_claim(&id);
                 slot
             });
@@ -507,12 +513,14 @@ impl Prepared {
             slots,
             dirs,
             host,
+            name,
             hooks,
             settings,
             machine: m,
             detected: (inputs.cpus, inputs.memory_mb),
             inputs,
             starter_exe,
+            pool,
         })
     }
 
@@ -558,7 +566,7 @@ impl Prepared {
             Some(self.checkpoints),
             Some(on_failure),
         );
-        let shared = std::rc::Rc::new(Shared::new(
+        let mut shared = Shared::new(
             std::rc::Rc::new(config),
             self.settings,
             appender,
@@ -570,7 +578,9 @@ impl Prepared {
             self.detected,
             self.starter_exe,
             self.first_id,
-        ));
+        );
+        shared.name = self.name;
+        let shared = std::rc::Rc::new(shared);
         // Starters of the last run that call before their actors start are
         // asked to wait for them.
         for st in self.reattach.0.starters.values() {
@@ -580,6 +590,7 @@ impl Prepared {
             .with_lost(self.lost, self.unanswered)
             .with_reattach(self.reattach.0, self.reattach.1)
             .with_cron(self.cron)
+            .with_pool(self.pool)
             .start();
         (shared, node, committer)
     }

@@ -180,3 +180,13 @@ pub fn load_daemon_config(
         .push(("DETECTED_MEMORY".to_string(), mem.to_string()));
     crate::config::load(&input, &FsFiles).map_err(|e| anyhow::anyhow!("configuration error: {e}"))
 }
+
+/// The daemon's name as HTCondor builds it from `STARTD_NAME`: as given
+/// when it has an `@`, else `<STARTD_NAME>@<host>`; unset: the host.
+pub(super) fn daemon_name(startd_name: Option<String>, host: &str) -> String {
+    match startd_name.map(|n| n.trim().to_string()) {
+        Some(n) if n.contains('@') => n,
+        Some(n) if !n.is_empty() => format!("{n}@{host}"),
+        _ => host.to_string(),
+    }
+}

@@ -15,6 +15,7 @@ pub mod classad;
 pub mod cli;
 pub mod config;
 pub mod cron;
+pub mod eventd;
 pub mod events;
 pub mod failpoint;
 pub mod hooks;

@@ -2,6 +2,10 @@
 //! scheduled SHUTDOWN events over the pool — when each happens in the
 //! eventd's local time, how long its vacates take at its bandwidth, when
 //! it must become active, and in which order the machines go
-//! ([`schedule`]). No I/O, no clock: the time and zone are given.
+//! ([`schedule`]); what each round of an active event does — machines put
+//! down with a slow start, slots vacated one costly job at a time,
+//! expired configurations found ([`plan`]). No I/O, no clock: the time,
+//! the zone and the pool's ads are given.
 
+pub mod plan;
 pub mod schedule;

@@ -6,7 +6,7 @@ pub mod config_cmd;
 mod daemon_log;
 mod log_writer;
 mod policy_cmd;
-mod pool_cmd;
+pub mod pool_cmd;
 mod queue_cmd;
 mod queue_table;
 mod quickstart;
@@ -84,6 +84,10 @@ enum Command {
         #[arg(value_parser = ["mips", "kflops"])]
         which: String,
     },
+    /// Write synthetic nodes' slot ads into the pool (for measuring it:
+    /// `tools/bench_pool.sh`).
+    #[command(hide = true)]
+    PoolLoad(pool_cmd::PoolLoadCmd),
     /// Append to an event log from several threads until killed, printing
     /// each acknowledged batch (for the crash test of the log).
     #[command(hide = true)]
@@ -158,6 +162,7 @@ pub fn run() -> ExitCode {
         Command::Hold(cmd) => queue_cmd::act(cmd, crate::schedd::protocol::Action::Hold),
         Command::Release(cmd) => queue_cmd::act(cmd, crate::schedd::protocol::Action::Release),
         Command::QueueHook(cmd) => queue_cmd::queue_hook(cmd),
+        Command::PoolLoad(cmd) => pool_cmd::pool_load(&cmd),
         Command::LogWriter(cmd) => log_writer::run(&cmd),
         Command::Benchmark { which } => {
             let each = std::time::Duration::from_millis(250);

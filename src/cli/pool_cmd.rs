@@ -127,3 +127,84 @@ pub(super) fn totals_table(ads: &[ClassAd], now: i64) -> String {
     out.push_str(&table(&[line("Total", &all)]));
     out
 }
+
+/// `roost pool-load`: synthetic nodes' slot ads written into the pool,
+/// for measuring it (`tools/bench_pool.sh`).
+#[derive(clap::Args, Debug)]
+pub struct PoolLoadCmd {
+    /// The root configuration file naming the pool.
+    #[arg(long, value_name = "FILE")]
+    config: Option<String>,
+    /// How many nodes.
+    #[arg(long, default_value_t = 10_000)]
+    nodes: usize,
+    /// Slots per node.
+    #[arg(long, default_value_t = 2)]
+    slots: usize,
+    /// Seconds the ads live (their lease).
+    #[arg(long, default_value_t = 600)]
+    ttl: i64,
+}
+
+/// A synthetic slot ad of about 2 KB, as a startd of the pool writes one.
+fn synthetic_ad(node: usize, slot: usize, now: i64) -> String {
+    let state = if node.is_multiple_of(3) {
+        "Claimed"
+    } else {
+        "Unclaimed"
+    };
+    let activity = if node.is_multiple_of(3) { "Busy" } else { "Idle" };
+    let mut ad = format!(
+        "[ MyType = \"Machine\"; Name = \"slot{slot}@node{node:05}.pool.test\"; \
+         Machine = \"node{node:05}.pool.test\"; State = \"{state}\"; Activity = \"{activity}\"; \
+         OpSys = \"LINUX\"; Arch = \"X86_64\"; Cpus = 1; Memory = 4096; Disk = 104857600; \
+         LoadAvg = 0.{load:03}; EnteredCurrentActivity = {now}; SlotID = {slot}; \
+         Start = (KeyboardIdle > 15 * 60) && (LoadAvg < 0.3); Rank = 0; \
+         Requirements = START && (TARGET.RequestCpus <= MY.Cpus); ",
+        load = node % 1000
+    );
+    for i in 0..48 {
+        ad.push_str(&format!("RoostSynthetic{i:02} = {}; ", node * 31 + i));
+    }
+    ad.push(']');
+    ad
+}
+
+/// Writes `cmd.nodes` × `cmd.slots` synthetic ads under one lease, 100 a
+/// transaction; prints how long it took.
+pub fn pool_load(cmd: &PoolLoadCmd) -> Result<ExitCode> {
+    let config = super::sysconfig::load_daemon_config(cmd.config.as_deref(), "STARTD")?;
+    let pool = PoolSettings::from_config(&config)
+        .map_err(|e| anyhow!(e))?
+        .ok_or_else(|| anyhow!("no pool: ROOST_POOL_ETCD is not set"))?;
+    let etcd = pool.client();
+    let lease = etcd.grant(cmd.ttl).map_err(|e| anyhow!(e))?;
+    let t = now();
+    let started = std::time::Instant::now();
+    let mut batch = Vec::with_capacity(100);
+    let (mut ads, mut bytes) = (0usize, 0usize);
+    for node in 0..cmd.nodes {
+        for slot in 1..=cmd.slots {
+            let ad = synthetic_ad(node, slot, t);
+            let key = pool.ad_key("Machine", &format!("slot{slot}@node{node:05}.pool.test"));
+            bytes += ad.len();
+            batch.push((key, ad.into_bytes()));
+            if batch.len() == 100 {
+                etcd.write(&batch, &[], Some(lease))
+                    .map_err(|e| anyhow!(e))?;
+                ads += batch.len();
+                batch.clear();
+            }
+        }
+    }
+    etcd.write(&batch, &[], Some(lease))
+        .map_err(|e| anyhow!(e))?;
+    ads += batch.len();
+    let secs = started.elapsed().as_secs_f64();
+    println!(
+        "wrote {ads} ads ({:.1} MB) in {secs:.2} s: {:.0} ads/s",
+        bytes as f64 / 1e6,
+        ads as f64 / secs
+    );
+    Ok(ExitCode::SUCCESS)
+}

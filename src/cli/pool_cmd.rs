@@ -153,7 +153,11 @@ fn synthetic_ad(node: usize, slot: usize, now: i64) -> String {
     } else {
         "Unclaimed"
     };
-    let activity = if node.is_multiple_of(3) { "Busy" } else { "Idle" };
+    let activity = if node.is_multiple_of(3) {
+        "Busy"
+    } else {
+        "Idle"
+    };
     let mut ad = format!(
         "[ MyType = \"Machine\"; Name = \"slot{slot}@node{node:05}.pool.test\"; \
          Machine = \"node{node:05}.pool.test\"; State = \"{state}\"; Activity = \"{activity}\"; \

@@ -495,6 +495,10 @@ fn a_fetched_claim_between_jobs_goes_on_after_a_restart() {
     });
     first.kill();
     let second = node.start();
+    // The next job comes once the new daemon answers: a FETCH_WORK the
+    // killed daemon left running must not take it (the new daemon would
+    // reject it, and these hooks do not put a rejected job back).
+    wait_for("the new daemon", || node.states().contains("slot2@"));
     // The claim goes on: the next job runs under a new claim of the slot
     // that fetches it, and the fetcher never hears the first claim lost.
     node.job("j2", 2, "0");

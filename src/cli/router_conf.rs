@@ -195,10 +195,7 @@ pub fn router_settings(
         period: Duration::from_secs(u64::try_from(period).unwrap_or(10)),
         paths,
         hook_timeout: Duration::from_secs(u64::try_from(timeout).unwrap_or(300)),
-        env: crate::spawn::Environment::new(
-            std::env::vars_os()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
-        ),
+        env: crate::spawn::Environment::of_process(),
         cwd: log_dir.to_path_buf(),
     }))
 }

@@ -164,8 +164,7 @@ fn start_batch(
     name: &str,
     now: i64,
 ) -> Result<Option<CronState>> {
-    let boot = crate::starter::boot_id();
-    let rebooted = !last.boot.is_empty() && !boot.is_empty() && last.boot != boot;
+    let (rebooted, boot) = crate::starter::rebooted_since(&last.boot);
     let mut batch: Vec<(i64, String, Event)> = super::startd_cmd::cron_left(&last.cron, rebooted)
         .into_iter()
         .map(|(a, e)| (now, a, e))
@@ -194,10 +193,7 @@ fn cron_run(config: &Config, log_dir: &std::path::Path) -> Result<CronRunSetting
     Ok(CronRunSettings {
         roost_exe: std::env::current_exe().context("cannot find the roost executable")?,
         config_root: config.files().first().cloned(),
-        env: crate::spawn::Environment::new(
-            std::env::vars_os()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
-        ),
+        env: crate::spawn::Environment::of_process(),
         user: super::startd_cmd::hook_user(config),
         log_dir: log_dir.to_path_buf(),
     })

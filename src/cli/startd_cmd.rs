@@ -238,8 +238,7 @@ fn reconcile_last_run(
     }
     // In another boot of the machine, no process of the last run is left,
     // whatever a pid and its start time (counted from boot) say now.
-    let boot = crate::starter::boot_id();
-    let rebooted = !last.boot.is_empty() && !boot.is_empty() && last.boot != boot;
+    let (rebooted, _) = crate::starter::rebooted_since(&last.boot);
     if rebooted && !last.starters.is_empty() {
         warn!(
             message = "The machine restarted since the last run: its jobs ended with it.",
@@ -480,10 +479,7 @@ impl Prepared {
         }
         let hooks = HookSettings {
             user: hook_user(config),
-            env: crate::spawn::Environment::new(
-                std::env::vars_os()
-                    .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
-            ),
+            env: crate::spawn::Environment::of_process(),
         };
         if nix::unistd::Uid::effective().is_root() && hooks.user.is_none() {
             warn!(
@@ -499,8 +495,7 @@ impl Prepared {
             program = %starter_exe.display()
         );
         let last_start = last.run.as_ref().map_or(0, |(t, _)| *t);
-        let boot = crate::starter::boot_id();
-        let same_boot = last.boot.is_empty() || boot.is_empty() || last.boot == boot;
+        let same_boot = !crate::starter::rebooted_since(&last.boot).0;
         Ok(Prepared {
             cron: same_boot.then(|| last.cron.clone()),
             store,

@@ -60,6 +60,15 @@ pub struct Environment {
 }
 
 impl Environment {
+    /// This process's environment (the variables whose name and value
+    /// are UTF-8): what a daemon hands its hooks.
+    pub fn of_process() -> Environment {
+        Environment::new(
+            std::env::vars_os()
+                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
+        )
+    }
+
     /// The environment of these pairs, in this order.
     pub fn new<I, K, V>(vars: I) -> Environment
     where

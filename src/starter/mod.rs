@@ -100,6 +100,13 @@ pub fn boot_id() -> String {
         .unwrap_or_default()
 }
 
+/// Whether the machine booted again since the boot `last` (empty: not
+/// known, so not taken as a reboot), with this boot's id.
+pub fn rebooted_since(last: &str) -> (bool, String) {
+    let boot = boot_id();
+    (!last.is_empty() && !boot.is_empty() && last != boot, boot)
+}
+
 /// Kills what is left of a job whose starter (pid `starter`, started at
 /// `started` ticks) died while no daemon ran: the job's cgroup under
 /// `cgroup` (`BASE_CGROUP` and the daemon's cgroup home), and the process

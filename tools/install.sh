@@ -15,15 +15,18 @@
 # the system's user directory (NSS: LDAP, SSSD, ...), which a static C
 # library cannot reach.
 #
-# usage: tools/install.sh [PREFIX]        (ROOST_STATIC_STARTER=0: dynamic starter)
+# usage: tools/install.sh [PREFIX]        (ROOST_STATIC_STARTER=0: dynamic starter;
+#                                          ROOST_PROFILE=ci: the test build's profile,
+#                                          no whole-program optimisation, as CI's smoke test)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PREFIX=${1:-/usr/local}
 MUSL=x86_64-unknown-linux-musl
 static=${ROOST_STATIC_STARTER:-auto}
+profile=${ROOST_PROFILE:-release}
 
-cargo build --release --locked --bin roost --bin roost-startd --bin roost-log --bin roost-starter --bin roost-config-val
-starter=target/release/roost-starter
+cargo build --profile "$profile" --locked --bin roost --bin roost-startd --bin roost-log --bin roost-starter --bin roost-config-val
+starter=target/$profile/roost-starter
 # The C code among the dependencies (PCRE2, a stack-growth helper) is
 # compiled against musl's headers: musl-gcc (Debian: musl-tools).
 musl_cc=${CC_x86_64_unknown_linux_musl:-$(command -v musl-gcc || true)}
@@ -34,18 +37,18 @@ if [ "$static" != 0 ] && [ "$(uname -m)" = x86_64 ]; then
         [ -n "$musl_cc" ] || { echo "install: a static starter needs musl-gcc (Debian: apt install musl-tools)" >&2; exit 1; }
     fi
     if have_target && [ -n "$musl_cc" ]; then
-        CC_x86_64_unknown_linux_musl=$musl_cc cargo build --release --locked --target "$MUSL" --bin roost-starter
-        starter=target/$MUSL/release/roost-starter
+        CC_x86_64_unknown_linux_musl=$musl_cc cargo build --profile "$profile" --locked --target "$MUSL" --bin roost-starter
+        starter=target/$MUSL/$profile/roost-starter
     else
         echo "install: no $MUSL target or no musl-gcc; the starter stays dynamic" >&2
     fi
 fi
 install -d "$PREFIX/bin"
-install -m 755 target/release/roost target/release/roost-startd target/release/roost-log target/release/roost-config-val "$PREFIX/bin/"
+install -m 755 target/$profile/roost target/$profile/roost-startd target/$profile/roost-log target/$profile/roost-config-val "$PREFIX/bin/"
 install -m 755 "$starter" "$PREFIX/bin/roost-starter"
 # roost uses roost-startd, and the daemon the starter, beside it only if
 # they come from the same sources; check here rather than at the first start.
-b=$(target/release/roost-starter --build-id)
+b=$(target/$profile/roost-starter --build-id)
 for p in roost-startd roost-starter; do
     a=$("$PREFIX/bin/$p" --build-id)
     if [ "$a" != "$b" ]; then

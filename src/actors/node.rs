@@ -98,6 +98,8 @@ pub struct NodeActor {
     pub(super) pool: Option<crate::pool::PoolSettings>,
     /// The thread publishing them, once started.
     pub(super) publisher: Option<crate::pool::publish::Publisher>,
+    /// The thread reading the node's requests in the pool, once started.
+    pub(super) inbox: Option<crate::pool::inbox::Inbox>,
 }
 
 impl NodeActor {
@@ -131,6 +133,7 @@ impl NodeActor {
             cron: None,
             pool: None,
             publisher: None,
+            inbox: None,
         }
     }
 
@@ -198,7 +201,7 @@ impl NodeActor {
         kept
     }
 
-    fn record(&self, e: DaemonEvent) {
+    pub(super) fn record(&self, e: DaemonEvent) {
         if let Err(err) = self.shared.append("daemon", vec![Event::Daemon(e)]) {
             error!(message = "Cannot record daemon event.", error = %err);
         }
@@ -276,7 +279,7 @@ impl NodeActor {
     /// Re-reads the configuration and gives every slot its new policy; an
     /// invalid configuration, or one some slot's policy cannot be made
     /// from, is refused and the old one kept.
-    fn reconfig(&self) -> Response {
+    pub(super) fn reconfig(&self) -> Response {
         use anyhow::Context as _;
         let checked = (self.reload)().and_then(|config| {
             let settings = DaemonSettings::read(&config)?;

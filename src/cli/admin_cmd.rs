@@ -23,12 +23,23 @@ pub(crate) struct Target {
     #[arg(long, value_name = "FILE")]
     config: Option<String>,
     /// The admin socket itself (overrides the configuration).
-    #[arg(long, value_name = "PATH")]
+    #[arg(long, value_name = "PATH", conflicts_with = "name")]
     socket: Option<PathBuf>,
+    /// Another node of the pool (its daemon's name, as `roost status
+    /// -pool` shows it after the slot's `@`): the command goes through
+    /// etcd (`ROOST_POOL_ETCD`), as this configuration's etcd user.
+    #[arg(long, value_name = "NODE")]
+    name: Option<String>,
 }
 
 impl Target {
     fn send(&self, req: &Request) -> Result<Response> {
+        if let Some(node) = &self.name {
+            let action = crate::pool::inbox::Action::Command {
+                request: req.clone(),
+            };
+            return pool_ask(self.config(), node, action);
+        }
         let path = self.path("STARTD", crate::admin::SOCKET_KNOB, "roost_startd.sock")?;
         Ok(call(&path, req, Duration::from_secs(30))?)
     }
@@ -251,6 +262,7 @@ const LONG_WITH_ONE_DASH: &[&str] = &[
     "-reconfig-on-completion",
     "-config",
     "-socket",
+    "-name",
     "-hold",
     "-run",
     "-nobatch",
@@ -302,6 +314,7 @@ pub fn normalize(args: Vec<String>) -> Vec<String> {
                     | "-request-id"
                     | "-config"
                     | "-socket"
+                    | "-name"
                     | "-limit"
                     | "-match"
                     | "-ad"
@@ -319,6 +332,7 @@ pub fn normalize(args: Vec<String>) -> Vec<String> {
                         | "--request-id"
                         | "--config"
                         | "--socket"
+                        | "--name"
                         | "--limit"
                         | "--match"
                         | "--ad"
@@ -574,6 +588,25 @@ pub fn who(cmd: WhoCmd) -> Result<ExitCode> {
     }
     print!("{}", who_table(&parse_ads(&r)?, now()));
     Ok(ExitCode::SUCCESS)
+}
+
+/// Asks `node` for `action` through the pool this configuration (as a
+/// tool) names, and waits for its reply.
+pub(crate) fn pool_ask(
+    config: Option<&str>,
+    node: &str,
+    action: crate::pool::inbox::Action,
+) -> Result<Response> {
+    let config = super::sysconfig::load_daemon_config(config, "TOOL")?;
+    let pool = crate::pool::PoolSettings::from_config(&config)?.ok_or_else(|| {
+        anyhow!("ROOST_POOL_ETCD is not set: -name reaches a node through the pool")
+    })?;
+    let reply = crate::pool::inbox::ask(&pool, node, action, Duration::from_secs(30))?;
+    Ok(if reply.ok {
+        Response::done(reply.message)
+    } else {
+        Response::refused(reply.message)
+    })
 }
 
 /// Runs `roost vacate`.

@@ -9,6 +9,7 @@ use clap::{Args, Subcommand};
 
 use super::sysconfig::{FsFiles, find_root, load_input};
 use crate::config::{Config, Scope, load};
+use crate::pool::inbox::Action;
 
 /// `roost config` options and subcommands.
 #[derive(Args, Debug)]
@@ -34,6 +35,21 @@ enum ConfigAction {
     Get(GetArgs),
     /// Print every macro the configuration defines, sorted, unexpanded.
     Dump,
+    /// Set knobs in a pool node's persistent runtime configuration, through
+    /// etcd (as `condor_config_val -name NODE -set`); the node reconfigures.
+    Set(RemoteArgs),
+    /// Drop knobs from a pool node's persistent runtime configuration.
+    Unset(RemoteArgs),
+}
+
+#[derive(Args, Debug)]
+struct RemoteArgs {
+    /// The node (its daemon's name).
+    #[arg(long, value_name = "NODE")]
+    name: String,
+    /// `NAME = value` statements to set, or the names to unset.
+    #[arg(required = true)]
+    items: Vec<String>,
 }
 
 #[derive(Args, Debug)]
@@ -48,6 +64,17 @@ struct GetArgs {
     /// or empty, or {"error": "..."} when expansion failed.
     #[arg(long, conflicts_with = "verbose")]
     json: bool,
+}
+
+/// Sends a runtime configuration change to `node` and prints its reply.
+fn remote(config: Option<&str>, node: &str, action: Action) -> Result<ExitCode> {
+    let r = super::admin_cmd::pool_ask(config, node, action)?;
+    if r.ok {
+        println!("{}", r.message);
+        Ok(ExitCode::SUCCESS)
+    } else {
+        Ok(super::admin_cmd::refused(&r))
+    }
 }
 
 /// Runs `roost config`.
@@ -65,6 +92,20 @@ pub fn run(cmd: ConfigCmd) -> Result<ExitCode> {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     match cmd.action {
+        ConfigAction::Set(RemoteArgs { name, items }) => {
+            let action = Action::Config {
+                set: items,
+                unset: vec![],
+            };
+            remote(cmd.config.as_deref(), &name, action)
+        }
+        ConfigAction::Unset(RemoteArgs { name, items }) => {
+            let action = Action::Config {
+                set: vec![],
+                unset: items,
+            };
+            remote(cmd.config.as_deref(), &name, action)
+        }
         ConfigAction::Dump => {
             for m in config.dump() {
                 writeln!(out, "{} = {}", m.name, m.value)?;

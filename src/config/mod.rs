@@ -32,7 +32,9 @@ use std::fmt;
 use crate::classad::{self, Expr, FixedEnv, Value};
 
 pub use log_limit::{LogLimit, parse_log_limit};
-pub use reader::{LoadInput, Root, load};
+pub use reader::{
+    LoadInput, Root, StatementError, edit_persistent, load, persistent_file, statement_name,
+};
 pub use source::{Files, SourceError};
 
 /// Loads configuration given as text (a simulation scenario's, a test's):

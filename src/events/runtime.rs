@@ -233,6 +233,19 @@ pub enum DaemonEvent {
         /// The command (`drain graceful`, `off fast`, `vacate slot1`, …).
         command: String,
     },
+    /// A request came through the pool (`pool::inbox`): recorded before
+    /// it is carried out, or with why it was refused.
+    PoolRequest {
+        /// The etcd user who asked, as the request's key proves it.
+        by: String,
+        /// The request's id.
+        id: String,
+        /// What was asked (for the runtime configuration: the statements).
+        request: String,
+        /// Why it was refused; empty: carried out.
+        #[serde(default, skip_serializing_if = "String::is_empty")]
+        refused: String,
+    },
     /// The backfill client started, exited, or could not be started.
     Backfill {
         /// What happened.

@@ -9,7 +9,9 @@ use super::engine::{Ctx, PolicyError, fetch_delay};
 use super::layout::Machine;
 use super::slot::{Claim, Slot, SlotKind, State};
 
-/// `STARTD_ATTRS` (and `SLOT<N>_STARTD_ATTRS`) resolved for one slot:
+/// `STARTD_ATTRS` (and `SLOT<N>_STARTD_ATTRS`, and their older names
+/// `STARTD_EXPRS`, `SLOT<N>_STARTD_EXPRS`, which HTCondor still reads and
+/// the eventd's shutdown configuration extends) resolved for one slot:
 /// each name with its expression (`SLOT<N>_<name>` overriding `<name>`).
 #[derive(Clone, Debug, Default)]
 pub struct StartdAttrs(pub Vec<(String, Expr)>);
@@ -24,7 +26,9 @@ impl StartdAttrs {
         let mut names: Vec<String> = Vec::new();
         for knob in [
             "STARTD_ATTRS".to_string(),
+            "STARTD_EXPRS".to_string(),
             format!("{slot_id}_STARTD_ATTRS"),
+            format!("{slot_id}_STARTD_EXPRS"),
         ] {
             let list = config.get(&knob).map_err(|e| err(&knob, e.to_string()))?;
             for n in list

@@ -66,6 +66,7 @@ pub struct Etcd {
     agent: ureq::Agent,
     credentials: Option<Credentials>,
     token: std::sync::Mutex<Option<String>>,
+    timeout: Duration,
 }
 
 /// The end of the range of keys that begin with `prefix` (etcd's
@@ -121,6 +122,42 @@ pub fn kvs_of(answer: &Value) -> Result<Vec<Kv>, EtcdError> {
         .collect()
 }
 
+fn is_timeout(err: &std::io::Error) -> bool {
+    matches!(
+        err.kind(),
+        std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+    )
+}
+
+/// Whether one line of a watch's stream says the range changed: events,
+/// or the watch cancelled (its start compacted away) — read again then.
+fn watch_says_changed(line: &str) -> Result<bool, EtcdError> {
+    let v: Value = serde_json::from_str(line).map_err(|e| EtcdError::Garbled {
+        call: "watch".into(),
+        message: e.to_string(),
+    })?;
+    if let Some(err) = v.get("error") {
+        return Err(EtcdError::Refused {
+            call: "watch".into(),
+            message: err
+                .get("message")
+                .and_then(Value::as_str)
+                .unwrap_or("error")
+                .to_string(),
+        });
+    }
+    let Some(r) = v.get("result") else {
+        return Ok(false);
+    };
+    let events = r
+        .get("events")
+        .and_then(Value::as_array)
+        .is_some_and(|e| !e.is_empty());
+    let cancelled = r.get("canceled").and_then(Value::as_bool) == Some(true)
+        || r.get("compact_revision").and_then(int).unwrap_or(0) > 0;
+    Ok(events || cancelled)
+}
+
 impl Etcd {
     /// A client of `endpoints`, each call given `timeout`.
     pub fn new(
@@ -139,6 +176,7 @@ impl Etcd {
                 .build(),
             credentials,
             token: std::sync::Mutex::new(None),
+            timeout,
         }
     }
 
@@ -172,16 +210,21 @@ impl Etcd {
                         message: err.to_string(),
                     });
                 }
-                Err(ureq::Error::Status(_, resp)) => {
+                Err(ureq::Error::Status(status, resp)) => {
                     let text = resp.into_string().unwrap_or_default();
                     let message = serde_json::from_str::<Value>(&text)
                         .ok()
                         .and_then(|v| {
                             (v.get("message").or_else(|| v.get("error")))
                                 .and_then(Value::as_str)
+                                .filter(|m| !m.is_empty())
                                 .map(str::to_string)
                         })
-                        .unwrap_or(text);
+                        .unwrap_or_else(|| match status {
+                            401 => "not authenticated (HTTP 401)".into(),
+                            403 => "permission denied (HTTP 403)".into(),
+                            _ => format!("HTTP {status} {}", text.trim()),
+                        });
                     return Err(EtcdError::Refused {
                         call: call.into(),
                         message,
@@ -255,11 +298,84 @@ impl Etcd {
 
     /// Every key (and value) that begins with `prefix`, in key order.
     pub fn range_prefix(&self, prefix: &str) -> Result<Vec<Kv>, EtcdError> {
+        self.range_prefix_at(prefix).map(|(kvs, _)| kvs)
+    }
+
+    /// Every key (and value) that begins with `prefix`, and the store's
+    /// revision they were read at.
+    pub fn range_prefix_at(&self, prefix: &str) -> Result<(Vec<Kv>, i64), EtcdError> {
         let a = self.call(
             "kv/range",
             &json!({"key": b64(prefix.as_bytes()), "range_end": b64(&prefix_end(prefix.as_bytes()))}),
         )?;
-        kvs_of(&a)
+        let revision = (a.get("header").and_then(|h| h.get("revision")))
+            .and_then(int)
+            .unwrap_or(0);
+        Ok((kvs_of(&a)?, revision))
+    }
+
+    /// Waits, at most about `wait`, for a key beginning with `prefix` to
+    /// change after revision `after` (a watch from `after + 1`: a change
+    /// made since is seen at once). `Ok(true)`: something changed (or etcd
+    /// can no longer say since when: read again); `Ok(false)`: nothing did.
+    pub fn wait_change(&self, prefix: &str, after: i64, wait: Duration) -> Result<bool, EtcdError> {
+        use std::io::BufRead;
+        let body = json!({"create_request": {
+            "key": b64(prefix.as_bytes()),
+            "range_end": b64(&prefix_end(prefix.as_bytes())),
+            "start_revision": (after + 1).to_string(),
+        }});
+        // A token, asked for by an ordinary call when there is none yet.
+        if self.credentials.is_some() && self.token().is_none() {
+            self.get(prefix)?;
+        }
+        let agent = ureq::AgentBuilder::new()
+            .timeout_connect(self.timeout)
+            .timeout_read(wait)
+            .build();
+        let mut last = String::from("no endpoint configured");
+        for e in &self.endpoints {
+            let mut req = agent.post(&format!("{e}/v3/watch"));
+            if let Some(t) = self.token() {
+                req = req.set("Authorization", &t);
+            }
+            let resp = match req.send_json(&body) {
+                Ok(r) => r,
+                Err(err) => {
+                    last = format!("{e}: {err}");
+                    continue;
+                }
+            };
+            let started = std::time::Instant::now();
+            let mut lines = std::io::BufReader::new(resp.into_reader()).lines();
+            while started.elapsed() < wait {
+                match lines.next() {
+                    None => return Ok(true),
+                    Some(Err(err)) if is_timeout(&err) => return Ok(false),
+                    Some(Err(err)) => {
+                        return Err(EtcdError::Unreachable {
+                            endpoints: e.clone(),
+                            last: err.to_string(),
+                        });
+                    }
+                    Some(Ok(line)) => {
+                        if watch_says_changed(&line)? {
+                            return Ok(true);
+                        }
+                    }
+                }
+            }
+            return Ok(false);
+        }
+        Err(EtcdError::Unreachable {
+            endpoints: self.endpoints.join(","),
+            last,
+        })
+    }
+
+    /// Any call of etcd's API, as JSON (for administration: users, roles).
+    pub fn call_json(&self, call: &str, body: &Value) -> Result<Value, EtcdError> {
+        self.call(call, body)
     }
 
     /// The value of `key`, if it has one.
@@ -333,5 +449,17 @@ mod tests {
         assert!(kvs_of(&json!({"kvs": [{"key": "%%%"}]})).is_err());
         assert_eq!(int(&json!("12")), Some(12));
         assert_eq!(int(&json!(12)), Some(12));
+    }
+
+    #[test]
+    fn watch_lines_say_when_to_read_again() {
+        let created = r#"{"result":{"header":{"revision":"1"},"created":true}}"#;
+        assert!(!watch_says_changed(created).expect("reads"));
+        let put = r#"{"result":{"header":{"revision":"2"},"events":[{"kv":{"key":"L2Fh"}}]}}"#;
+        assert!(watch_says_changed(put).expect("reads"));
+        let compacted = r#"{"result":{"canceled":true,"compact_revision":"7"}}"#;
+        assert!(watch_says_changed(compacted).expect("reads"));
+        assert!(watch_says_changed(r#"{"error":{"message":"permission denied"}}"#).is_err());
+        assert!(watch_says_changed("garbage").is_err());
     }
 }

@@ -5,9 +5,13 @@
 //! client; [`publish`] the thread that keeps a daemon's ads there.
 //!
 //! Key layout under `ROOST_POOL_PREFIX` (default `/roost`):
-//! `<prefix>/ads/<MyType>/<Name>` → the ad in new ClassAd syntax.
+//! `<prefix>/ads/<MyType>/<Name>` → the ad in new ClassAd syntax;
+//! `<prefix>/requests/<principal>/<id>`, `<prefix>/inbox/<node>/<principal>/<id>`
+//! and `<prefix>/replies/<node>/<principal>/<id>`: requests to a node
+//! ([`inbox`]).
 
 pub mod etcd;
+pub mod inbox;
 pub mod publish;
 
 use std::time::Duration;
@@ -29,6 +33,12 @@ pub struct PoolSettings {
     pub lifetime: i64,
     /// `ROOST_POOL_TIMEOUT` (5): seconds one etcd call may take.
     pub timeout: Duration,
+    /// `ROOST_POOL_ADMINS` (`root`): the etcd users whose requests the node
+    /// carries out (`*`: any user).
+    pub admins: Vec<String>,
+    /// `ROOST_POOL_REQUEST_LIFETIME` (3600): seconds a request (and its
+    /// reply) stays in etcd for a node that is away.
+    pub request_lifetime: i64,
 }
 
 /// A pool knob that does not read.
@@ -45,6 +55,18 @@ pub enum PoolError {
     /// etcd failed.
     #[error(transparent)]
     Etcd(#[from] etcd::EtcdError),
+    /// A request to a node had no reply in time.
+    #[error(
+        "{node} did not answer within {waited} s (is it running, in this pool?); the request stays in etcd for {lifetime} s and the node carries it out if it comes"
+    )]
+    NoReply {
+        /// The node asked.
+        node: String,
+        /// Seconds waited.
+        waited: u64,
+        /// `ROOST_POOL_REQUEST_LIFETIME`.
+        lifetime: i64,
+    },
 }
 
 fn knob(knob: &'static str, message: impl ToString) -> PoolError {
@@ -120,6 +142,13 @@ impl PoolSettings {
             update_interval: secs(int("UPDATE_INTERVAL", 300)?),
             lifetime: int("CLASSAD_LIFETIME", 900)?,
             timeout: secs(int("ROOST_POOL_TIMEOUT", 5)?),
+            admins: text("ROOST_POOL_ADMINS")?
+                .unwrap_or_else(|| "root".into())
+                .split([',', ' ', '\t'])
+                .filter(|a| !a.is_empty())
+                .map(str::to_string)
+                .collect(),
+            request_lifetime: int("ROOST_POOL_REQUEST_LIFETIME", 3600)?,
         }))
     }
 
@@ -140,6 +169,40 @@ impl PoolSettings {
     /// The key of the ad `name` of type `my_type`.
     pub fn ad_key(&self, my_type: &str, name: &str) -> String {
         format!("{}{my_type}/{name}", self.ads_prefix())
+    }
+
+    /// The principal this daemon or tool is in etcd: its user, or
+    /// `anonymous` without authentication.
+    pub fn principal(&self) -> &str {
+        self.credentials
+            .as_ref()
+            .map_or("anonymous", |c| c.user.as_str())
+    }
+
+    /// Whether `principal`'s requests are carried out.
+    pub fn admits(&self, principal: &str) -> bool {
+        self.admins.iter().any(|a| a == "*" || a == principal)
+    }
+
+    /// The body of `principal`'s request `id`: under the principal's own
+    /// prefix, which etcd's roles let only that principal write.
+    pub fn request_key(&self, principal: &str, id: &str) -> String {
+        format!("{}/requests/{principal}/{id}", self.prefix)
+    }
+
+    /// Where a node finds the requests for it.
+    pub fn inbox_prefix(&self, node: &str) -> String {
+        format!("{}/inbox/{node}/", self.prefix)
+    }
+
+    /// The pointer to `principal`'s request `id` in `node`'s inbox.
+    pub fn inbox_key(&self, node: &str, principal: &str, id: &str) -> String {
+        format!("{}{principal}/{id}", self.inbox_prefix(node))
+    }
+
+    /// `node`'s reply to `principal`'s request `id`.
+    pub fn reply_key(&self, node: &str, principal: &str, id: &str) -> String {
+        format!("{}/replies/{node}/{principal}/{id}", self.prefix)
     }
 }
 

@@ -29,6 +29,7 @@ mod policy_props;
 mod policy_publish;
 mod policy_simulate;
 mod pool;
+mod pool_admin;
 mod router;
 mod router_htcondor;
 mod schedd;

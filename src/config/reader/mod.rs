@@ -22,6 +22,9 @@ const MAX_NESTING: usize = 20;
 const MAX_IF_DEPTH: usize = 63;
 
 mod conditions;
+mod persistent;
+
+pub use persistent::{StatementError, edit_persistent, persistent_file, statement_name};
 
 /// Why a source could not be fetched: what was tried, and the cause.
 #[derive(Debug, thiserror::Error)]
@@ -171,6 +174,7 @@ pub fn load(input: &LoadInput, files: &dyn Files) -> Result<Config, ConfigError>
         })?;
         r.define(name, value, origin);
     }
+    r.persistent()?;
     detected(&mut r);
     r.auto_use()?;
 

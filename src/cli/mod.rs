@@ -4,6 +4,7 @@ mod admin_cmd;
 mod classad_cmd;
 pub mod config_cmd;
 mod daemon_log;
+pub mod eventd_cmd;
 mod log_writer;
 mod policy_cmd;
 pub mod pool_cmd;
@@ -58,6 +59,9 @@ enum Command {
     Cron(admin_cmd::CronCmd),
     /// Run the access point's job queue daemon (like condor_schedd).
     Schedd(schedd_cmd::ScheddCmd),
+    /// Run the event daemon: scheduled SHUTDOWN events across the pool
+    /// (EVENT_LIST; docs/eventd.md).
+    Eventd(eventd_cmd::EventdCmd),
     /// Put jobs into the queue (like condor_submit).
     Submit(queue_cmd::SubmitCmd),
     /// The jobs in the queue (like condor_q).
@@ -155,6 +159,7 @@ pub fn run() -> ExitCode {
         Command::Reconfig(cmd) => admin_cmd::reconfig(cmd),
         Command::Cron(cmd) => admin_cmd::cron(cmd),
         Command::Schedd(cmd) => schedd_cmd::run(cmd),
+        Command::Eventd(cmd) => eventd_cmd::run(cmd),
         Command::Submit(cmd) => queue_cmd::submit(cmd),
         Command::Q(cmd) => queue_cmd::query(cmd, false),
         Command::History(cmd) => queue_cmd::query(cmd, true),

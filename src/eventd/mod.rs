@@ -5,7 +5,11 @@
 //! ([`schedule`]); what each round of an active event does — machines put
 //! down with a slow start, slots vacated one costly job at a time,
 //! expired configurations found ([`plan`]). No I/O, no clock: the time,
-//! the zone and the pool's ads are given.
+//! the zone and the pool's ads are given. [`event`] is what the daemon
+//! (`roost eventd`, `cli::eventd_cmd`) logs of its decisions;
+//! [`settings`] its knobs.
 
+pub mod event;
 pub mod plan;
 pub mod schedule;
+pub mod settings;

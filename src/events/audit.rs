@@ -180,7 +180,8 @@ impl Audit {
             | Event::Node(_)
             | Event::Cron(_)
             | Event::Job(_)
-            | Event::Route(_) => {}
+            | Event::Route(_)
+            | Event::Eventd(_) => {}
         }
     }
 

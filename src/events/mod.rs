@@ -64,6 +64,8 @@ pub enum Event {
     Job(crate::schedd::event::JobEvent),
     /// A job of the schedd's job router (`route<c>.<p>`).
     Route(crate::schedd::router::RouteEvent),
+    /// A decision of the eventd (that daemon's own log).
+    Eventd(crate::eventd::event::EventdEvent),
 }
 
 /// One logged event.

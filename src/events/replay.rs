@@ -361,7 +361,7 @@ impl Replay {
             Event::Daemon(DaemonEvent::LossUntold { teller, claim, .. }) => {
                 self.settle_owed(teller, Some(*claim));
             }
-            Event::Daemon(_) | Event::Job(_) | Event::Route(_) => {}
+            Event::Daemon(_) | Event::Job(_) | Event::Route(_) | Event::Eventd(_) => {}
             Event::Node(e) => self.node.apply(e),
             Event::Cron(e) => self.cron.apply(time, actor, e),
         }

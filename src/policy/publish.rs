@@ -236,7 +236,9 @@ fn publish_custom(ad: &mut ClassAd, slot: &Slot, ctx: &Ctx<'_>, m: &Machine) {
 }
 
 /// What a claimed slot says about its job: `RemoteOwner`, `RemoteUser`,
-/// `JobId`, `GlobalJobId` and `JobStart`.
+/// `JobId`, `GlobalJobId`, `JobStart`, and the job's `JobUniverse` and
+/// `ImageSize` (0 when the job has none), as HTCondor's busy slot ad has
+/// them (the eventd's vacate estimate reads them).
 fn publish_claim(ad: &mut ClassAd, c: &Claim, now: i64) {
     let Ok(job) = parse_ad(&c.job) else {
         return;
@@ -263,5 +265,13 @@ fn publish_claim(ad: &mut ClassAd, c: &Claim, now: i64) {
     }
     if let Some(t) = c.job_start {
         ad.insert_value("JobStart", t);
+    }
+    if let Value::Int(u) = job.eval_attr("JobUniverse", &env) {
+        ad.insert_value("JobUniverse", u);
+        let size = match job.eval_attr("ImageSize", &env) {
+            Value::Int(n) => n,
+            _ => 0,
+        };
+        ad.insert_value("ImageSize", size);
     }
 }

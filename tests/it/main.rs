@@ -19,6 +19,7 @@ mod daemon_reattach;
 mod daemon_restart;
 mod daemon_spares;
 mod etcd;
+mod eventd;
 mod events_cli;
 mod events_crash;
 mod events_faults;

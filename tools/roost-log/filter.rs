@@ -120,7 +120,8 @@ impl Filter {
             | Event::Node(_)
             | Event::Cron(_)
             | Event::Job(_)
-            | Event::Route(_) => (None, Vec::new()),
+            | Event::Route(_)
+            | Event::Eventd(_) => (None, Vec::new()),
         }
     }
 }

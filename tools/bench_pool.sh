@@ -1,15 +1,17 @@
 #!/bin/sh
 # The pool at scale: a private etcd (Debian's etcd-server) on loopback,
 # NODES synthetic nodes' slot ads written into it (`roost pool-load`), then
-# `roost status -pool` read over all of them, and etcd's memory. Prints one
+# `roost status -pool` read over all of them, the eventd's work at one look
+# over them (`roost eventd-round`), and etcd's memory. Prints one
 # line per measure for docs/performance.md.
 #
-#   tools/bench_pool.sh [NODES [SLOTS]]      (default 10000 2; release build)
+#   tools/bench_pool.sh [NODES [SLOTS]]      (default 10000 2; release build,
+#                                             or the binary ROOST names)
 set -eu
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
 NODES=${1:-10000}
 SLOTS=${2:-2}
-ROOST="$ROOT/target/release/roost"
+ROOST=${ROOST:-$ROOT/target/release/roost}
 [ -x "$ROOST" ] || (cd "$ROOT" && cargo build --release -q)
 ETCD=$(command -v etcd || echo "$ROOT/target/etcd/usr/bin/etcd")
 W=$(mktemp -d)
@@ -37,4 +39,7 @@ s=$(date +%s.%N)
 CONDOR_CONFIG="$W/config" "$ROOST" status -pool -total >/dev/null
 e=$(date +%s.%N)
 echo "status -pool -total: $(echo "$e - $s" | bc) s"
+for i in 1 2 3; do
+    echo "eventd round: $("$ROOST" eventd-round --config "$W/config")"
+done
 echo "etcd RSS at the end: $(rss) KiB"

@@ -59,6 +59,9 @@ pub fn shutdown_statements(until: i64) -> Vec<String> {
 /// The knobs [`shutdown_statements`] set, which the cleanup drops.
 const SHUTDOWN_KNOBS: [&str; 4] = [END_DOWN_TIME, "Shutdown", "START", "STARTD_EXPRS"];
 
+/// How many machines the eventd asks at once.
+const ASK_AT_ONCE: usize = 32;
+
 /// One active event: what this run did, and when its next round is.
 struct Active {
     progress: Progress,
@@ -105,6 +108,27 @@ impl Eventd {
             Ok(r) => (r.ok, r.message),
             Err(e) => (false, e.to_string()),
         }
+    }
+
+    /// Asks each machine for its action, [`ASK_AT_ONCE`] at a time (a
+    /// round may put thousands of machines down); the answers in order.
+    fn ask_all(&self, asks: Vec<(String, Action)>) -> Vec<(bool, String)> {
+        let mut out = Vec::with_capacity(asks.len());
+        for chunk in asks.chunks(ASK_AT_ONCE) {
+            std::thread::scope(|s| {
+                let handles: Vec<_> = chunk
+                    .iter()
+                    .map(|(m, a)| s.spawn(|| self.ask(m, a.clone())))
+                    .collect();
+                for h in handles {
+                    out.push(
+                        h.join()
+                            .unwrap_or_else(|_| (false, "the request's thread failed".into())),
+                    );
+                }
+            });
+        }
+        out
     }
 
     /// One wake-up at `now`; when the next is due.
@@ -205,9 +229,14 @@ impl Eventd {
             slow_start: self.settings.slow_start,
         };
         let r = plan::round(event, ads, now, pacing, progress);
-        for (machine, until) in r.configure {
-            let set = shutdown_statements(until);
-            let (ok, answer) = self.ask(&machine, Action::Config { set, unset: vec![] });
+        let asks = (r.configure.iter())
+            .map(|(m, until)| {
+                let set = shutdown_statements(*until);
+                (m.clone(), Action::Config { set, unset: vec![] })
+            })
+            .collect();
+        let answers = self.ask_all(asks);
+        for ((machine, until), (ok, answer)) in r.configure.into_iter().zip(answers) {
             if ok {
                 info!(message = "Machine put down.", event = %event.name, machine = %machine, until);
             } else {
@@ -223,13 +252,18 @@ impl Eventd {
             };
             self.record(now, &event.name, Event::Eventd(e));
         }
-        for slot in r.vacate {
-            let machine = slot.split_once('@').map_or(slot.as_str(), |(_, m)| m);
-            let request = Request::Vacate {
-                slot: Some(slot.clone()),
-                fast: false,
-            };
-            let (ok, answer) = self.ask(machine, Action::Command { request });
+        let asks = (r.vacate.iter())
+            .map(|slot| {
+                let machine = slot.split_once('@').map_or(slot.as_str(), |(_, m)| m);
+                let request = Request::Vacate {
+                    slot: Some(slot.clone()),
+                    fast: false,
+                };
+                (machine.to_string(), Action::Command { request })
+            })
+            .collect();
+        let answers = self.ask_all(asks);
+        for (slot, (ok, answer)) in r.vacate.into_iter().zip(answers) {
             info!(message = "Slot vacated.", event = %event.name, slot = %slot, ok, answer = %answer);
             if !ok {
                 progress.vacated.remove(&slot);

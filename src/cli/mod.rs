@@ -92,6 +92,10 @@ enum Command {
     /// `tools/bench_pool.sh`).
     #[command(hide = true)]
     PoolLoad(pool_cmd::PoolLoadCmd),
+    /// The eventd's work at one look over the pool, timed (for measuring
+    /// it: `tools/bench_pool.sh`).
+    #[command(hide = true)]
+    EventdRound(pool_cmd::EventdRoundCmd),
     /// Append to an event log from several threads until killed, printing
     /// each acknowledged batch (for the crash test of the log).
     #[command(hide = true)]
@@ -168,6 +172,7 @@ pub fn run() -> ExitCode {
         Command::Release(cmd) => queue_cmd::act(cmd, crate::schedd::protocol::Action::Release),
         Command::QueueHook(cmd) => queue_cmd::queue_hook(cmd),
         Command::PoolLoad(cmd) => pool_cmd::pool_load(&cmd),
+        Command::EventdRound(cmd) => pool_cmd::eventd_round(&cmd),
         Command::LogWriter(cmd) => log_writer::run(&cmd),
         Command::Benchmark { which } => {
             let each = std::time::Duration::from_millis(250);

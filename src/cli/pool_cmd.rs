@@ -167,6 +167,15 @@ fn synthetic_ad(node: usize, slot: usize, now: i64) -> String {
          Requirements = START && (TARGET.RequestCpus <= MY.Cpus); ",
         load = node % 1000
     );
+    if node.is_multiple_of(3) {
+        // A running job; every tenth a standard-universe one (a costly vacate).
+        let (universe, size) = if node.is_multiple_of(30) {
+            (1, 200_000 + node)
+        } else {
+            (5, 20_000)
+        };
+        ad.push_str(&format!("JobUniverse = {universe}; ImageSize = {size}; "));
+    }
     for i in 0..48 {
         ad.push_str(&format!("RoostSynthetic{i:02} = {}; ", node * 31 + i));
     }
@@ -209,6 +218,72 @@ pub fn pool_load(cmd: &PoolLoadCmd) -> Result<ExitCode> {
         "wrote {ads} ads ({:.1} MB) in {secs:.2} s: {:.0} ads/s",
         bytes as f64 / 1e6,
         ads as f64 / secs
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+/// `roost eventd-round`: the eventd's work at one look over the pool as
+/// it is (`tools/bench_pool.sh`): read and parse every slot ad, estimate a
+/// SHUTDOWN event taking all of them, and plan its first round; prints
+/// each part's time.
+#[derive(clap::Args, Debug)]
+pub struct EventdRoundCmd {
+    /// The root configuration file naming the pool.
+    #[arg(long, value_name = "FILE")]
+    config: Option<String>,
+}
+
+/// Runs `roost eventd-round`.
+pub fn eventd_round(cmd: &EventdRoundCmd) -> Result<ExitCode> {
+    use crate::eventd::plan::{self, Pacing, Progress};
+    use crate::eventd::schedule::Shutdown;
+    let config = super::sysconfig::load_daemon_config(cmd.config.as_deref(), "EVENTD")?;
+    let pool = PoolSettings::from_config(&config)
+        .map_err(|e| anyhow!(e))?
+        .ok_or_else(|| anyhow!("no pool: ROOST_POOL_ETCD is not set"))?;
+    let knob = |k: &str| match k {
+        "All" => Some("true".to_string()),
+        "Rank" => Some("(0 - ImageSize)".to_string()),
+        _ => None,
+    };
+    let event = Shutdown::parse("Bench", "SHUTDOWN UMTWRFS 04:00 3600 100 All Rank", &knob)
+        .map_err(|e| anyhow!(e))?;
+    let t0 = std::time::Instant::now();
+    let kvs = pool
+        .client()
+        .range_prefix(&format!("{}Machine/", pool.ads_prefix()))
+        .map_err(|e| anyhow!(e))?;
+    let t1 = std::time::Instant::now();
+    let ads: Vec<crate::classad::ClassAd> = kvs
+        .iter()
+        .filter_map(|kv| crate::classad::parse_ad(&String::from_utf8_lossy(&kv.value)).ok())
+        .collect();
+    let t2 = std::time::Instant::now();
+    let env = crate::classad::FixedEnv::new(now());
+    let needed = event.time_needed(ads.iter().filter(|ad| event.takes(ad, &env)));
+    let t3 = std::time::Instant::now();
+    let mut progress = Progress {
+        end: now() + 3600,
+        ..Progress::default()
+    };
+    let pacing = Pacing {
+        interval: 900,
+        slow_start: 10,
+    };
+    let round = plan::round(&event, &ads, now(), pacing, &mut progress);
+    let t4 = std::time::Instant::now();
+    let ms = |a: std::time::Instant, b: std::time::Instant| (b - a).as_secs_f64() * 1e3;
+    println!(
+        "{} ads: read {:.0} ms, parse {:.0} ms, estimate {:.0} ms ({needed} s of vacates), \
+         round {:.0} ms ({} machines to put down, {} slots to vacate, next in {} s)",
+        ads.len(),
+        ms(t0, t1),
+        ms(t1, t2),
+        ms(t2, t3),
+        ms(t3, t4),
+        round.configure.len(),
+        round.vacate.len(),
+        round.next_in
     );
     Ok(ExitCode::SUCCESS)
 }

@@ -22,7 +22,8 @@
 //! * [`schedd::ScheddActor`]: `roost schedd`'s job queue (its own daemon and
 //!   log), with its socket's server; [`router`] is its job router (a
 //!   poll timer and the router's hooks); [`schedd_cron`] its own ad and
-//!   schedd cron (the cron actors on a [`cron_host::ScheddHost`]).
+//!   schedd cron (the cron actors on a [`cron_host::ScheddHost`]);
+//!   [`schedd_pool`] its ad in the pool.
 //!
 //! The single event-log writer is `events::GroupCommitter`'s thread.
 
@@ -41,6 +42,7 @@ pub mod request;
 pub mod router;
 pub mod schedd;
 pub mod schedd_cron;
+pub mod schedd_pool;
 pub mod shared;
 pub mod slot;
 pub mod starter;

@@ -98,6 +98,10 @@ pub struct ScheddActor {
     pub(super) cron_setup: Option<ScheddCronSetup>,
     /// Schedd cron's host and manager, once started.
     pub(super) cron: Option<(std::rc::Rc<ScheddHost>, Addr<CronManager>)>,
+    /// The pool the schedd publishes its ad in (`ROOST_POOL_ETCD`).
+    pub(super) pool: Option<crate::pool::PoolSettings>,
+    /// The thread publishing it, once started.
+    pub(super) publisher: Option<crate::pool::publish::Publisher>,
 }
 
 /// A request from the socket, with its caller's uid.
@@ -125,6 +129,8 @@ impl ScheddActor {
             identity,
             cron_setup: None,
             cron: None,
+            pool: None,
+            publisher: None,
             queue,
             appender,
             clock,
@@ -429,6 +435,7 @@ impl Actor for ScheddActor {
     fn started(&mut self, ctx: &mut Context<Self>) {
         self.start_router(ctx);
         self.start_cron(ctx);
+        self.start_pool(ctx);
         ctx.run_interval(Duration::from_secs(1), |me, ctx| {
             me.refresh_cron_ad();
             let now = me.clock.now();

@@ -108,8 +108,8 @@ pub struct StatusCmd {
     pub(crate) view: AdView,
     /// The `roost schedd`'s own ad (its queue's totals and what its cron
     /// jobs published) instead of the startd's slots, as `condor_status
-    /// -schedd` shows a schedd.
-    #[arg(long, conflicts_with = "pool")]
+    /// -schedd` shows a schedd; with `-pool`, every schedd in the pool.
+    #[arg(long)]
     pub(crate) schedd: bool,
     /// Every node's slots in the pool (etcd, `ROOST_POOL_ETCD`) instead of
     /// this node's.
@@ -371,11 +371,11 @@ pub(super) fn parse_ads(r: &Response) -> Result<Vec<ClassAd>> {
 
 /// Runs `roost status`.
 pub fn status(cmd: StatusCmd) -> Result<ExitCode> {
-    if cmd.schedd {
-        return super::pool_cmd::schedd_status(&cmd);
-    }
     if cmd.pool {
         return super::pool_cmd::pool_status(&cmd);
+    }
+    if cmd.schedd {
+        return super::pool_cmd::schedd_status(&cmd);
     }
     let r = cmd.target.send(&Request::Status)?;
     if !r.ok {

@@ -66,15 +66,17 @@ fn schedd_table(ads: &[ClassAd], now: i64) -> String {
     out
 }
 
-/// `roost status -pool`: every slot ad the pool holds.
+/// `roost status -pool`: every slot ad the pool holds (with `-schedd`,
+/// every schedd's ad).
 pub(super) fn pool_status(cmd: &StatusCmd) -> Result<ExitCode> {
     let config = super::sysconfig::load_daemon_config(cmd.target.config(), "STARTD")?;
     let pool = PoolSettings::from_config(&config)
         .map_err(|e| anyhow!(e))?
         .ok_or_else(|| anyhow!("no pool: ROOST_POOL_ETCD is not set"))?;
+    let my_type = if cmd.schedd { "Scheduler" } else { "Machine" };
     let kvs = pool
         .client()
-        .range_prefix(&pool.ad_key("Machine", ""))
+        .range_prefix(&pool.ad_key(my_type, ""))
         .map_err(|e| anyhow!(e))?;
     let mut ads = Vec::with_capacity(kvs.len());
     for kv in kvs {
@@ -88,7 +90,9 @@ pub(super) fn pool_status(cmd: &StatusCmd) -> Result<ExitCode> {
     }
     let t = now();
     let ads = select(ads, cmd.view.constraint.as_deref(), &cmd.slots, t)?;
-    let text = if cmd.total {
+    let text = if cmd.schedd {
+        cmd.view.render(&ads, t, || schedd_table(&ads, t))
+    } else if cmd.total {
         totals_table(&ads, t)
     } else {
         cmd.view.render(&ads, t, || status_table(&ads, t))

@@ -224,6 +224,7 @@ pub fn run(cmd: ScheddCmd) -> Result<ExitCode> {
         eprintln!("roost: warning: {w}");
     }
     let settings = settings(&config)?;
+    let pool = crate::pool::PoolSettings::from_config(&config)?;
     let socket = socket_path(&config)
         .ok_or_else(|| anyhow!("no place for the socket: set LOCK, LOG or {SOCKET_KNOB}"))?;
     let log_dir = dir(&config, "LOG")?;
@@ -283,6 +284,7 @@ pub fn run(cmd: ScheddCmd) -> Result<ExitCode> {
             settings: cron,
             last: cron_last,
         })
+        .with_pool(pool)
         .start();
         actix::spawn(serve(listener, actor.clone(), reader));
         actix::spawn(signals(actor, cmd.config, log_dir));

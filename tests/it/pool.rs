@@ -4,7 +4,8 @@
 //! pool at once; a node that loses etcd runs its job on, says so, and
 //! publishes again when etcd is back; a node killed -9 leaves the pool
 //! when `CLASSAD_LIFETIME` runs out, and one that stops withdraws its ads
-//! at once.
+//! at once. A `roost schedd` publishes its own ad the same way (`roost
+//! status -pool -schedd`).
 
 use super::daemon::wait_for;
 use super::daemon_admin::{Node, text};
@@ -99,4 +100,40 @@ fn nodes_publish_their_slots_in_etcd_and_leave_with_their_lease() {
     let o = Node::setup("pool-none", "").roost(&["status", "-pool"]);
     assert!(!o.status.success());
     assert!(text(&o).contains("ROOST_POOL_ETCD"), "{}", text(&o));
+}
+
+#[test]
+fn a_schedd_publishes_its_ad_in_the_pool_and_withdraws_it_at_stop() {
+    use super::daemon::stop;
+    use super::schedd::Ap;
+    let etcd = Etcd::start("pool-schedd-etcd");
+    let ap = Ap::setup(
+        "pool-schedd",
+        &format!(
+            "ROOST_POOL_ETCD = {}\nROOST_POOL_PREFIX = /roost-schedd\nSCHEDD_NAME = ap1@pool.test\n",
+            etcd.endpoint
+        ),
+    );
+    let schedd = ap.schedd();
+    ap.up();
+    ap.write("one.sub", "executable = /bin/true\nqueue 2\n");
+    ap.ok(&["submit", "one.sub"]);
+    let schedds = || {
+        let o = ap.roost(&["status", "-pool", "-schedd", "-af", "Name", "TotalIdleJobs"]);
+        assert!(o.status.success(), "{}", text(&o));
+        String::from_utf8_lossy(&o.stdout).into_owned()
+    };
+    // Written at start, then every UPDATE_INTERVAL (2 s here).
+    wait_for("the schedd's ad with its two jobs in the pool", || {
+        schedds() == "ap1@pool.test 2\n"
+    });
+    let table =
+        String::from_utf8_lossy(&ap.roost(&["status", "-pool", "-schedd"]).stdout).into_owned();
+    assert!(
+        table.contains("ap1@pool.test") && table.contains("IdleJobs"),
+        "{table}"
+    );
+    let status = stop(schedd);
+    assert!(status.success(), "schedd exit: {status}");
+    assert_eq!(schedds(), "");
 }

@@ -282,15 +282,7 @@ impl Eventd {
     /// Removes the shutdown configuration of machines whose `EndDownTime`
     /// has passed.
     fn cleanup(&mut self, ads: &[ClassAd], now: i64) {
-        let env = crate::classad::FixedEnv::new(now);
-        let expired: std::collections::BTreeSet<(String, i64)> = ads
-            .iter()
-            .filter_map(|ad| {
-                let until = crate::eventd::schedule::down_until(ad, &env)?;
-                Some((plan::machine_of(ad, &env)?, until))
-            })
-            .filter(|(_, until)| *until < now)
-            .collect();
+        let expired = plan::expired(ads, now);
         // A machine cleaned whose ad still shows the old EndDownTime (its
         // next publication is on its way) is not asked again.
         self.cleaned.retain(|c| expired.contains(c));

@@ -137,12 +137,14 @@ pub fn round(
 }
 
 /// Machines whose shutdown configuration has run out (`EndDownTime` has
-/// passed): theirs to remove.
-pub fn expired(ads: &[ClassAd], now: i64) -> BTreeSet<String> {
+/// passed), each with that `EndDownTime`: theirs to remove.
+pub fn expired(ads: &[ClassAd], now: i64) -> BTreeSet<(String, i64)> {
     let env = FixedEnv::new(now);
     ads.iter()
-        .filter(|ad| down_until(ad, &env).is_some_and(|t| t < now))
-        .filter_map(|ad| machine_of(ad, &env))
+        .filter_map(|ad| {
+            let until = down_until(ad, &env).filter(|t| *t < now)?;
+            Some((machine_of(ad, &env)?, until))
+        })
         .collect()
 }
 
@@ -229,7 +231,10 @@ mod tests {
         assert_eq!(r.vacate, ["slot1@d"]);
         // After the event, the configurations that ran out are removed.
         assert_eq!(
-            expired(&ads, 10_001).into_iter().collect::<Vec<_>>(),
+            expired(&ads, 10_001)
+                .into_iter()
+                .map(|(m, _)| m)
+                .collect::<Vec<_>>(),
             ["a", "b", "c"]
         );
     }

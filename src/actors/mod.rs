@@ -47,3 +47,4 @@ pub mod shared;
 pub mod slot;
 pub mod starter;
 pub mod supply;
+pub mod systemd;

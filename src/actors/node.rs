@@ -4,7 +4,7 @@
 //! work, appends the core's events, publishes what slots read of the node
 //! (`Shared::node`), and carries out the core's effects (tell slots, start
 //! dynamic slots, reconfigure, stop). It also refreshes the machine's
-//! attributes and runs the benchmarks.
+//! attributes, runs the benchmarks and keeps systemd told (`systemd`).
 
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -24,6 +24,7 @@ use super::messages::{
 };
 use super::shared::Shared;
 use super::slot::SlotActor;
+use super::systemd;
 use crate::admin::Response;
 use crate::classad::{ClassAd, Value, parse_ad};
 use crate::config::Config;
@@ -100,6 +101,9 @@ pub struct NodeActor {
     pub(super) publisher: Option<crate::pool::publish::Publisher>,
     /// The thread reading the node's requests in the pool, once started.
     pub(super) inbox: Option<crate::pool::inbox::Inbox>,
+    /// The status line systemd was last told, and whether it was told the
+    /// daemon is stopping ([`super::systemd`]).
+    told: (String, bool),
 }
 
 impl NodeActor {
@@ -134,6 +138,7 @@ impl NodeActor {
             pool: None,
             publisher: None,
             inbox: None,
+            told: (String::new(), false),
         }
     }
 
@@ -273,13 +278,38 @@ impl NodeActor {
                 }
             }
         }
+        self.tell_systemd();
         reply
+    }
+
+    /// Tells systemd the node's status when it changed, and that the
+    /// daemon is stopping once a shutdown is in force.
+    fn tell_systemd(&mut self) {
+        if !systemd::enabled() {
+            return;
+        }
+        let line = self.state.summary();
+        let stopping = self.state.shutting_down();
+        if stopping && !self.told.1 {
+            systemd::stopping(&line);
+        } else if line != self.told.0 {
+            systemd::status(&line);
+        }
+        self.told = (line, stopping);
     }
 
     /// Re-reads the configuration and gives every slot its new policy; an
     /// invalid configuration, or one some slot's policy cannot be made
     /// from, is refused and the old one kept.
     pub(super) fn reconfig(&self) -> Response {
+        systemd::reloading();
+        let answer = self.reconfigure();
+        systemd::ready(&self.state.summary());
+        answer
+    }
+
+    /// [`NodeActor::reconfig`]'s work.
+    fn reconfigure(&self) -> Response {
         use anyhow::Context as _;
         let checked = (self.reload)().and_then(|config| {
             let settings = DaemonSettings::read(&config)?;
@@ -556,6 +586,12 @@ impl Actor for NodeActor {
             .unsigned_abs();
         ctx.run_interval(Duration::from_secs(every), |act, _| act.refresh_machine());
         self.start_pool(ctx);
+        // The log is replayed and every slot started: the daemon is up.
+        self.told = (self.state.summary(), false);
+        systemd::ready(&self.told.0);
+        if let Some(every) = systemd::watchdog_every() {
+            ctx.run_interval(every, |_, _| systemd::watchdog());
+        }
     }
 }
 

@@ -48,7 +48,7 @@ impl Daemon {
         }
     }
 
-    fn signal(&self, sig: nix::sys::signal::Signal) {
+    pub(crate) fn signal(&self, sig: nix::sys::signal::Signal) {
         let pid = nix::unistd::Pid::from_raw(i32::try_from(self.id()).unwrap_or(0));
         if pid.as_raw() > 0 {
             let _ = nix::sys::signal::kill(pid, sig);
@@ -56,7 +56,7 @@ impl Daemon {
     }
 
     /// Waits up to `limit` for the daemon to exit.
-    fn wait(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
+    pub(crate) fn wait(&mut self, limit: Duration) -> Option<std::process::ExitStatus> {
         let child = self.0.as_mut()?;
         let start = Instant::now();
         loop {

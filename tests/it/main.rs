@@ -15,6 +15,7 @@ mod daemon_cgroup;
 mod daemon_config;
 mod daemon_cron;
 mod daemon_log;
+mod daemon_ops;
 mod daemon_reattach;
 mod daemon_restart;
 mod daemon_spares;

@@ -293,6 +293,39 @@ impl NodeState {
     pub fn shutting_down(&self) -> bool {
         self.drain.as_ref().is_some_and(|d| d.shutdown)
     }
+
+    /// One line for an administrator (systemd's `STATUS=`): how many
+    /// slots are in each state and activity, and the drain or shutdown in
+    /// force. `"2 slots: 1 Claimed/Busy, 1 Unclaimed/Idle; draining
+    /// (graceful)"`.
+    pub fn summary(&self) -> String {
+        let mut counts: BTreeMap<(String, String), usize> = BTreeMap::new();
+        for v in self.slots.values() {
+            *counts
+                .entry((v.state.to_string(), v.activity.to_string()))
+                .or_default() += 1;
+        }
+        let n = self.slots.len();
+        let mut line = format!("{n} slot{}", if n == 1 { "" } else { "s" });
+        let parts: Vec<String> = counts
+            .iter()
+            .map(|((state, activity), k)| format!("{k} {state}/{activity}"))
+            .collect();
+        if !parts.is_empty() {
+            line.push_str(": ");
+            line.push_str(&parts.join(", "));
+        }
+        if let Some(d) = &self.drain {
+            let what = match (d.shutdown, d.all_drained) {
+                (true, _) => "shutting down",
+                (false, true) => "drained",
+                (false, false) => "draining",
+            };
+            let how = format!("{:?}", d.how).to_lowercase();
+            line.push_str(&format!("; {what} ({how})"));
+        }
+        line
+    }
 }
 
 /// Applies one node event. Decides nothing.
@@ -446,6 +479,28 @@ mod tests {
             },
             ads: Vec::new(),
         }
+    }
+
+    #[test]
+    fn the_summary_counts_slots_by_state_and_names_the_drain() {
+        let mut s = node(2);
+        s.slots.insert(
+            "slot3".into(),
+            view(State::Unclaimed, Activity::Idle, false),
+        );
+        assert_eq!(s.summary(), "3 slots: 2 Claimed/Busy, 1 Unclaimed/Idle");
+        step(&mut s, drain(DrainHow::Graceful, OnCompletion::Resume), 10);
+        assert_eq!(
+            s.summary(),
+            "3 slots: 2 Claimed/Busy, 1 Unclaimed/Idle; draining (graceful)"
+        );
+        step(&mut s, NodeInput::Off(DrainHow::Fast), 11);
+        assert!(
+            s.summary().ends_with("; shutting down (fast)"),
+            "{}",
+            s.summary()
+        );
+        assert_eq!(NodeState::new([]).summary(), "0 slots");
     }
 
     #[test]

@@ -2,7 +2,8 @@
 # Builds Roost and installs its programs into PREFIX/bin (default
 # /usr/local): roost, roost-startd (the daemon's program, which
 # `roost startd` runs), roost-log, roost-config-val (cron scripts' condor_config_val)
-# and roost-starter, the starter linked
+# and roost-starter (their manual pages into PREFIX/share/man/man1, and
+# completions for bash, zsh and fish under PREFIX/share), the starter linked
 # statically against musl when the Rust target and musl's C compiler are
 # there (rustup target add x86_64-unknown-linux-musl; apt install musl-tools;
 # ROOST_STATIC_STARTER=1 adds the target here and insists).
@@ -56,8 +57,21 @@ for p in roost-startd roost-starter; do
         exit 1
     fi
 done
+# Manual pages and shell completions, made by the installed programs from
+# their own command-line definitions.
+man1=$PREFIX/share/man/man1
+bash_dir=$PREFIX/share/bash-completion/completions
+zsh_dir=$PREFIX/share/zsh/site-functions
+fish_dir=$PREFIX/share/fish/vendor_completions.d
+install -d "$man1" "$bash_dir" "$zsh_dir" "$fish_dir"
+for p in roost roost-log; do
+    "$PREFIX/bin/$p" man "$man1" >/dev/null
+    "$PREFIX/bin/$p" completions bash >"$bash_dir/$p"
+    "$PREFIX/bin/$p" completions zsh >"$zsh_dir/_$p"
+    "$PREFIX/bin/$p" completions fish >"$fish_dir/$p.fish"
+done
 case $(ldd "$PREFIX/bin/roost-starter" 2>&1) in
 *"statically linked"* | *"not a dynamic"*) kind=static ;;
 *) kind=dynamic ;;
 esac
-echo "installed roost, roost-startd, roost-log, roost-config-val and roost-starter ($kind) in $PREFIX/bin"
+echo "installed roost, roost-startd, roost-log, roost-config-val and roost-starter ($kind) in $PREFIX/bin, their manual pages in $man1 and completions for bash, zsh and fish under $PREFIX/share"

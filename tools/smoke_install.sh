@@ -40,6 +40,15 @@ kill -TERM "$pid"
 wait "$pid" || fail "the daemon's exit after SIGTERM was not clean"
 pid=
 echo "smoke: the installed daemon (roost-startd) ran the quickstart's jobs with the installed starter"
+# The manual pages and completions are installed and read.
+for page in roost roost-status roost-who roost-log roost-log-claims; do
+    [ -s "$work/prefix/share/man/man1/$page.1" ] || fail "no manual page $page.1"
+done
+grep -q '^\.TH roost-status 1' "$work/prefix/share/man/man1/roost-status.1" ||
+    fail "roost-status.1 is not a manual page"
+bash -c "source '$work/prefix/share/bash-completion/completions/roost' && complete -p roost" >/dev/null ||
+    fail "the bash completion of roost does not load"
+echo "smoke: manual pages and completions installed"
 # The example systemd unit, pointed at the installed programs, reads
 # without a complaint (systemd-analyze prints one for each bad line).
 if command -v systemd-analyze >/dev/null; then

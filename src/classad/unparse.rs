@@ -517,8 +517,15 @@ fn json_expr(out: &mut String, e: &Expr, level: usize) {
 }
 
 fn json_ad_body(out: &mut String, ad: &ClassAd, level: usize) {
+    json_ad_body_in(out, ad, level, OldOrder::Library);
+}
+
+fn json_ad_body_in(out: &mut String, ad: &ClassAd, level: usize, order: OldOrder) {
     out.push_str("{\n");
-    let attrs = ad.iter_library_order();
+    let attrs = match order {
+        OldOrder::Bytes => ad.iter_byte_order(),
+        OldOrder::Library => ad.iter_library_order(),
+    };
     for (i, (n, e)) in attrs.iter().enumerate() {
         out.extend(std::iter::repeat_n(' ', level + 2));
         json_string(out, n.as_str().as_bytes());
@@ -537,6 +544,23 @@ fn json_ad_body(out: &mut String, ad: &ClassAd, level: usize) {
 pub fn ad_to_json(ad: &ClassAd) -> String {
     let mut out = String::new();
     json_ad_body(&mut out, ad, 0);
+    out
+}
+
+/// Ads as HTCondor's query tools print them with `-json` (`condor_status`,
+/// `condor_q`): one JSON array, each ad's attributes in the byte order of
+/// their names (the order of `-long`), the ads separated by a line holding
+/// a comma. No ads: an empty array.
+pub fn ads_to_json_list(ads: &[ClassAd]) -> String {
+    let mut out = String::from("[\n");
+    for (i, ad) in ads.iter().enumerate() {
+        if i > 0 {
+            out.push_str(",\n");
+        }
+        json_ad_body_in(&mut out, ad, 0, OldOrder::Bytes);
+        out.push('\n');
+    }
+    out.push_str("]\n");
     out
 }
 
@@ -577,6 +601,24 @@ mod tests {
             ad_to_old(&ad, OldOrder::Bytes),
             "A = \"q\\\"\"\nb = 1.0 / 3\nc = x =?= y\n"
         );
+    }
+
+    #[test]
+    fn json_lists_as_the_query_tools_print_them() {
+        let a = parse_ad("[b = 1; A = \"x\"; c = {}]").unwrap_or_default();
+        let b = parse_ad("[Name = \"slot2\"]").unwrap_or_default();
+        assert_eq!(
+            ads_to_json_list(&[a, b]),
+            "[\n{\n  \"A\": \"x\",\n  \"b\": 1,\n  \"c\": [\n  ]\n}\n,\n{\n  \"Name\": \"slot2\"\n}\n]\n"
+        );
+        assert_eq!(ads_to_json_list(&[]), "[\n]\n");
+        let parsed: serde_json::Value =
+            serde_json::from_str(&ads_to_json_list(&[
+                parse_ad("[x = a + 1; u = undefined]").unwrap_or_default()
+            ]))
+            .unwrap_or_default();
+        assert_eq!(parsed[0]["x"], "/Expr(a + 1)/");
+        assert!(parsed[0]["u"].is_null());
     }
 
     #[test]

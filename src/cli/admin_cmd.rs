@@ -11,7 +11,7 @@ use anyhow::{Result, anyhow};
 use clap::{Args, ValueEnum};
 
 use crate::admin::{Request, Response, call};
-use crate::classad::unparse::{OldOrder, ad_to_old, value_to_string};
+use crate::classad::unparse::{OldOrder, ad_to_old, ads_to_json_list, value_to_string};
 use crate::classad::{ClassAd, FixedEnv, Value, parse_ad, parse_expr};
 use crate::policy::engine::{DrainHow, OnCompletion};
 
@@ -73,6 +73,10 @@ pub(crate) struct AdView {
     /// Print these attributes' values (or expressions), one ad per line.
     #[arg(long = "af", alias = "autoformat", value_name = "ATTR", num_args = 1..)]
     af: Vec<String>,
+    /// Print the ads as one JSON array, as `-json` does for condor_status
+    /// and condor_q (expressions as `"\/Expr(...)\/"` strings).
+    #[arg(long, conflicts_with_all = ["long", "af"])]
+    json: bool,
     /// Only ads for which this ClassAd expression is true.
     #[arg(long, value_name = "EXPR")]
     pub(crate) constraint: Option<String>,
@@ -86,7 +90,9 @@ impl AdView {
         now: i64,
         table: impl FnOnce() -> String,
     ) -> String {
-        if self.long {
+        if self.json {
+            ads_to_json_list(ads)
+        } else if self.long {
             ads.iter()
                 .map(|a| ad_to_old(a, OldOrder::Bytes))
                 .collect::<Vec<_>>()
@@ -128,6 +134,10 @@ pub struct StatusCmd {
 pub struct WhoCmd {
     #[command(flatten)]
     target: Target,
+    /// Print the ads of the slots running jobs as one JSON array (as
+    /// `condor_status -json` prints ads).
+    #[arg(long)]
+    json: bool,
 }
 
 /// `roost vacate`.
@@ -273,6 +283,7 @@ const LONG_WITH_ONE_DASH: &[&str] = &[
     "-schedd",
     "-pool",
     "-total",
+    "-json",
 ];
 
 /// The admin subcommands, whose options may take one dash.
@@ -547,6 +558,13 @@ pub fn status_table(ads: &[ClassAd], now: i64) -> String {
     out
 }
 
+/// The slots `roost who` shows: claimed, or running a starter.
+fn working(ads: &[ClassAd], now: i64) -> impl Iterator<Item = &ClassAd> {
+    let env = FixedEnv::new(now);
+    ads.iter()
+        .filter(move |ad| text(ad, "State", &env) == "Claimed" || ad.contains("StarterPid"))
+}
+
 /// condor_who's view: the jobs running on this machine.
 pub fn who_table(ads: &[ClassAd], now: i64) -> String {
     let env = FixedEnv::new(now);
@@ -555,10 +573,7 @@ pub fn who_table(ads: &[ClassAd], now: i64) -> String {
             .map(String::from)
             .to_vec(),
     ];
-    for ad in ads {
-        if text(ad, "State", &env) != "Claimed" && !ad.contains("StarterPid") {
-            continue;
-        }
+    for ad in working(ads, now) {
         let dash = |v: String| if v == "undefined" { "-".into() } else { v };
         let runtime = match ad.eval_attr("JobStart", &env) {
             Value::Int(t) => duration(now - t),
@@ -586,7 +601,14 @@ pub fn who(cmd: WhoCmd) -> Result<ExitCode> {
     if !r.ok {
         return Ok(refused(&r));
     }
-    print!("{}", who_table(&parse_ads(&r)?, now()));
+    let ads = parse_ads(&r)?;
+    let t = now();
+    if cmd.json {
+        let working: Vec<ClassAd> = working(&ads, t).cloned().collect();
+        print!("{}", ads_to_json_list(&working));
+    } else {
+        print!("{}", who_table(&ads, t));
+    }
     Ok(ExitCode::SUCCESS)
 }
 

@@ -4,6 +4,7 @@ mod admin_cmd;
 mod classad_cmd;
 pub mod config_cmd;
 mod daemon_log;
+pub mod docs;
 pub mod eventd_cmd;
 mod log_writer;
 mod policy_cmd;
@@ -20,7 +21,7 @@ pub mod sysenv;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// Roost: an execute-node daemon for HTCondor-style pools.
 #[derive(Parser, Debug)]
@@ -77,6 +78,10 @@ enum Command {
     /// The fetch-work hooks that take jobs from a `roost schedd` (a
     /// startd's FETCH_WORK, REPLY_FETCH, JOB_EXIT and EVICT_CLAIM).
     QueueHook(queue_cmd::QueueHookCmd),
+    /// Print a shell completion script (`source <(roost completions bash)`).
+    Completions(docs::CompletionsCmd),
+    /// Write the manual pages (roost.1, roost-status.1, …) into a directory.
+    Man(docs::ManCmd),
     /// Run one job for the daemon (started by `roost startd`, not by hand).
     #[command(hide = true)]
     Starter,
@@ -174,6 +179,8 @@ pub fn run() -> ExitCode {
         Command::PoolLoad(cmd) => pool_cmd::pool_load(&cmd),
         Command::EventdRound(cmd) => pool_cmd::eventd_round(&cmd),
         Command::LogWriter(cmd) => log_writer::run(&cmd),
+        Command::Completions(cmd) => docs::completions(&cmd, Cli::command()),
+        Command::Man(cmd) => docs::man(&cmd, Cli::command()),
         Command::Benchmark { which } => {
             let each = std::time::Duration::from_millis(250);
             if which == "mips" {

@@ -1,7 +1,8 @@
 //! Operating the real daemon: what `roost startd` tells systemd through a
 //! `NOTIFY_SOCKET` the test listens on (ready only once the slots answer,
 //! the node's status as jobs come, reload around a reconfig, the watchdog
-//! fed, stopping at a shutdown).
+//! fed, stopping at a shutdown); `-json` views; the manual pages and shell
+//! completions made from the command lines.
 
 use std::os::unix::net::UnixDatagram;
 use std::process::{Command, Stdio};
@@ -99,6 +100,23 @@ fn systemd_hears_ready_status_reload_watchdog_and_stopping() {
     node.job("sleepy", 1, "300");
     let busy = listener.wait(&["STATUS=2 slots: 1 Claimed/Busy, 1 Unclaimed/Idle"], 0);
 
+    // The same through -json, as condor_status -json prints ads.
+    let o = node.roost(&["status", "-json"]);
+    let ads: serde_json::Value = serde_json::from_slice(&o.stdout).expect("status -json");
+    let states: Vec<&str> = ads
+        .as_array()
+        .expect("an array")
+        .iter()
+        .filter_map(|a| a["State"].as_str())
+        .collect();
+    assert_eq!(states.len(), 2, "{ads}");
+    assert!(states.contains(&"Claimed"), "{ads}");
+    let o = node.roost(&["who", "-json"]);
+    let working: serde_json::Value = serde_json::from_slice(&o.stdout).expect("who -json");
+    assert_eq!(working.as_array().map(Vec::len), Some(1), "{working}");
+    assert_eq!(working[0]["JobId"], "1.0", "{working}");
+    assert_eq!(working[0]["Activity"], "Busy", "{working}");
+
     // A reconfig is framed by RELOADING=1 (with the monotonic time) and
     // READY=1.
     daemon.signal(nix::sys::signal::Signal::SIGHUP);
@@ -126,4 +144,54 @@ fn systemd_hears_ready_status_reload_watchdog_and_stopping() {
         2,
         "{told:?}"
     );
+}
+
+#[test]
+fn manual_pages_and_completions_come_from_the_command_lines() {
+    let dir = super::daemon::temp("man");
+    for (program, pages) in [
+        (
+            env!("CARGO_BIN_EXE_roost"),
+            ["roost.1", "roost-status.1", "roost-classad-eval.1"],
+        ),
+        (
+            env!("CARGO_BIN_EXE_roost-log"),
+            ["roost-log.1", "roost-log-claims.1", "roost-log-tui.1"],
+        ),
+    ] {
+        let o = Command::new(program)
+            .arg("man")
+            .arg(&dir)
+            .output()
+            .expect("runs");
+        assert!(o.status.success(), "{}", text(&o));
+        for page in pages {
+            let path = dir.join(page);
+            assert!(
+                text(&o).contains(&path.display().to_string()),
+                "{}",
+                text(&o)
+            );
+            let body = std::fs::read_to_string(&path).expect("page");
+            assert!(body.starts_with(".ie \\n(.g .ds Aq"), "{body}");
+            assert!(body.contains(".SH OPTIONS"), "{body}");
+        }
+        // Hidden subcommands get no page.
+        assert!(!dir.join("roost-starter.1").exists());
+        for (shell, mark) in [
+            ("bash", "complete -F"),
+            ("zsh", "#compdef"),
+            ("fish", "complete -c"),
+        ] {
+            let o = Command::new(program)
+                .args(["completions", shell])
+                .output()
+                .expect("runs");
+            assert!(o.status.success(), "{}", text(&o));
+            assert!(text(&o).contains(mark), "{shell}: {}", text(&o));
+        }
+    }
+    let status = std::fs::read_to_string(dir.join("roost-status.1")).unwrap_or_default();
+    assert!(status.contains("json"), "{status}");
+    let _ = std::fs::remove_dir_all(&dir);
 }

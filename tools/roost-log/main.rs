@@ -15,7 +15,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use roost::events::audit::{Audit, ClaimRecord};
 use roost::events::{Envelope, Event, Replay, SledStore, StoreError};
 use roost::policy::slot::SlotEvent;
@@ -149,6 +149,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Print a shell completion script (`source <(roost-log completions bash)`).
+    Completions(roost::cli::docs::CompletionsCmd),
+    /// Write the manual pages (roost-log.1, roost-log-list.1, …) into a
+    /// directory.
+    Man(roost::cli::docs::ManCmd),
 }
 
 fn summary(e: &Event) -> String {
@@ -247,6 +252,17 @@ fn log_dir(cli: &Cli) -> Result<PathBuf, String> {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    let made = match &cli.command {
+        Command::Completions(c) => Some(roost::cli::docs::completions(c, Cli::command())),
+        Command::Man(m) => Some(roost::cli::docs::man(m, Cli::command())),
+        _ => None,
+    };
+    if let Some(made) = made {
+        return made.unwrap_or_else(|e| {
+            eprintln!("roost-log: {e:#}");
+            ExitCode::from(2)
+        });
+    }
     match run(&cli) {
         Ok(code) => code,
         Err(e) => {
@@ -504,7 +520,7 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
             tui::run(base, events.into()).map_err(|e| format!("terminal: {e}"))?;
             Ok(ExitCode::SUCCESS)
         }
-        Command::Repair { .. } => Ok(ExitCode::SUCCESS),
+        Command::Repair { .. } | Command::Completions(_) | Command::Man(_) => Ok(ExitCode::SUCCESS),
     }
 }
 

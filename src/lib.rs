@@ -19,6 +19,7 @@ pub mod eventd;
 pub mod events;
 pub mod failpoint;
 pub mod hooks;
+pub mod metrics;
 pub mod policy;
 pub mod pool;
 pub mod schedd;

@@ -35,6 +35,7 @@ pub mod cron_host;
 pub mod hook;
 pub mod machine;
 pub mod messages;
+pub mod metrics_http;
 pub mod node;
 mod phase;
 pub mod pool;

@@ -278,13 +278,17 @@ impl NodeActor {
                 }
             }
         }
-        self.tell_systemd();
+        self.tell_watchers();
         reply
     }
 
     /// Tells systemd the node's status when it changed, and that the
-    /// daemon is stopping once a shutdown is in force.
-    fn tell_systemd(&mut self) {
+    /// daemon is stopping once a shutdown is in force; sets the slot
+    /// metrics when they are served.
+    fn tell_watchers(&mut self) {
+        if self.shared.settings().metrics.is_some() {
+            crate::metrics::global().set_slots(&self.state.counts());
+        }
         if !systemd::enabled() {
             return;
         }
@@ -588,6 +592,7 @@ impl Actor for NodeActor {
         self.start_pool(ctx);
         // The log is replayed and every slot started: the daemon is up.
         self.told = (self.state.summary(), false);
+        self.tell_watchers();
         systemd::ready(&self.told.0);
         if let Some(every) = systemd::watchdog_every() {
             ctx.run_interval(every, |_, _| systemd::watchdog());

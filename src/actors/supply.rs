@@ -57,7 +57,9 @@ impl StarterSupply {
     pub fn take_spare(&self) -> Option<spawn::Child> {
         let mut spares = self.spares.borrow_mut();
         prune(&mut spares);
-        spares.pop()
+        let spare = spares.pop();
+        crate::metrics::global().set_spares(spares.len());
+        spare
     }
 
     /// Starts spare starters until `want` (`ROOST_SPARE_STARTERS`: default
@@ -76,10 +78,11 @@ impl StarterSupply {
                 Ok(c) => spares.push(c),
                 Err(e) => {
                     tracing::warn!(message = "Cannot start a spare starter.", error = %e);
-                    return;
+                    break;
                 }
             }
         }
+        crate::metrics::global().set_spares(spares.len());
     }
 
     /// The account of user `name` for a starter to run a job as, when the

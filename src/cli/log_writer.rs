@@ -236,6 +236,7 @@ fn starter_run(n: u64, slot: &str, pid: u32) -> Vec<StarterEvent> {
             exit: Some(Exit::Code(0)),
             timed_out: false,
             outcome: "ok".into(),
+            elapsed: 0.0,
         },
         StarterEvent::JobStarted { pid: pid + 1 },
         StarterEvent::JobExited {
@@ -249,6 +250,7 @@ fn starter_run(n: u64, slot: &str, pid: u32) -> Vec<StarterEvent> {
             exit: Some(Exit::Code(0)),
             timed_out: false,
             outcome: "ok".into(),
+            elapsed: 0.0,
         },
         StarterEvent::Exited {
             exit: Exit::Code(0),

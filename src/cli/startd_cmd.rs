@@ -415,6 +415,7 @@ impl Prepared {
     /// slots, as `config` says.
     pub fn open(config: &Config, dirs: Dirs, now: i64) -> Result<Prepared> {
         let events_dir = dirs.spool.join("roost-events");
+        let replay_began = std::time::Instant::now();
         let mut store = SledStore::open(&events_dir).map_err(|e| anyhow!("event log: {e}"))?;
         let settings = DaemonSettings::read(config).map_err(|e| anyhow!(e))?;
         let pool = crate::pool::PoolSettings::from_config(config).map_err(|e| anyhow!(e))?;
@@ -436,6 +437,7 @@ impl Prepared {
         let checkpoints =
             Checkpointer::new(Replay::from_last_start(&store), checkpoint_every(&settings))
                 .with_retention(retention(&settings, &events_dir));
+        crate::metrics::global().set_replay(replay_began.elapsed(), &events_dir);
 
         let inputs = detect(&dirs.execute);
         let m = machine(config, &inputs).map_err(|e| anyhow!("machine resources: {e}"))?;
@@ -556,11 +558,14 @@ impl Prepared {
                 error!(message = "The event log cannot be written; the daemon stops.", error = %e);
                 system.stop_with_code(LOG_FAILED);
             });
-        let (committer, appender) = GroupCommitter::start_watched(
-            wrap(self.store),
-            Some(self.checkpoints),
-            Some(on_failure),
-        );
+        // With metrics on, every group written is counted (`crate::metrics`).
+        let on_commit = self.settings.metrics.map(|_| crate::metrics::on_commit());
+        let watchers = crate::events::Watchers {
+            on_failure: Some(on_failure),
+            on_commit,
+        };
+        let (committer, appender) =
+            GroupCommitter::start_observed(wrap(self.store), Some(self.checkpoints), watchers);
         let mut shared = Shared::new(
             std::rc::Rc::new(config),
             self.settings,
@@ -671,6 +676,10 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     }
     let own_exe = prepared.starter_exe.clone();
     let config_root = root.clone();
+    let metrics = prepared
+        .settings
+        .metrics
+        .and_then(crate::actors::metrics_http::bind);
 
     let sys = System::new();
     let (shared, committer) = sys.block_on(async {
@@ -696,6 +705,9 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
             reader,
             shared.waiting.clone(),
         ));
+        if let Some(m) = metrics {
+            actix::spawn(crate::actors::metrics_http::serve(m));
+        }
         match Handlers::install() {
             Ok(h) => {
                 actix::spawn(signals(h, node));

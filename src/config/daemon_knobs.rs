@@ -57,6 +57,36 @@ pub fn spare_starters(config: &Config) -> Result<Option<u64>, TypeError> {
     }
 }
 
+/// Where the metrics are served when `ROOST_METRICS` is on and
+/// `ROOST_METRICS_ADDRESS` is not set: loopback only.
+pub const DEFAULT_METRICS_ADDRESS: &str = "127.0.0.1:9619";
+
+/// `ROOST_METRICS` (false) and `ROOST_METRICS_ADDRESS`: where to serve the
+/// Prometheus metrics, if at all. The address is `host:port` (an IP
+/// address; `[::1]:9619` for IPv6) or a port alone, on loopback.
+pub fn metrics_address(config: &Config) -> Result<Option<core::net::SocketAddr>, TypeError> {
+    const NAME: &str = "ROOST_METRICS_ADDRESS";
+    if !config.bool("ROOST_METRICS")?.unwrap_or(false) {
+        return Ok(None);
+    }
+    let text = config
+        .text(NAME)?
+        .map(|t| t.trim().to_string())
+        .filter(|t| !t.is_empty())
+        .unwrap_or_else(|| DEFAULT_METRICS_ADDRESS.to_string());
+    let parsed = match text.parse::<u16>() {
+        Ok(port) => Ok(core::net::SocketAddr::from(([127, 0, 0, 1], port))),
+        Err(_) => text.parse::<core::net::SocketAddr>(),
+    };
+    parsed.map(Some).map_err(|_| {
+        config.type_error(
+            NAME,
+            &text,
+            "an IP address and port (127.0.0.1:9619, [::1]:9619) or a port",
+        )
+    })
+}
+
 /// Spare starters kept when `ROOST_SPARE_STARTERS` is not set.
 pub const DEFAULT_SPARE_STARTERS: usize = 1;
 
@@ -81,6 +111,9 @@ pub struct DaemonSettings {
     pub pipe_buffer_max: usize,
     /// `ROOST_SPARE_STARTERS` (1).
     pub spare_starters: usize,
+    /// Where to serve the metrics (`ROOST_METRICS`,
+    /// `ROOST_METRICS_ADDRESS`): taken at start-up.
+    pub metrics: Option<core::net::SocketAddr>,
     /// `ROOST_STARTER_ORPHAN_TIMEOUT` (3600): seconds a starter keeps its
     /// job running after its daemon went away, waiting for a daemon to
     /// take it again; 0: the job is evicted at once.
@@ -175,6 +208,7 @@ impl DaemonSettings {
             spare_starters: spare_starters(config)?
                 .and_then(|n| usize::try_from(n).ok())
                 .unwrap_or(DEFAULT_SPARE_STARTERS),
+            metrics: metrics_address(config)?,
             starter_orphan_timeout: count_or("ROOST_STARTER_ORPHAN_TIMEOUT", 3600)?,
             base_cgroup: match config.expanded("BASE_CGROUP")? {
                 Some(b) => Some(b.trim().to_string()).filter(|b| !b.is_empty()),
@@ -274,6 +308,34 @@ mod tests {
         assert_eq!(amount(&c, "ROOST_EVENT_LOG_KEEP_DAYS"), Ok(Some(7.5)));
         assert_eq!(amount(&c, "ROOST_EVENT_LOG_KEEP_MB"), Ok(None));
         assert_eq!(spare_starters(&c), Ok(Some(16)));
+    }
+
+    #[test]
+    fn metrics_are_off_by_default_and_on_loopback_when_on() {
+        let addr = |text: &str| metrics_address(&config(text)).map(|a| a.map(|a| a.to_string()));
+        assert_eq!(addr(""), Ok(None));
+        assert_eq!(addr("ROOST_METRICS_ADDRESS = 0.0.0.0:1"), Ok(None));
+        assert_eq!(
+            addr("ROOST_METRICS = true"),
+            Ok(Some("127.0.0.1:9619".into()))
+        );
+        assert_eq!(
+            addr("ROOST_METRICS = True\nROOST_METRICS_ADDRESS = 9100"),
+            Ok(Some("127.0.0.1:9100".into()))
+        );
+        assert_eq!(
+            addr("ROOST_METRICS = 1 == 1\nROOST_METRICS_ADDRESS = [::1]:9100"),
+            Ok(Some("[::1]:9100".into()))
+        );
+        let bad = addr("ROOST_METRICS = true\nROOST_METRICS_ADDRESS = localhost:x")
+            .map_err(|e| e.to_string());
+        assert!(
+            bad.as_ref()
+                .is_err_and(|e| e.contains("ROOST_METRICS_ADDRESS")
+                    && e.contains("localhost:x")
+                    && e.contains("line 2")),
+            "{bad:?}"
+        );
     }
 
     #[test]

@@ -378,6 +378,7 @@ impl Audit {
                 exit,
                 timed_out,
                 outcome,
+                ..
             } => c.hooks.push(HookRun {
                 hook: hook.clone(),
                 args: args.clone(),

@@ -67,6 +67,20 @@ type Held = Arc<Mutex<Vec<Batch>>>;
 /// What the writer calls when a group cannot be written.
 pub type OnFailure = Box<dyn Fn(&StoreError) + Send>;
 
+/// What the writer calls after each group it wrote: the group's events and
+/// how long the store took to write and flush it (the daemon's metrics,
+/// `crate::metrics`).
+pub type OnCommit = Box<dyn FnMut(&[(i64, String, Event)], Duration) + Send>;
+
+/// What the writer tells of its work: the group written, a write failed.
+#[derive(Default)]
+pub struct Watchers {
+    /// Each time a group cannot be written.
+    pub on_failure: Option<OnFailure>,
+    /// After each group written.
+    pub on_commit: Option<OnCommit>,
+}
+
 /// A handle to the single writer; clone it for every appender.
 #[derive(Clone)]
 pub struct Appender {
@@ -104,12 +118,28 @@ impl<S: EventStore + Send + 'static> GroupCommitter<S> {
         checkpoints: Option<Checkpointer>,
         on_failure: Option<OnFailure>,
     ) -> (GroupCommitter<S>, Appender) {
+        Self::start_observed(
+            store,
+            checkpoints,
+            Watchers {
+                on_failure,
+                on_commit: None,
+            },
+        )
+    }
+
+    /// As [`GroupCommitter::start_watched`], with every watcher.
+    pub fn start_observed(
+        store: S,
+        checkpoints: Option<Checkpointer>,
+        mut watchers: Watchers,
+    ) -> (GroupCommitter<S>, Appender) {
         let (tx, rx) = mpsc::channel::<Msg>();
         let held: Held = Arc::default();
         let for_writer = Arc::clone(&held);
         let handle = std::thread::Builder::new()
             .name("event-log-writer".into())
-            .spawn(move || writer(store, &rx, &for_writer, checkpoints, on_failure.as_deref()))
+            .spawn(move || writer(store, &rx, &for_writer, checkpoints, &mut watchers))
             .ok();
         (GroupCommitter { handle }, Appender { tx, held })
     }
@@ -195,7 +225,7 @@ fn writer<S: EventStore>(
     rx: &Receiver<Msg>,
     held: &Held,
     mut checkpoints: Option<Checkpointer>,
-    on_failure: Option<&(dyn Fn(&StoreError) + Send)>,
+    watchers: &mut Watchers,
 ) -> S {
     // When the records held now must be written at the latest.
     let mut due: Option<Instant> = None;
@@ -247,7 +277,7 @@ fn writer<S: EventStore>(
             replies,
             checkpoints.as_mut(),
             &mut keeper,
-            on_failure,
+            watchers,
         );
     }
     let mut batches = Vec::new();
@@ -260,7 +290,7 @@ fn writer<S: EventStore>(
             replies,
             checkpoints.as_mut(),
             &mut keeper,
-            on_failure,
+            watchers,
         );
     }
     // A retention pass under way finishes before the store is handed back.
@@ -290,15 +320,15 @@ fn take_held(held: &Held, batches: &mut Vec<Batch>, replies: &mut Vec<Option<Rep
 
 /// Appends a group durably, answers whoever waits, writes a checkpoint
 /// when one is due and then asks `keeper` (started at the first pass) to
-/// keep the log to its retention, on its own thread; tells `on_failure`
-/// when the group cannot be written.
+/// keep the log to its retention, on its own thread; tells the watchers
+/// of the group written, or that it cannot be.
 fn write_group<S: EventStore>(
     store: &mut S,
     mut batches: Vec<Batch>,
     replies: Vec<Option<Reply>>,
     checkpoints: Option<&mut Checkpointer>,
     keeper: &mut Option<Keeper>,
-    on_failure: Option<&(dyn Fn(&StoreError) + Send)>,
+    watchers: &mut Watchers,
 ) {
     let mut all: Batch = Vec::with_capacity(batches.iter().map(Vec::len).sum());
     let mut starts = Vec::with_capacity(batches.len());
@@ -314,14 +344,18 @@ fn write_group<S: EventStore>(
         starts.push(base + all.len() as u64);
         all.append(batch);
     }
+    let began = Instant::now();
     let result = store.append(base, &all).map_err(std::sync::Arc::new);
+    if let (Ok(_), Some(seen)) = (&result, watchers.on_commit.as_mut()) {
+        seen(&all, began.elapsed());
+    }
     if let Err(e) = &result
         && replies.iter().any(Option::is_none)
     {
         // No one waits for a recorded batch: the log says it is lost.
         tracing::error!(message = "Cannot record events.", events = all.len(), error = %e);
     }
-    if let (Err(e), Some(tell)) = (&result, on_failure) {
+    if let (Err(e), Some(tell)) = (&result, watchers.on_failure.as_ref()) {
         tell(e);
     }
     for (reply, start) in replies.into_iter().zip(starts) {
@@ -333,8 +367,12 @@ fn write_group<S: EventStore>(
         cp.observe(base, &all);
         if let Some(checkpoint) = cp.due() {
             let at = store.next_seq();
+            let began = Instant::now();
             match store.append(at, &checkpoint) {
                 Ok(_) => {
+                    if let Some(seen) = watchers.on_commit.as_mut() {
+                        seen(&checkpoint, began.elapsed());
+                    }
                     cp.written(at, &checkpoint);
                     if !cp.retention().keeps_everything() {
                         if keeper.is_none() {

@@ -25,7 +25,7 @@ use crate::policy::sim::Recorded;
 use crate::policy::slot::SlotEvent;
 
 pub use cron::{CronEvent, CronJobState, CronState, PublishedAd};
-pub use group::{Appender, GroupCommitter, OnFailure};
+pub use group::{Appender, GroupCommitter, OnCommit, OnFailure, Watchers};
 pub use replay::{CheckpointEvery, Checkpointer, Replay};
 pub use restart::{Kept, LostClaim, Unanswered};
 pub use retention::Retention;

@@ -100,6 +100,10 @@ pub enum StarterEvent {
         timed_out: bool,
         /// What came of it.
         outcome: String,
+        /// Seconds it ran (0: not run, or not known: logs written before
+        /// it was kept).
+        #[serde(default, skip_serializing_if = "is_zero_f64")]
+        elapsed: f64,
     },
     /// The job was stopped or continued.
     Suspended {
@@ -153,6 +157,12 @@ pub enum StarterEvent {
 #[allow(clippy::trivially_copy_pass_by_ref)]
 pub(crate) fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// [`is_zero`] for seconds.
+#[allow(clippy::trivially_copy_pass_by_ref)]
+pub(crate) fn is_zero_f64(n: &f64) -> bool {
+    *n == 0.0
 }
 
 /// The daemon's own events.

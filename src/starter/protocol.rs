@@ -287,6 +287,10 @@ pub enum Report {
         timed_out: bool,
         /// What came of it, for the log.
         outcome: String,
+        /// Seconds it ran (0: not run; starters before it was reported
+        /// send none).
+        #[serde(default)]
+        elapsed: f64,
     },
     /// The job was suspended or continued.
     Suspended {
@@ -325,12 +329,14 @@ impl Report {
                 exit,
                 timed_out,
                 outcome,
+                elapsed,
             } => StarterEvent::Hook {
                 hook,
                 args,
                 exit,
                 timed_out,
                 outcome,
+                elapsed,
             },
             Report::Suspended { stopped } => StarterEvent::Suspended { stopped },
             Report::JobExited {

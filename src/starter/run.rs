@@ -385,7 +385,7 @@ impl Starter {
             Ok(o) => o,
             Err(e) => {
                 let reason = format!("PREPARE_JOB ({}) failed: {e}", hook_name(&path));
-                report(hook_report("PREPARE_JOB", args, None, false, &reason));
+                report(hook_report("PREPARE_JOB", args, None, false, &reason, 0.0));
                 return Err((reason.clone(), "evict", reason));
             }
         };
@@ -447,6 +447,7 @@ impl Starter {
                 Some(out.exit),
                 out.timed_out,
                 &outcome,
+                out.elapsed.as_secs_f64(),
             ));
             let how = if (1..300).contains(&status) {
                 "hold"
@@ -471,6 +472,7 @@ impl Starter {
             Some(out.exit),
             false,
             &format!("{} attribute(s) merged into the job ad", edits.len()),
+            out.elapsed.as_secs_f64(),
         ));
         self.job.update(&edits);
         Ok(())
@@ -853,12 +855,13 @@ impl Starter {
         );
         tokio::spawn(async move {
             let r = hooks::run(&run).await;
-            let (exit, timed_out, outcome) = match &r {
+            let (exit, timed_out, outcome, elapsed) = match &r {
                 Ok(o) => {
                     log_stderr("UPDATE_JOB_INFO", o);
-                    (Some(o.exit.clone()), o.timed_out, "ran".to_string())
+                    let e = o.elapsed.as_secs_f64();
+                    (Some(o.exit.clone()), o.timed_out, "ran".to_string(), e)
                 }
-                Err(e) => (None, false, e.to_string()),
+                Err(e) => (None, false, e.to_string(), 0.0),
             };
             report(hook_report(
                 "UPDATE_JOB_INFO",
@@ -866,6 +869,7 @@ impl Starter {
                 exit,
                 timed_out,
                 &outcome,
+                elapsed,
             ));
         });
     }
@@ -881,7 +885,7 @@ impl Starter {
             ad_to_old(ad, OldOrder::Bytes),
             self.req.hooks.timeouts[2],
         );
-        let (exit, timed_out, outcome) = match hooks::run(&run).await {
+        let (exit, timed_out, outcome, elapsed) = match hooks::run(&run).await {
             Ok(o) => {
                 log_stderr("JOB_EXIT", &o);
                 let what = if o.timed_out {
@@ -889,11 +893,13 @@ impl Starter {
                 } else {
                     "ran".to_string()
                 };
-                (Some(o.exit), o.timed_out, what)
+                (Some(o.exit), o.timed_out, what, o.elapsed.as_secs_f64())
             }
-            Err(e) => (None, false, e.to_string()),
+            Err(e) => (None, false, e.to_string(), 0.0),
         };
-        report(hook_report("JOB_EXIT", args, exit, timed_out, &outcome));
+        report(hook_report(
+            "JOB_EXIT", args, exit, timed_out, &outcome, elapsed,
+        ));
     }
 
     fn cleanup(&self) {
@@ -948,6 +954,7 @@ fn hook_report(
     exit: Option<Exit>,
     timed_out: bool,
     outcome: &str,
+    elapsed: f64,
 ) -> Report {
     Report::Hook {
         hook: hook.to_string(),
@@ -955,6 +962,7 @@ fn hook_report(
         exit,
         timed_out,
         outcome: outcome.to_string(),
+        elapsed,
     }
 }
 

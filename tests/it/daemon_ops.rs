@@ -9,6 +9,9 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use roost::events::{Event, HookEvent, StarterEvent};
+use roost::hooks::Exit;
+
 use super::daemon::{Daemon, wait_for};
 use super::daemon_admin::{Node, text};
 
@@ -194,4 +197,219 @@ fn manual_pages_and_completions_come_from_the_command_lines() {
     let status = std::fs::read_to_string(dir.join("roost-status.1")).unwrap_or_default();
     assert!(status.contains("json"), "{status}");
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A port nothing listens on now.
+fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+/// `GET /metrics`: each sample's `name{labels}` with its value (none while
+/// the daemon is not listening yet).
+fn scrape(port: u16) -> std::collections::BTreeMap<String, f64> {
+    use std::io::{Read, Write};
+    let Ok(mut s) = std::net::TcpStream::connect(("127.0.0.1", port)) else {
+        return std::collections::BTreeMap::new();
+    };
+    s.write_all(b"GET /metrics HTTP/1.1\r\nHost: localhost\r\n\r\n")
+        .expect("request");
+    let mut reply = String::new();
+    s.read_to_string(&mut reply).expect("reply");
+    assert!(reply.starts_with("HTTP/1.1 200 OK\r\n"), "{reply}");
+    let body = reply.split("\r\n\r\n").nth(1).unwrap_or_default();
+    assert!(body.ends_with("# EOF\n"), "{body}");
+    body.lines()
+        .filter(|l| !l.starts_with('#') && !l.is_empty())
+        .filter_map(|l| {
+            let (name, value) = l.rsplit_once(' ')?;
+            Some((name.to_string(), value.parse().ok()?))
+        })
+        .collect()
+}
+
+fn sample(m: &std::collections::BTreeMap<String, f64>, name: &str) -> f64 {
+    m.get(name).copied().unwrap_or(0.0)
+}
+
+#[test]
+fn the_metrics_agree_with_the_event_log() {
+    let port = free_port();
+    let node = Node::setup(
+        "metrics",
+        &format!("ROOST_METRICS = true\nROOST_METRICS_ADDRESS = 127.0.0.1:{port}\n"),
+    );
+    let daemon = node.start();
+    node.job("a", 1, "300");
+    node.job("b", 2, "300");
+    // While both run.
+    wait_for("both jobs to run", || {
+        let m = scrape(port);
+        sample(&m, "roost_jobs_started_total") == 2.0
+            && sample(&m, r#"roost_slots{state="Claimed",activity="Busy"}"#) == 2.0
+    });
+    let m = scrape(port);
+    assert_eq!(sample(&m, "roost_starters"), 2.0, "{m:?}");
+    assert!(sample(&m, "process_resident_memory_bytes") > 1e6, "{m:?}");
+    assert!(sample(&m, "process_open_fds") > 3.0, "{m:?}");
+    assert!(
+        sample(&m, "roost_event_log_replay_duration_seconds") > 0.0,
+        "{m:?}"
+    );
+    assert!(sample(&m, "roost_event_log_size_bytes") > 0.0, "{m:?}");
+    // A fast drain evicts both; fetching stops, and the log goes quiet.
+    let o = node.roost(&["drain", "-how", "fast"]);
+    assert!(o.status.success(), "{}", text(&o));
+    wait_for("both jobs to end", || {
+        sample(&scrape(port), r#"roost_jobs_ended_total{how="evict"}"#) == 2.0
+    });
+    wait_for("the slots to drain", || {
+        sample(
+            &scrape(port),
+            r#"roost_slots{state="Drained",activity="Idle"}"#,
+        ) == 2.0
+    });
+    let mut last = -1.0;
+    wait_for("the log to go quiet", || {
+        std::thread::sleep(Duration::from_millis(700));
+        let now = sample(&scrape(port), "roost_event_log_events_total");
+        std::mem::replace(&mut last, now) == now
+    });
+    let m = scrape(port);
+    let all = super::daemon::events(&node.dir.join("spool/roost-events"));
+    let started = all
+        .iter()
+        .rposition(|e| e.pointer("/event/Daemon/Started").is_some())
+        .expect("the run's start");
+    let run = &all[started..];
+    let events =
+        |pointer: &str, want: &str| super::daemon::count(run, pointer, |v| v == want) as f64;
+    assert_eq!(
+        sample(&m, "roost_event_log_events_total"),
+        run.len() as f64,
+        "{m:?}"
+    );
+    assert_eq!(sample(&m, "roost_starters"), 0.0, "{m:?}");
+    assert_eq!(
+        sample(&m, "roost_jobs_started_total"),
+        super::daemon::count(run, "/event/Starter/JobStarted/pid", |_| true) as f64
+    );
+    assert_eq!(
+        sample(&m, r#"roost_jobs_ended_total{how="evict"}"#),
+        events("/event/Starter/JobExited/how", "evict")
+    );
+    for hook in ["FETCH_WORK", "REPLY_FETCH"] {
+        let counted: f64 = m
+            .iter()
+            .filter(|(k, _)| k.starts_with(&format!("roost_hook_runs_total{{hook=\"{hook}\",")))
+            .map(|(_, v)| v)
+            .sum();
+        assert_eq!(
+            counted,
+            events("/event/Hook/Started/hook", hook),
+            "{hook}: {m:?}"
+        );
+        assert_eq!(
+            sample(
+                &m,
+                &format!("roost_hook_duration_seconds_count{{hook=\"{hook}\"}}")
+            ),
+            counted,
+            "{hook}"
+        );
+    }
+    assert_eq!(
+        sample(
+            &m,
+            r#"roost_hook_runs_total{hook="FETCH_WORK",outcome="job"}"#
+        ),
+        2.0
+    );
+    assert_eq!(
+        sample(&m, r#"roost_hook_runs_total{hook="JOB_EXIT",outcome="ok"}"#),
+        events("/event/Starter/Hook/hook", "JOB_EXIT")
+    );
+    assert_eq!(
+        sample(&m, "roost_hook_duration_seconds_count{hook=\"JOB_EXIT\"}"),
+        2.0
+    );
+    assert!(sample(&m, "roost_event_log_flush_duration_seconds_count") > 0.0);
+    let status = super::daemon::stop(daemon);
+    assert!(status.success(), "daemon exit: {status}");
+}
+
+/// Every metric the example Grafana dashboard plots is one the daemon
+/// exports (a renamed metric breaks the dashboard, and this test).
+#[test]
+fn the_example_dashboard_plots_only_exported_metrics() {
+    let text = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/grafana/roost-node.json"),
+    )
+    .expect("dashboard");
+    let dashboard: serde_json::Value = serde_json::from_str(&text).expect("dashboard is JSON");
+    // Families show once they have a member: one of each.
+    let metrics = roost::metrics::global();
+    metrics.set_slots(&[(("Claimed".to_string(), "Busy".to_string()), 1)].into());
+    let hook = |e| (0, "fetch1".to_string(), Event::Hook(e));
+    metrics.observe_group(
+        &[
+            hook(HookEvent::Started {
+                hook: "FETCH_WORK".into(),
+                slot: "slot1".into(),
+                path: "/bin/true".into(),
+                args: Vec::new(),
+                pid: 1,
+                claim: None,
+            }),
+            hook(HookEvent::Finished {
+                exit: Exit::Code(0),
+                timed_out: false,
+                truncated: false,
+                stdout_bytes: 0,
+                outcome: "no work".into(),
+                elapsed: 0.01,
+                handout: None,
+            }),
+            (
+                0,
+                "starter1".into(),
+                Event::Starter(StarterEvent::JobExited {
+                    exit: Exit::Code(0),
+                    how: "exit".into(),
+                    duration: 1.0,
+                }),
+            ),
+        ],
+        Duration::from_millis(1),
+    );
+    let exported = metrics.encode();
+    let types: Vec<&str> = exported
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE "))
+        .filter_map(|l| l.split(' ').next())
+        .collect();
+    let mut plotted = 0;
+    for panel in dashboard["panels"].as_array().expect("panels") {
+        for target in panel["targets"].as_array().expect("targets") {
+            let expr = target["expr"].as_str().expect("expr");
+            let names = expr
+                .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
+                .filter(|w| w.starts_with("roost_") || w.starts_with("process_"));
+            for name in names {
+                plotted += 1;
+                let family = ["_total", "_bucket", "_count", "_sum"]
+                    .iter()
+                    .find_map(|s| name.strip_suffix(s))
+                    .unwrap_or(name);
+                assert!(
+                    types.contains(&family),
+                    "{} plots {name}, which is not exported:\n{exported}",
+                    panel["title"]
+                );
+            }
+        }
+    }
+    assert!(plotted >= 15, "{plotted}");
 }

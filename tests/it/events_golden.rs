@@ -216,6 +216,8 @@ fn samples() -> Vec<(&'static str, Event)> {
                 exit: Some(Exit::Signal(9)),
                 timed_out: true,
                 outcome: "killed at its timeout".into(),
+                // Left out at 0: the schema-1 encoding.
+                elapsed: 0.0,
             }),
         ),
         (

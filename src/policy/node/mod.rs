@@ -294,17 +294,23 @@ impl NodeState {
         self.drain.as_ref().is_some_and(|d| d.shutdown)
     }
 
-    /// One line for an administrator (systemd's `STATUS=`): how many
-    /// slots are in each state and activity, and the drain or shutdown in
-    /// force. `"2 slots: 1 Claimed/Busy, 1 Unclaimed/Idle; draining
-    /// (graceful)"`.
-    pub fn summary(&self) -> String {
+    /// How many slots are in each state and activity.
+    pub fn counts(&self) -> BTreeMap<(String, String), usize> {
         let mut counts: BTreeMap<(String, String), usize> = BTreeMap::new();
         for v in self.slots.values() {
             *counts
                 .entry((v.state.to_string(), v.activity.to_string()))
                 .or_default() += 1;
         }
+        counts
+    }
+
+    /// One line for an administrator (systemd's `STATUS=`): how many
+    /// slots are in each state and activity, and the drain or shutdown in
+    /// force. `"2 slots: 1 Claimed/Busy, 1 Unclaimed/Idle; draining
+    /// (graceful)"`.
+    pub fn summary(&self) -> String {
+        let counts = self.counts();
         let n = self.slots.len();
         let mut line = format!("{n} slot{}", if n == 1 { "" } else { "s" });
         let parts: Vec<String> = counts

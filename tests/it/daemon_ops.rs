@@ -200,7 +200,7 @@ fn manual_pages_and_completions_come_from_the_command_lines() {
 }
 
 /// A port nothing listens on now.
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     std::net::TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())

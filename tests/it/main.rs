@@ -32,6 +32,7 @@ mod policy_publish;
 mod policy_simulate;
 mod pool;
 mod pool_admin;
+mod postgres;
 mod router;
 mod router_htcondor;
 mod schedd;

@@ -449,7 +449,11 @@ impl Starter {
                 &outcome,
                 out.elapsed.as_secs_f64(),
             ));
-            let how = if (1..300).contains(&status) {
+            // Held only when the hook itself reported a status of 1 to
+            // 299; a hook that merely exits non-zero (or times out) has
+            // the job evicted, as HTCondor's starter does with fetched
+            // work.
+            let how = if code.is_some_and(|c| (1..300).contains(&c)) && !out.timed_out {
                 "hold"
             } else {
                 "evict"

@@ -458,11 +458,12 @@ fn prepare_job_status_codes_warn_hold_or_evict_and_job_exit_always_hears() {
     let prep_dir = temp("prepare-hooks");
     std::fs::create_dir_all(&prep_dir).expect("mkdir");
     std::fs::set_permissions(&prep_dir, std::fs::Permissions::from_mode(0o755)).expect("chmod");
-    // PREPARE_JOB reports the job's `Want` as its status code.
+    // PREPARE_JOB reports the job's `Want` as its status code; a negative
+    // `Want` has it exit with that status instead, reporting nothing.
     let prep = prep_dir.join("prepare");
     std::fs::write(
         &prep,
-        "#!/bin/sh\nw=$(sed -n 's/^Want = //p')\n\
+        "#!/bin/sh\nw=$(sed -n 's/^Want = //p')\ncase $w in -*) exit ${w#-} ;; esac\n\
          echo \"HookStatusCode = $w\"\necho \"HookStatusMessage = \\\"code $w\\\"\"\n",
     )
     .expect("hook");
@@ -473,7 +474,12 @@ fn prepare_job_status_codes_warn_hold_or_evict_and_job_exit_always_hears() {
     );
     let logs = user_log_dir(&node);
     let child = node.start();
-    for (name, cluster, want) in [("warn", 1, 0), ("hold", 2, 150), ("evict", 3, 350)] {
+    for (name, cluster, want) in [
+        ("warn", 1, 0),
+        ("hold", 2, 150),
+        ("evict", 3, 350),
+        ("failed", 4, -5),
+    ] {
         let text = format!(
             "ClusterId = {cluster}\nProcId = 0\nOwner = \"nobody\"\nCmd = \"/bin/true\"\n\
              JobUniverse = 5\nWant = {want}\nIwd = \"{logs}\"\nStarterUserLog = \"{name}.log\"\n",
@@ -481,7 +487,7 @@ fn prepare_job_status_codes_warn_hold_or_evict_and_job_exit_always_hears() {
         );
         std::fs::write(node.dir.join("jobs").join(format!("{name}.job")), text).expect("job");
     }
-    wait_for("three JOB_EXITs", || records(&node.dir, "exit").len() == 3);
+    wait_for("four JOB_EXITs", || records(&node.dir, "exit").len() == 4);
     let status = stop(child);
     assert!(status.success(), "daemon exit: {status}");
     let exits = records(&node.dir, "exit");
@@ -504,10 +510,20 @@ fn prepare_job_status_codes_warn_hold_or_evict_and_job_exit_always_hears() {
     // 300 and up: evicted.
     assert!(by("3").starts_with("argv: evict\n"), "{}", by("3"));
     assert!(by("3").contains("reported status 350"), "{}", by("3"));
+    // A non-zero exit with no status reported: evicted too (not held by
+    // the exit code), as HTCondor's starter does with fetched work.
+    assert!(by("4").starts_with("argv: evict\n"), "{}", by("4"));
+    assert!(!by("4").contains("\nHoldReason"), "{}", by("4"));
     let ev = events(&node.dir.join("spool/roost-events"));
     assert_eq!(
         count(&ev, "/event/Starter/JobNotStarted/reason", |_| true),
-        2
+        3
+    );
+    assert_eq!(
+        count(&ev, "/event/Starter/JobNotStarted/reason", |v| v
+            .as_str()
+            .is_some_and(|m| m.contains("failed (exited with status 5)"))),
+        1
     );
     assert!(
         count(&ev, "/event/Starter/Warning/message", |v| v

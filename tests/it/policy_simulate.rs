@@ -172,7 +172,11 @@ fn bad_scenarios_say_what_is_wrong() {
         let err = String::from_utf8_lossy(&out.stderr);
         assert!(err.contains(want), "{body}: {err}");
     }
-    std::fs::write(dir.join("site.config"), "STARTD_JOB_HOOK_KEYWORD = SIM\n").expect("write");
+    std::fs::write(
+        dir.join("site.config"),
+        "STARTD_JOB_HOOK_KEYWORD = SIM\nRunBenchmarks = False\n",
+    )
+    .expect("write");
     let path = dir.join("ok.toml");
     std::fs::write(&path, "duration = 0\nconfig_file = \"site.config\"\n").expect("write");
     let out = simulate(&path);
@@ -245,7 +249,7 @@ fn shutdown_modes_wait_for_or_kill_the_job_then_exit() {
     ] {
         let body = format!(
             "duration = 1000\nconfig = \"\"\"\nSTARTD_JOB_HOOK_KEYWORD = SIM\nFetchWorkDelay = 10\n\
-             NUM_SLOTS = 1\nSLOT_TYPE_0_PARTITIONABLE = False\nMaxJobRetirementTime = 160\nMachineMaxVacateTime = 0\n\"\"\"\n\
+             NUM_SLOTS = 1\nSLOT_TYPE_0_PARTITIONABLE = False\nMaxJobRetirementTime = 160\nMachineMaxVacateTime = 0\nRunBenchmarks = False\n\"\"\"\n\
              [[event]]\nt = 0\noffer = \"SimRunTime = 300\\nJobUniverse = 5\"\n\
              [[event]]\nt = 100\ncommand = \"off {how}\"\n"
         );
@@ -488,4 +492,41 @@ fn a_match_needs_a_job_ad_that_parses() {
         "{err}"
     );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Before any benchmark has run the machine ad says `LastBenchmark = 0`,
+/// as the daemon's does, so HTCondor's default `RunBenchmarks`
+/// (`LastBenchmark == 0`) measures the machine at start-up in simulation
+/// too, with no `LastBenchmark` in the scenario.
+#[test]
+fn the_default_run_benchmarks_fires_at_start_without_a_last_benchmark_given() {
+    let dir = std::env::temp_dir().join(format!("roost-sim-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let path = dir.join("scenario.toml");
+    std::fs::write(
+        &path,
+        "duration = 100\nconfig = \"\"\"\nSTARTD_JOB_HOOK_KEYWORD = SIM\nNUM_SLOTS = 1\n\
+         SLOT_TYPE_0_PARTITIONABLE = False\n\"\"\"\n\n[machine]\nCpus = 1\nMemory = 4096\n\
+         KeyboardIdle = 3600\nLoadAvg = 0.0\nCondorLoadAvg = 0.0\nSimBenchmarkTime = 20\n",
+    )
+    .expect("scenario");
+    let out = simulate(&path);
+    let _ = std::fs::remove_dir_all(&dir);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = lines(&out);
+    let benchmarks: Vec<i64> = out
+        .iter()
+        .filter(|l| l["effect"] == "benchmark")
+        .filter_map(|l| l["t"].as_i64())
+        .collect();
+    assert_eq!(benchmarks, [0], "{out:?}");
+    assert!(
+        out.iter()
+            .any(|l| l["to"][1] == "Benchmarking" && l["transition"] == "3"),
+        "{out:?}"
+    );
 }

@@ -210,11 +210,7 @@ where
             machine: m,
             slots: Vec::new(),
             node: NodeState::default(),
-            attrs: sc
-                .attrs
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone(), 0))
-                .collect(),
+            attrs: machine_attrs(&sc.attrs),
             machine_ad: ClassAd::new(),
             offers: VecDeque::new(),
             queue: BinaryHeap::new(),
@@ -802,4 +798,22 @@ fn check_resources(slots: &[SimSlot], m: &super::layout::Machine) -> Result<(), 
         }
     }
     Ok(())
+}
+
+/// The scenario's machine attributes, each set at time 0, with
+/// `LastBenchmark = 0` unless the scenario gives it: before any benchmark
+/// has run the daemon's machine ad says 0 (never), which HTCondor's default
+/// `RunBenchmarks = LastBenchmark == 0` reads as "run them now".
+fn machine_attrs(given: &[(String, Value)]) -> Vec<(String, Value, i64)> {
+    let mut attrs: Vec<(String, Value, i64)> = given
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone(), 0))
+        .collect();
+    if !attrs
+        .iter()
+        .any(|(n, _, _)| n.eq_ignore_ascii_case("LastBenchmark"))
+    {
+        attrs.push(("LastBenchmark".into(), Value::Int(0), 0));
+    }
+    attrs
 }

@@ -13,6 +13,9 @@ Writes JSON-lines files that `cargo test` checks without Python:
   print.jsonl   {"ad", "new", "old", "json", "pretty"}
   old.jsonl     {"line", "printed"} or {"line", "parse_error": true}
   match.jsonl   {"left", "right", "symmetric", "left_rank", "right_rank"}
+  time.jsonl    as eval.jsonl: the time functions from before 1970 to past 9999
+
+`--only NAME...` (after the directory) writes only those files.
 
 Every case is computed by HTCondor's library (imported through htcondor2
 first, so that HTCondor's own functions and default evaluation mode are in
@@ -737,13 +740,44 @@ def gen_match():
     w.finish()
 
 
+# ---------------------------------------------------------------------------
+# time.jsonl: the time functions over the whole range of times (past 2038,
+# before 1970, far out), each time as an integer, a real and an absTime.
+
+TIMES = [0, 1, -1, -86400, 86399, 1600000000, 2147483647, 2147483648, -2147483648,
+         -2147483649, 4102444800, 4294967296, 253402300799, 253402300800, 99999999999,
+         -99999999999, -62135596800, 32503680000]
+TIME_FORMATS = ["%Y-%m-%d %H:%M:%S", "%c", "%Y", "%j %U %W %w", "%s", "%z %Z"]
+
+
+def gen_time():
+    w = Cases("time.jsonl")
+    for t in TIMES:
+        forms = [str(t), f"{t}.5", f"absTime({t})", f"absTime({t}, 3600)", f"absTime({t}.0)"]
+        for x in forms:
+            eval_case(w, x)
+            eval_case(w, f"formatTime({x})")
+            for f in TIME_FORMATS:
+                eval_case(w, f'formatTime({x}, "{f}")')
+            eval_case(w, f"splitTime({x})")
+            eval_case(w, f"splitTime({x}).Year")
+            eval_case(w, f"string({x})")
+            eval_case(w, f"int({x})")
+    w.finish()
+
+
+GENERATORS = {"eval": lambda: gen_eval(), "parse": lambda: gen_parse(),
+              "print": lambda: gen_print(), "old": lambda: gen_old(),
+              "match": lambda: gen_match(), "time": lambda: gen_time()}
+
+
 def main():
+    """All fixtures, or those named after --only (eval, parse, print, old,
+    match, time)."""
     os.makedirs(OUT, exist_ok=True)
-    gen_eval()
-    gen_parse()
-    gen_print()
-    gen_old()
-    gen_match()
+    only = sys.argv[sys.argv.index("--only") + 1:] if "--only" in sys.argv else list(GENERATORS)
+    for name in only:
+        GENERATORS[name]()
 
 
 if __name__ == "__main__":

@@ -386,6 +386,12 @@ fn iso_week(tm: &Tm) -> (i64, i64) {
     (year, week)
 }
 
+/// A day's or month's first three letters (all of "?", glibc's name for
+/// one out of range).
+fn abbreviated(name: &str) -> String {
+    name.get(..3).unwrap_or(name).to_string()
+}
+
 /// C's `strftime` in the "C" locale, for the conversions glibc supports.
 /// `zone` is what `%Z` prints. Unknown conversions are copied as written.
 pub(crate) fn strftime(fmt: &[u8], tm: &Tm, zone: &str, epoch: i64) -> Vec<u8> {
@@ -402,9 +408,9 @@ pub(crate) fn strftime(fmt: &[u8], tm: &Tm, zone: &str, epoch: i64) -> Vec<u8> {
         i += 2;
         let hour12 = if tm.hour % 12 == 0 { 12 } else { tm.hour % 12 };
         let piece: String = match spec {
-            b'a' => name_of(&WEEKDAYS, tm.wday)[..3].to_string(),
+            b'a' => abbreviated(name_of(&WEEKDAYS, tm.wday)),
             b'A' => name_of(&WEEKDAYS, tm.wday).to_string(),
-            b'b' | b'h' => name_of(&MONTHS, tm.mon)[..3].to_string(),
+            b'b' | b'h' => abbreviated(name_of(&MONTHS, tm.mon)),
             b'B' => name_of(&MONTHS, tm.mon).to_string(),
             b'c' => String::from_utf8_lossy(&strftime(b"%a %b %e %H:%M:%S %Y", tm, zone, epoch))
                 .into_owned(),

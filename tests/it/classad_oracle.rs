@@ -141,12 +141,14 @@ impl Report {
 
 #[test]
 fn evaluation_matches_htcondor() {
-    let cases = fixture("eval.jsonl");
+    let mut cases = fixture("eval.jsonl");
     assert!(
         cases.len() > 3000,
         "the eval fixture has {} cases",
         cases.len()
     );
+    // The time functions over the whole range of times.
+    cases.extend(fixture("time.jsonl"));
     let env = FixedEnv::new(NOW);
     let mut r = Report::new("eval");
     let mut known_seen = 0;

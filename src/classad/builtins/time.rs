@@ -158,7 +158,7 @@ fn split(ev: &Evaluator<'_>, v: &Value) -> Option<ClassAd> {
         offset: ev.env.local_offset(secs),
     };
     match v {
-        Value::Int(i) => Some(abs(local(c_int_of(*i)))),
+        Value::Int(i) => Some(abs(local(*i))),
         Value::Real(r) => Some(abs(local(c_int(*r)))),
         Value::AbsTime(t) => Some(abs(*t)),
         Value::RelTime(r) => {

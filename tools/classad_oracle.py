@@ -14,6 +14,8 @@ Writes JSON-lines files that `cargo test` checks without Python:
   old.jsonl     {"line", "printed"} or {"line", "parse_error": true}
   match.jsonl   {"left", "right", "symmetric", "left_rank", "right_rank"}
   time.jsonl    as eval.jsonl: the time functions from before 1970 to past 9999
+  corners.jsonl as eval.jsonl: aggregates over mixed lists, substitutions
+                with patterns that match the empty string
 
 `--only NAME...` (after the directory) writes only those files.
 
@@ -766,14 +768,42 @@ def gen_time():
     w.finish()
 
 
+# ---------------------------------------------------------------------------
+# corners.jsonl: aggregates over lists of every kind of element, and the
+# regex substitutions with patterns that match the empty string.
+
+AGG_ITEMS = ["1", "2.5", "-3", "true", "false", '"a"', '""', "undefined", "error", "{1}", "{}",
+             "[a = 1]", "absTime(5)", "relTime(5)"]
+EMPTY_PATTERNS = ["^", "$", "", "b*", "x*", "a*", "(?=b)", "(?=a)|(?=b)", "b|(?=c)", "\\\\b",
+                  "^|b", "a|$", "(?=c)", "c?", "(?<=a)", "b+", "."]
+SUBJECTS = ["", "a", "abc", "abb", "aaab", "ab cd", "bbb", "cab"]
+
+
+def gen_corners():
+    w = Cases("corners.jsonl")
+    for f in ["sum", "avg", "min", "max"]:
+        eval_case(w, f"{f}({{}})")
+        for a in AGG_ITEMS:
+            eval_case(w, f"{f}({{{a}}})")
+            for b in AGG_ITEMS:
+                eval_case(w, f"{f}({{{a}, {b}}})")
+    for p in EMPTY_PATTERNS:
+        for t in SUBJECTS:
+            for f in ["replaceAll", "replace", "regexps"]:
+                eval_case(w, f'{f}("{p}", "{t}", "<\\\\0>")')
+            eval_case(w, f'regexps("{p}", "{t}", "x", "g")')
+    w.finish()
+
+
 GENERATORS = {"eval": lambda: gen_eval(), "parse": lambda: gen_parse(),
               "print": lambda: gen_print(), "old": lambda: gen_old(),
-              "match": lambda: gen_match(), "time": lambda: gen_time()}
+              "match": lambda: gen_match(), "time": lambda: gen_time(),
+              "corners": lambda: gen_corners()}
 
 
 def main():
     """All fixtures, or those named after --only (eval, parse, print, old,
-    match, time)."""
+    match, time, corners)."""
     os.makedirs(OUT, exist_ok=True)
     only = sys.argv[sys.argv.index("--only") + 1:] if "--only" in sys.argv else list(GENERATORS)
     for name in only:

@@ -147,8 +147,10 @@ fn evaluation_matches_htcondor() {
         "the eval fixture has {} cases",
         cases.len()
     );
-    // The time functions over the whole range of times.
+    // The time functions over the whole range of times; aggregates over
+    // mixed lists and substitutions with empty matches.
     cases.extend(fixture("time.jsonl"));
+    cases.extend(fixture("corners.jsonl"));
     let env = FixedEnv::new(NOW);
     let mut r = Report::new("eval");
     let mut known_seen = 0;

@@ -79,11 +79,13 @@ pub(super) fn sum_avg(ev: &mut Evaluator<'_>, avg: bool, a: &Args<'_>) -> R<Valu
     };
     let mut result = Value::Int(0);
     let mut count = 0usize;
+    let mut only = None;
     for i in 0..list.len() {
         let v = ev.eval_item(&list, i)?;
         if v.is_undefined() {
             continue;
         }
+        only = Some(v.clone());
         let Some(v) = number(v) else {
             return Ok(Value::Error);
         };
@@ -99,7 +101,13 @@ pub(super) fn sum_avg(ev: &mut Evaluator<'_>, avg: bool, a: &Args<'_>) -> R<Valu
         let n = Value::Real(count as f64);
         return Ok(ops::binary(BinOp::Div, &result, &n));
     }
-    Ok(result)
+    Ok(alone(count, only).unwrap_or(result))
+}
+
+/// The one element a list held besides undefined ones, as it was: HTCondor's
+/// `sum`, `min` and `max` of `{true}` are `true`, not 1.
+fn alone(count: usize, only: Option<Value>) -> Option<Value> {
+    only.filter(|_| count == 1)
 }
 
 pub(super) fn min_max(ev: &mut Evaluator<'_>, min: bool, a: &Args<'_>) -> R<Value> {
@@ -114,11 +122,14 @@ pub(super) fn min_max(ev: &mut Evaluator<'_>, min: bool, a: &Args<'_>) -> R<Valu
     let mut result = Value::Undefined;
     let mut first = true;
     let mut any_real = false;
+    let (mut count, mut only) = (0usize, None);
     for i in 0..list.len() {
         let v = ev.eval_item(&list, i)?;
         if v.is_undefined() {
             continue;
         }
+        count += 1;
+        only = Some(v.clone());
         let Some(v) = number(v) else {
             return Ok(Value::Error);
         };
@@ -127,6 +138,9 @@ pub(super) fn min_max(ev: &mut Evaluator<'_>, min: bool, a: &Args<'_>) -> R<Valu
             result = v;
             first = false;
         }
+    }
+    if let Some(v) = alone(count, only) {
+        return Ok(v);
     }
     // The result is real if any element was.
     Ok(match result {

@@ -218,23 +218,47 @@ pub(super) fn substitute(ev: &mut Evaluator<'_>, f: Builtin, a: &Args<'_>) -> R<
     };
     let full = options.contains('f');
     let all = options.contains('g');
+    // After an empty match HTCondor looks again at the same place for a
+    // non-empty match starting there (PCRE2's NOTEMPTY_ATSTART and
+    // ANCHORED), and keeps looking that way after each such match; when
+    // none starts there it moves one byte on (kept in the result, even
+    // when only the matches are) and searches normally again. Moving past
+    // the end is an error (`replaceAll("$", …)`, `"b*"`, `""`).
+    let retry = if all {
+        let mut anchored = b"(*NOTEMPTY_ATSTART)\\G(?:".to_vec();
+        anchored.extend_from_slice(p);
+        anchored.push(b')');
+        compile(&anchored, &options, Letters::Lower)
+    } else {
+        None
+    };
     let mut out: Vec<u8> = Vec::new();
-    let mut pos = 0usize;
+    // What is copied from (`pos`) and where the next match is looked for
+    // (`from`), and whether that look is the anchored, non-empty one.
+    let (mut pos, mut from, mut retrying) = (0usize, 0usize, false);
     loop {
-        let caps = match re.captures_read_at_owned(t, pos) {
+        let found = match (&retry, retrying) {
+            (Some(anchored), true) => anchored.captures_read_at_owned(t, from),
+            _ => re.captures_read_at_owned(t, from),
+        };
+        let caps = match found {
             Ok(c) => c,
             Err(_) => return Ok(Value::Error),
         };
-        let Some(caps) = caps else {
-            break;
+        let Some((start, end, caps)) = caps.and_then(|c| c[0].map(|(s, e)| (s, e, c))) else {
+            if !retrying {
+                break;
+            }
+            // Nothing non-empty starts here: one byte on.
+            let Some(&b) = t.get(from) else {
+                return Ok(Value::Error);
+            };
+            out.push(b);
+            from += 1;
+            pos = from;
+            retrying = false;
+            continue;
         };
-        let Some((start, end)) = caps[0] else {
-            break;
-        };
-        if all && start == end {
-            // HTCondor gives up on an empty match while replacing all.
-            return Ok(Value::Error);
-        }
         // Groups up to the last one that took part in the match.
         let used = caps.iter().rposition(Option::is_some).map_or(1, |i| i + 1);
         let groups: Vec<Option<&[u8]>> = caps[..used]
@@ -251,6 +275,8 @@ pub(super) fn substitute(ev: &mut Evaluator<'_>, f: Builtin, a: &Args<'_>) -> R<
             return Ok(Value::Error);
         }
         pos = end;
+        from = end;
+        retrying = retrying || start == end;
         if !all {
             break;
         }

@@ -25,7 +25,7 @@ use super::slot::{Activity, Slot, SlotEvent, SlotKind, State, Transition, apply}
 
 mod scenario;
 
-use scenario::{Action, machine_ad};
+use scenario::{Action, machine_ad, machine_attrs};
 pub use scenario::{Scenario, ScenarioError};
 
 /// What happens next in the simulation, in time order.
@@ -798,22 +798,4 @@ fn check_resources(slots: &[SimSlot], m: &super::layout::Machine) -> Result<(), 
         }
     }
     Ok(())
-}
-
-/// The scenario's machine attributes, each set at time 0, with
-/// `LastBenchmark = 0` unless the scenario gives it: before any benchmark
-/// has run the daemon's machine ad says 0 (never), which HTCondor's default
-/// `RunBenchmarks = LastBenchmark == 0` reads as "run them now".
-fn machine_attrs(given: &[(String, Value)]) -> Vec<(String, Value, i64)> {
-    let mut attrs: Vec<(String, Value, i64)> = given
-        .iter()
-        .map(|(k, v)| (k.clone(), v.clone(), 0))
-        .collect();
-    if !attrs
-        .iter()
-        .any(|(n, _, _)| n.eq_ignore_ascii_case("LastBenchmark"))
-    {
-        attrs.push(("LastBenchmark".into(), Value::Int(0), 0));
-    }
-    attrs
 }

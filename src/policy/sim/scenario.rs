@@ -264,6 +264,24 @@ impl Scenario {
     }
 }
 
+/// The scenario's machine attributes, each set at time 0, with
+/// `LastBenchmark = 0` unless the scenario gives it: before any benchmark
+/// has run the daemon's machine ad says 0 (never), which HTCondor's default
+/// `RunBenchmarks = LastBenchmark == 0` reads as "run them now".
+pub(super) fn machine_attrs(given: &[(String, Value)]) -> Vec<(String, Value, i64)> {
+    let mut attrs: Vec<(String, Value, i64)> = given
+        .iter()
+        .map(|(k, v)| (k.clone(), v.clone(), 0))
+        .collect();
+    if !attrs
+        .iter()
+        .any(|(n, _, _)| n.eq_ignore_ascii_case("LastBenchmark"))
+    {
+        attrs.push(("LastBenchmark".into(), Value::Int(0), 0));
+    }
+    attrs
+}
+
 /// Machine attributes at time `t`: idle times grow from when they were set.
 pub(super) fn machine_ad(attrs: &[(String, Value, i64)], t: i64) -> ClassAd {
     let mut ad = ClassAd::new();

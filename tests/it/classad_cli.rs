@@ -40,6 +40,24 @@ fn eval_prints_a_literal() {
     assert_eq!(String::from_utf8_lossy(&out.stdout), "7\n");
 }
 
+/// A pattern whose empty matches cannot be looked at again anchored (it
+/// starts with a `(*…)` option) moves on past them instead of finding the
+/// same empty match for ever.
+#[test]
+fn replace_all_with_a_leading_pcre_option_ends() {
+    for (expr, want) in [
+        (r#"replaceAll("(*UTF)", "abc", "")"#, "error\n"),
+        (r#"replaceAll("(*UTF)b", "abc", "x")"#, "\"axc\"\n"),
+    ] {
+        let out = roost()
+            .args(["classad", "eval", expr])
+            .output()
+            .expect("runs");
+        assert!(out.status.success(), "{expr}");
+        assert_eq!(String::from_utf8_lossy(&out.stdout), want, "{expr}");
+    }
+}
+
 #[test]
 fn eval_reports_parse_errors_with_position() {
     let out = roost()

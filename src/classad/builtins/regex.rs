@@ -224,22 +224,29 @@ pub(super) fn substitute(ev: &mut Evaluator<'_>, f: Builtin, a: &Args<'_>) -> R<
     // none starts there it moves one byte on (kept in the result, even
     // when only the matches are) and searches normally again. Moving past
     // the end is an error (`replaceAll("$", …)`, `"b*"`, `""`).
-    let retry = if all {
-        let mut anchored = b"(*NOTEMPTY_ATSTART)\\G(?:".to_vec();
-        anchored.extend_from_slice(p);
-        anchored.push(b')');
-        compile(&anchored, &options, Letters::Lower)
-    } else {
-        None
+    // Made at the first empty match only. A pattern that cannot be
+    // wrapped so (one with leading `(*…)` options, an open `\Q`) finds
+    // nothing non-empty there: it moves on rather than finding the same
+    // empty match again for ever.
+    let mut retry: Option<Option<Rc<Regex>>> = None;
+    let anchored = || {
+        let mut text = b"(*NOTEMPTY_ATSTART)\\G(?:".to_vec();
+        text.extend_from_slice(p);
+        text.push(b')');
+        compile(&text, &options, Letters::Lower)
     };
     let mut out: Vec<u8> = Vec::new();
     // What is copied from (`pos`) and where the next match is looked for
     // (`from`), and whether that look is the anchored, non-empty one.
     let (mut pos, mut from, mut retrying) = (0usize, 0usize, false);
     loop {
-        let found = match (&retry, retrying) {
-            (Some(anchored), true) => anchored.captures_read_at_owned(t, from),
-            _ => re.captures_read_at_owned(t, from),
+        let found = if retrying {
+            match retry.get_or_insert_with(anchored) {
+                Some(a) => a.captures_read_at_owned(t, from),
+                None => Ok(None),
+            }
+        } else {
+            re.captures_read_at_owned(t, from)
         };
         let caps = match found {
             Ok(c) => c,

@@ -350,6 +350,12 @@ impl Metrics {
         }
     }
 
+    /// A FETCH_WORK poll that found nothing, which the log holds only as
+    /// part of a run of such polls (`policy::quiet`): counted as it ends.
+    pub fn quiet_fetch(&self, seconds: f64) {
+        self.run("FETCH_WORK", "no_work", Some(seconds));
+    }
+
     /// One hook run: counted, and its duration observed when it ran.
     fn run(&self, hook: &str, outcome: &str, elapsed: Option<f64>) {
         self.hook_runs

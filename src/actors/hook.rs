@@ -3,6 +3,10 @@
 //! what the output meant, answers whoever asked, and stops. A job that
 //! FETCH_WORK handed out is in the log durably (`Finished` holds it) before
 //! anyone is told of it, so a daemon restarted from the log answers it.
+//! FETCH_WORK's events are otherwise handed to the slot that asked, which
+//! writes them with its own or, for a poll that found nothing, folds them
+//! into a run of such polls (`policy::quiet`); its output files stay on
+//! disk while it runs, so a restart still reads what it printed.
 
 use std::rc::Rc;
 
@@ -27,6 +31,22 @@ pub struct HookDone {
     pub hook: &'static str,
     /// Its output, or why it did not run.
     pub output: Result<HookOutput, hooks::HookError>,
+    /// Its events, when it handed out nothing and the log does not have
+    /// them yet: the one who asked writes them, or folds them away.
+    pub unrecorded: Option<Unrecorded>,
+}
+
+/// A hook run's events not yet in the log (see [`HookDone::unrecorded`]).
+#[derive(Debug)]
+pub struct Unrecorded {
+    /// The hook's actor.
+    pub actor: String,
+    /// `Started`, `Finished`.
+    pub events: Vec<Event>,
+    /// It exited 0 and printed no work: a poll that found nothing.
+    pub quiet: bool,
+    /// How long it ran, in seconds.
+    pub seconds: f64,
 }
 
 /// Says what a hook's output means, for the log, and the job it handed
@@ -43,6 +63,8 @@ pub struct HookActor {
     run: HookRun,
     classify: Classify,
     reply: Option<Recipient<HookDone>>,
+    /// `Started`, held for the one who asked (see [`HookDone::unrecorded`]).
+    held: Option<Event>,
 }
 
 impl HookActor {
@@ -69,6 +91,7 @@ impl HookActor {
             run,
             classify,
             reply,
+            held: None,
         }
         .start();
     }
@@ -88,6 +111,7 @@ impl HookActor {
             r.do_send(HookDone {
                 hook: self.hook,
                 output: Err(error),
+                unrecorded: None,
             });
         }
         ctx.stop();
@@ -115,7 +139,9 @@ impl Actor for HookActor {
             pid,
             claim: self.claim,
         };
-        if let Err(e) = self.shared.record(&self.id, vec![Event::Hook(ev)]) {
+        if CAPTURED.contains(&self.hook) && self.reply.is_some() {
+            self.held = Some(Event::Hook(ev));
+        } else if let Err(e) = self.shared.record(&self.id, vec![Event::Hook(ev)]) {
             warn!(message = "Cannot record hook start.", hook = self.hook, error = %e);
         }
         ctx.spawn(running.finish().into_actor(self).map(|out, act, ctx| {
@@ -128,21 +154,35 @@ impl Actor for HookActor {
                     seconds = out.elapsed.as_secs_f64());
             }
             let durable = handout.is_some();
-            let ev = vec![Event::Hook(HookEvent::Finished {
+            let quiet = !out.timed_out
+                && out.exit == hooks::Exit::Code(0)
+                && handout.is_none()
+                && outcome == "no work";
+            let seconds = out.elapsed.as_secs_f64();
+            let mut ev: Vec<Event> = act.held.take().into_iter().collect();
+            ev.push(Event::Hook(HookEvent::Finished {
                 exit: out.exit.clone(),
                 timed_out: out.timed_out,
                 truncated: out.truncated,
                 stdout_bytes: out.stdout.len() as u64,
                 outcome,
-                elapsed: out.elapsed.as_secs_f64(),
+                elapsed: seconds,
                 handout,
-            })];
-            let done = HookDone {
+            }));
+            let mut done = HookDone {
                 hook: act.hook,
                 output: Ok(out),
+                unrecorded: None,
             };
             if !durable {
-                if let Err(e) = act.shared.record(&act.id, ev) {
+                if ev.len() > 1 {
+                    done.unrecorded = Some(Unrecorded {
+                        actor: act.id.clone(),
+                        events: ev,
+                        quiet,
+                        seconds,
+                    });
+                } else if let Err(e) = act.shared.record(&act.id, ev) {
                     warn!(message = "Cannot record hook end.", hook = act.hook, error = %e);
                 }
                 act.drop_capture();
@@ -179,9 +219,18 @@ impl HookActor {
         }
     }
 
+    /// Tells the one who asked; events it was to write are recorded here
+    /// when it is gone.
     fn answer(&mut self, done: HookDone) {
-        if let Some(r) = self.reply.take() {
+        let Some(r) = self.reply.take() else {
+            return;
+        };
+        if r.connected() {
             r.do_send(done);
+        } else if let Some(u) = done.unrecorded
+            && let Err(e) = self.shared.record(&u.actor, u.events)
+        {
+            warn!(message = "Cannot record hook events.", hook = self.hook, error = %e);
         }
     }
 }

@@ -39,6 +39,7 @@ pub mod metrics_http;
 pub mod node;
 mod phase;
 pub mod pool;
+pub mod quiet;
 pub mod request;
 pub mod router;
 pub mod schedd;

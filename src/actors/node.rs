@@ -271,6 +271,7 @@ impl NodeActor {
                     self.reconfig();
                 }
                 NodeEffect::Exit { restart } => {
+                    super::quiet::write_all(&self.shared);
                     self.record(DaemonEvent::Stopped {
                         why: "shutdown: no job left".into(),
                     });

@@ -108,6 +108,10 @@ pub struct Shared {
     /// Each slot as resource monitors target it (kept by the slots while
     /// a monitor is configured), by slot id.
     pub cron_targets: RefCell<std::collections::BTreeMap<String, crate::cron::metrics::Target>>,
+    /// What each slot holds back from the log while it polls and finds
+    /// nothing (`policy::quiet`), by slot id: kept by the slots, written
+    /// by the node as the daemon stops ([`super::quiet`]).
+    pub quiet: RefCell<std::collections::BTreeMap<String, crate::policy::quiet::QuietFetches>>,
     /// The `roost` program (Roost's own benchmarks run as
     /// `roost benchmark mips|kflops`).
     pub roost_exe: PathBuf,
@@ -160,6 +164,7 @@ impl Shared {
             node: RefCell::new(NodeFacts::default()),
             cron: RefCell::new(crate::cron::merge::Published::default()),
             cron_targets: RefCell::default(),
+            quiet: RefCell::default(),
             roost_exe: if starter_exe.file_name().is_some_and(|n| n == "roost-startd") {
                 starter_exe.with_file_name("roost")
             } else {
@@ -217,6 +222,20 @@ impl Shared {
             return Box::pin(std::future::ready(self.append(actor, events)));
         }
         Box::pin(self.log.append_later(self.stamped(actor, events)))
+    }
+
+    /// Appends events of several actors at the current time as one batch,
+    /// durably, as [`Shared::append_later`] does.
+    pub fn append_all_later(
+        &self,
+        events: Vec<(String, Event)>,
+    ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<u64, StoreError>>>> {
+        if self.clock.waits_in_place() {
+            return Box::pin(std::future::ready(self.append_all(events)));
+        }
+        let now = self.clock.now();
+        let batch = events.into_iter().map(|(a, e)| (now, a, e)).collect();
+        Box::pin(self.log.append_later(batch))
     }
 
     /// Records `events` of `actor` at the current time, in order, without

@@ -9,7 +9,7 @@ use actix::prelude::*;
 use tracing::{error, info, warn};
 
 use super::cron::SlotCronAd;
-use super::hook::{HookActor, HookDone, hook_timeout, ignored};
+use super::hook::{HookActor, HookDone, Unrecorded, hook_timeout, ignored};
 use super::messages::{
     NewPolicy, NodeLink, PublicAd, Release, RunBenchmarks, SlotBorn, SlotGone, SlotInput,
     SlotStatus, StarterPids, Want, WorkFound, deliver,
@@ -200,15 +200,23 @@ impl SlotActor {
     /// between its decision and the decision's effects, while the thread
     /// goes on with the other actors' messages and the log's writer can
     /// flush their appends with this one.
+    /// A poll that found nothing is held back from the log instead
+    /// (`policy::quiet`).
     fn step(&mut self, input: &Input, ctx: &mut Context<Self>) {
+        self.step_after(input, None, ctx);
+    }
+
+    /// [`SlotActor::step`] for the end of a FETCH_WORK run whose events
+    /// (`hook`) are not in the log: they go with the decision's.
+    fn step_after(&mut self, input: &Input, hook: Option<Unrecorded>, ctx: &mut Context<Self>) {
         let now = self.shared.clock.now();
         let d = self.with_ctx(now, |c| decide(&self.slot, c, input));
-        if d.events.is_empty() {
+        let batch = super::quiet::batch(&self.shared, &self.slot.id, &d.events, hook, now);
+        if batch.is_empty() {
             self.carry_out(d, now, ctx);
             return;
         }
-        let batch: Vec<Event> = d.events.iter().cloned().map(Event::Slot).collect();
-        let durable = self.shared.append_later(&self.slot.id, batch);
+        let durable = self.shared.append_all_later(batch);
         ctx.wait(durable.into_actor(self).map(move |done, act, ctx| {
             if let Err(e) = done {
                 // Nothing unrecorded is acted on. The log's writer has
@@ -673,6 +681,7 @@ impl Actor for SlotActor {
 
     fn stopped(&mut self, _: &mut Context<Self>) {
         self.shared.cron_targets.borrow_mut().remove(&self.slot.id);
+        super::quiet::forget(&self.shared, &self.slot.id);
     }
 }
 
@@ -718,7 +727,8 @@ impl Handler<PublicAd> for SlotActor {
 impl Handler<HookDone> for SlotActor {
     type Result = ();
 
-    fn handle(&mut self, done: HookDone, ctx: &mut Context<Self>) {
+    fn handle(&mut self, mut done: HookDone, ctx: &mut Context<Self>) {
+        let unrecorded = done.unrecorded.take();
         let input = match done.output {
             Err(_) => Input::FetchFailed,
             Ok(out) if out.timed_out => Input::FetchFailed,
@@ -737,7 +747,7 @@ impl Handler<HookDone> for SlotActor {
         };
         self.fetched_work = matches!(input, Input::FetchedJob(_));
         self.work_seen = None;
-        self.step(&input, ctx);
+        self.step_after(&input, unrecorded, ctx);
         if self.fetched_work
             && let Some(keyword) = &self.policy.keyword
         {

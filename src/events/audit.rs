@@ -234,7 +234,9 @@ impl Audit {
                     self.slots.entry(env.actor.clone()).or_default().waiting = Some(i);
                 }
             }
-            SlotEvent::FetchCompleted { at } => t.last_fetch = Some(*at),
+            SlotEvent::FetchCompleted { at } | SlotEvent::FetchesEmpty { at, .. } => {
+                t.last_fetch = Some(*at);
+            }
             SlotEvent::ClaimCreated { at, claim }
             | SlotEvent::PreemptingClaimQueued { at, claim } => {
                 let (own, parent) = (t.last_fetch, t.parent.clone());

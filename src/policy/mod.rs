@@ -13,6 +13,7 @@ pub mod engine;
 pub mod layout;
 pub mod node;
 pub mod publish;
+pub mod quiet;
 pub mod record;
 pub mod sim;
 pub mod slot;

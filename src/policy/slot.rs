@@ -486,6 +486,20 @@ pub enum SlotEvent {
         /// The state, in its on-disk form.
         slot: Box<SlotRecord>,
     },
+    /// A run of FETCH_WORK polls that each found nothing, written as one
+    /// event (see `policy::quiet`): as if each had started and completed.
+    FetchesEmpty {
+        /// When the last of them completed.
+        at: i64,
+        /// When the first started.
+        first: i64,
+        /// When the last started.
+        last_started: i64,
+        /// How many.
+        count: u64,
+        /// Their hooks' running time, summed, in seconds.
+        hook_seconds: f64,
+    },
 }
 
 impl SlotEvent {
@@ -522,8 +536,31 @@ impl SlotEvent {
             | SlotEvent::BackfillStarted { at }
             | SlotEvent::BackfillEnding { at }
             | SlotEvent::BackfillExited { at }
-            | SlotEvent::Snapshot { at, .. } => *at,
+            | SlotEvent::Snapshot { at, .. }
+            | SlotEvent::FetchesEmpty { at, .. } => *at,
         }
+    }
+}
+
+/// [`apply`] for a fetch's events.
+fn apply_fetch(slot: &mut Slot, event: &SlotEvent) {
+    match event {
+        SlotEvent::FetchStarted { at, .. } => {
+            slot.fetching = true;
+            slot.last_fetch_spawned = Some(*at);
+        }
+        SlotEvent::FetchCompleted { at } => {
+            slot.fetching = false;
+            slot.last_fetch_completed = Some(*at);
+        }
+        SlotEvent::FetchesEmpty {
+            at, last_started, ..
+        } => {
+            slot.fetching = false;
+            slot.last_fetch_spawned = Some(*last_started);
+            slot.last_fetch_completed = Some(*at);
+        }
+        _ => {}
     }
 }
 
@@ -552,14 +589,9 @@ pub fn apply(slot: &mut Slot, event: &SlotEvent) {
                 slot.backfill_ending = false;
             }
         }
-        SlotEvent::FetchStarted { at, .. } => {
-            slot.fetching = true;
-            slot.last_fetch_spawned = Some(*at);
-        }
-        SlotEvent::FetchCompleted { at } => {
-            slot.fetching = false;
-            slot.last_fetch_completed = Some(*at);
-        }
+        SlotEvent::FetchStarted { .. }
+        | SlotEvent::FetchCompleted { .. }
+        | SlotEvent::FetchesEmpty { .. } => apply_fetch(slot, event),
         SlotEvent::ClaimCreated { claim, .. } => {
             slot.next_claim = slot.next_claim.max(claim.id + 1);
             slot.claim = Some(claim.clone());

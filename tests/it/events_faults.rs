@@ -398,15 +398,20 @@ async fn until(what: &str, mut ok: impl FnMut() -> bool) {
 }
 
 #[test]
-fn a_slot_whose_events_cannot_be_written_does_not_act_and_the_daemon_stops() {
+fn a_fetched_job_whose_events_cannot_be_written_is_not_acted_on_and_the_daemon_stops() {
     use roost::actors::clock::SystemClock;
 
     let dir = super::daemon::temp("append-fails");
-    // FETCH_WORK notes each run and finds no work.
+    // FETCH_WORK notes each run and finds no work, until a job is offered.
     let runs = dir.join("fetches");
+    let offered = dir.join("job");
     let config_path = super::daemon::fetch_hook_config(
         &dir,
-        &format!("#!/bin/sh\necho run >> {}\n", runs.display()),
+        &format!(
+            "#!/bin/sh\necho run >> {}\ncat {} 2>/dev/null\nexit 0\n",
+            runs.display(),
+            offered.display()
+        ),
         1,
         "RunBenchmarks = False\nSTART = True\nFetchWorkDelay = 1\n",
     );
@@ -423,9 +428,10 @@ fn a_slot_whose_events_cannot_be_written_does_not_act_and_the_daemon_stops() {
     };
     let faults = Faults::default();
     let sys = actix::System::new();
-    let (shared, committer, at_failure) = sys.block_on({
+    let (shared, committer) = sys.block_on({
         let faults = faults.clone();
         let count = count.clone();
+        let offered = offered.clone();
         async move {
             let (shared, _node, committer) = prepared.start_over(
                 |inner| Faulty {
@@ -437,39 +443,46 @@ fn a_slot_whose_events_cannot_be_written_does_not_act_and_the_daemon_stops() {
                 reload,
             );
             until("two fetches", || count() >= 2).await;
-            // The disk fills: every write fails from now on.
+            // The disk fills: every write fails from now on. Polls that
+            // find nothing write nothing, so the daemon goes on, until
+            // FETCH_WORK hands out a job.
             faults.writes.store(u32::MAX, Ordering::SeqCst);
+            let before = count();
+            until("another empty fetch", || count() > before).await;
+            std::fs::write(&offered, "Owner = \"alice\"\nCmd = \"/bin/true\"\n").expect("job");
             // A daemon that went on would be stopped here, a minute on,
             // with another code.
             actix::spawn(async {
                 tokio::time::sleep(std::time::Duration::from_secs(60)).await;
                 actix::System::current().stop_with_code(99);
             });
-            (shared, committer, count())
+            (shared, committer)
         }
     });
-    // The next write fails (the next fetch's FetchStarted at the latest)
-    // and the daemon's actor system stops with the log's failure code.
+    // The hand-out cannot be written, and the daemon's actor system stops
+    // with the log's failure code.
     let code = sys.run_with_code().expect("the actor system ran");
     assert_eq!(code, 75, "the exit code of a failed event log");
     drop(shared);
     drop(committer.finish());
-    // A fetch under way when the disk filled may have run its hook; no
-    // other fetch started.
-    let runs = count();
-    assert!(
-        runs <= at_failure + 1,
-        "{runs} runs, {at_failure} before the failure"
-    );
-    // Every run of the hook has its FetchStarted in the log: nothing ran
-    // that was not recorded first.
-    let started = super::daemon::events(&dir.join("spool/roost-events"))
+    // Nothing was done with the job: no claim, no starter.
+    let log = super::daemon::events(&dir.join("spool/roost-events"));
+    let acted = log
+        .iter()
+        .filter(|e| {
+            e.pointer("/event/Slot/ClaimCreated").is_some() || e.pointer("/event/Starter").is_some()
+        })
+        .count();
+    assert_eq!(acted, 0, "{log:?}");
+    // The polls before the failure are held, not written one by one.
+    let started = log
         .iter()
         .filter(|e| e.pointer("/event/Slot/FetchStarted").is_some())
         .count();
     assert!(
-        started >= runs,
-        "{started} FetchStarted events for {runs} runs of FETCH_WORK"
+        started < count(),
+        "{started} FetchStarted events for {} runs",
+        count()
     );
     let _ = std::fs::remove_dir_all(&dir);
 }

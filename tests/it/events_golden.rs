@@ -653,6 +653,17 @@ fn samples() -> Vec<(&'static str, Event)> {
     ];
     v.extend(job_samples());
     v.extend(route_samples());
+    // A run of empty polls (the quiet idle node).
+    v.push((
+        "slot-fetches-empty",
+        Event::Slot(SlotEvent::FetchesEmpty {
+            at: at + 299,
+            first: at,
+            last_started: at + 298,
+            count: 150,
+            hook_seconds: 1.5,
+        }),
+    ));
     v
 }
 

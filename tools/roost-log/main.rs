@@ -165,6 +165,17 @@ fn summary(e: &Event) -> String {
             why,
             ..
         }) => format!("-> {state}/{activity} (transition {transition}, {why})"),
+        Event::Slot(SlotEvent::FetchesEmpty {
+            at,
+            first,
+            count,
+            hook_seconds,
+            ..
+        }) => format!(
+            "Slot.FetchesEmpty {count} FETCH_WORK polls found no work over {} s \
+             (their hooks ran {hook_seconds:.1} s in all)",
+            at - first
+        ),
         Event::Slot(SlotEvent::Snapshot { slot, .. }) => {
             let slot = slot.slot();
             format!(

@@ -499,3 +499,74 @@ fn a_partitionable_slot_that_finds_work_fetches_again_at_the_next_second() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// An idle node's polls that find nothing are written as runs
+/// (`Slot.FetchesEmpty`), not one by one: every poll is counted in them
+/// once the daemon has stopped, and the replayed state knows when each
+/// slot last polled.
+#[test]
+fn an_idle_node_writes_its_empty_polls_as_runs() {
+    let dir = temp("quiet-idle");
+    let runs = dir.join("runs");
+    let daemon = fetch_hook_daemon(
+        &dir,
+        &format!("#!/bin/sh\necho run >> {}\n", runs.display()),
+        2,
+        "FetchWorkDelay = 1\nRunBenchmarks = False\n",
+    );
+    let polls = || {
+        std::fs::read_to_string(&runs)
+            .map(|t| t.lines().count())
+            .unwrap_or(0)
+    };
+    wait_for("eight polls", || polls() >= 8);
+    let status = stop(daemon);
+    assert!(status.success(), "daemon exit: {status}");
+    std::thread::sleep(Duration::from_millis(200));
+    let log = events(&dir.join("spool/roost-events"));
+    let folded: u64 = log
+        .iter()
+        .filter_map(|e| e.pointer("/event/Slot/FetchesEmpty/count")?.as_u64())
+        .sum();
+    let folded = usize::try_from(folded).expect("count");
+    // Written whole: each slot's first poll, which came with its move to
+    // Unclaimed; a poll under way as the daemon stopped has its start.
+    let whole = count(&log, "/event/Slot/FetchCompleted/at", |_| true);
+    let started = count(&log, "/event/Slot/FetchStarted/at", |_| true);
+    assert!(
+        whole <= 2 && started <= whole + 2,
+        "{whole} ended and {started} started one by one"
+    );
+    assert!(
+        folded + whole <= polls() && polls() <= folded + started,
+        "{folded} polls in runs, {whole} whole, {started} started, {} run",
+        polls()
+    );
+    assert_eq!(
+        count(&log, "/event/Hook/Started/hook", |_| true),
+        whole,
+        "{log:?}"
+    );
+    // The replayed state: each slot's last poll is its last run's end.
+    let out = Command::new(env!("CARGO_BIN_EXE_roost-log"))
+        .arg("--log")
+        .arg(dir.join("spool/roost-events"))
+        .args(["state", "--json"])
+        .output()
+        .expect("roost-log runs");
+    let state: serde_json::Value = serde_json::from_slice(&out.stdout).expect("json");
+    for slot in ["slot1", "slot2"] {
+        let last = log
+            .iter()
+            .filter(|e| e["actor"] == slot)
+            .filter_map(|e| e.pointer("/event/Slot/FetchesEmpty/at")?.as_i64())
+            .max();
+        assert!(last.is_some(), "{slot} has a run: {log:?}");
+        assert_eq!(
+            state["slots"][slot]["last_fetch_completed"].as_i64(),
+            last,
+            "{slot}"
+        );
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

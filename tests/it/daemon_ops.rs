@@ -13,7 +13,7 @@ use roost::events::{Event, HookEvent, StarterEvent};
 use roost::hooks::Exit;
 
 use super::daemon::{Daemon, wait_for};
-use super::daemon_admin::{Node, text};
+use super::daemon_admin::{Node, records, text};
 
 /// Every datagram the daemon sent, in order, gathered by a thread.
 struct Listener {
@@ -420,4 +420,37 @@ fn the_example_dashboard_plots_only_exported_metrics() {
         }
     }
     assert!(plotted >= 15, "{plotted}");
+}
+
+/// The daemon, as the policy engine: a job retiring because of a graceful
+/// drain goes back to Claimed/Busy when the drain is cancelled
+/// (transition 19), under the same claim, still running.
+#[test]
+fn a_cancelled_drain_resumes_the_retiring_job() {
+    let node = Node::setup("drain-resume", "");
+    let daemon = node.start();
+    node.job("long", 1, "300");
+    wait_for("the job to run", || node.states().contains("Claimed Busy"));
+    let pid = node.job_pid();
+    let o = node.roost(&["drain"]);
+    assert!(o.status.success(), "{}", text(&o));
+    wait_for("the job to retire", || {
+        node.states().contains("Claimed Retiring")
+    });
+    let o = node.roost(&["drain", "-cancel"]);
+    assert!(o.status.success(), "{}", text(&o));
+    wait_for("the job to run on", || {
+        node.states().contains("Claimed Busy")
+    });
+    assert_eq!(node.job_pid(), pid, "the same job runs on");
+    assert!(records(&node.dir, "exit").is_empty(), "no JOB_EXIT");
+    let log = super::daemon::events(&node.dir.join("spool/roost-events"));
+    let resumed = super::daemon::count(&log, "/event/Slot/ActivityChanged/why", |v| {
+        v == "drain cancelled"
+    });
+    assert_eq!(resumed, 1, "{log:?}");
+    let o = node.roost(&["drain", "-how", "fast"]);
+    assert!(o.status.success(), "{}", text(&o));
+    let status = super::daemon::stop(daemon);
+    assert!(status.success(), "daemon exit: {status}");
 }

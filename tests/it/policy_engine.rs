@@ -1227,3 +1227,88 @@ fn the_slot_ad_shows_the_machine_drain_and_state_of_each_call() {
     assert_eq!(text(&after, "KeyboardIdle"), "1000");
     assert_eq!(text(&after, "State"), "\"Unclaimed\"");
 }
+
+/// "When an active claim is about to be preempted for any reason, it
+/// enters retirement, while it waits for the current job to finish" —
+/// even with no retirement time: Claimed/Busy → Claimed/Retiring (13),
+/// then Preempting (18) at once.
+#[test]
+fn a_job_preempted_by_rank_without_retirement_time_passes_through_retiring() {
+    let mut n = Node::new(&format!("{RANKED}MaxJobRetirementTime = 0\n"));
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob(prio(1)));
+    n.transitions();
+    let fx = n.at(2, Input::FetchedJob(prio(5)));
+    assert!(fx.contains(&Effect::SoftKill), "{fx:?}");
+    n.is(State::Preempting, Activity::Vacating);
+    assert_eq!(
+        n.transitions(),
+        [
+            "Claimed/Busy -> Claimed/Retiring (13, better claim waiting)",
+            "Claimed/Retiring -> Preempting/Vacating (18, retirement expired)",
+        ]
+    );
+    assert_eq!(
+        n.slot.claim.as_ref().and_then(|c| c.ending),
+        Some(EndCause::BetterClaim)
+    );
+}
+
+/// "If JobMaxVacateTime is greater than MachineMaxVacateTime … the
+/// transition to the Preempting state will happen X seconds before the end
+/// of the retirement time, so that the hard-killing of the job will not
+/// happen until the end of the retirement time."
+#[test]
+fn a_vacate_time_borrowed_from_retirement_kills_at_the_end_of_retirement() {
+    let mut n = Node::new(&format!(
+        "{RANKED}MaxJobRetirementTime = 100\nMachineMaxVacateTime = 10\n"
+    ));
+    n.at(0, Input::Evaluate);
+    let job = "[ Owner = \"u\"; Cmd = \"/bin/true\"; JobUniverse = 5; Prio = 1; \
+               JobMaxVacateTime = 40 ]";
+    n.at(1, Input::FetchedJob(job.into()));
+    n.at(2, Input::FetchedJob(prio(5)));
+    n.is(State::Claimed, Activity::Retiring);
+    // Retirement ends at 101 (the job started at 1): Vacating begins 40 s
+    // before it.
+    n.at(60, Input::Evaluate);
+    n.is(State::Claimed, Activity::Retiring);
+    n.at(61, Input::Evaluate);
+    n.is(State::Preempting, Activity::Vacating);
+    // Not killed while retirement time is left, MachineMaxVacateTime or not.
+    for t in [71, 80, 100] {
+        n.at(t, Input::Evaluate);
+        n.is(State::Preempting, Activity::Vacating);
+    }
+    n.at(101, Input::Evaluate);
+    n.is(State::Preempting, Activity::Killing);
+    assert!(n.saw("Preempting/Vacating -> Preempting/Killing (21, MachineMaxVacateTime)"));
+}
+
+/// "If the drain is cancelled while a job is retiring because of it, the
+/// normal Claimed/Busy state is resumed (transition 19)": the claim goes on.
+#[test]
+fn cancelling_a_drain_resumes_the_retiring_job_under_its_claim() {
+    let mut n = Node::new(&format!(
+        "{FETCH}MaxJobRetirementTime = 600\nMachineMaxVacateTime = 60\n"
+    ));
+    n.at(0, Input::Evaluate);
+    n.at(1, Input::FetchedJob(JOB.into()));
+    let claim = n.slot.claim.as_ref().map(|c| c.id);
+    n.drain = drain(DrainHow::Graceful);
+    n.at(10, Input::Evaluate);
+    n.is(State::Claimed, Activity::Retiring);
+    n.transitions();
+    n.drain = None;
+    n.at(20, Input::Evaluate);
+    n.is(State::Claimed, Activity::Busy);
+    assert_eq!(
+        n.transitions(),
+        ["Claimed/Retiring -> Claimed/Busy (19, drain cancelled)"]
+    );
+    let c = n.slot.claim.as_ref().expect("the claim goes on");
+    assert_eq!((Some(c.id), c.ending), (claim, None));
+    // The job's end leaves the claim idle, as any fetched job's end does.
+    n.at(30, Input::StarterExited);
+    n.is(State::Claimed, Activity::Idle);
+}

@@ -200,7 +200,7 @@ impl Work<'_, '_> {
                         self.go(Transition::VacatingToKilling, "KILL");
                         return true;
                     }
-                    if self.ctx.now - self.s.entered_activity >= self.max_vacate() {
+                    if self.vacate_time_over() {
                         self.go(Transition::VacatingToKilling, "MachineMaxVacateTime");
                         return true;
                     }
@@ -214,6 +214,14 @@ impl Work<'_, '_> {
             _ => {}
         }
         false
+    }
+
+    /// Whether the vacate time Vacating began with (retirement borrowed
+    /// then) is over: the manual's hard kill "will not happen until the end
+    /// of the retirement time".
+    fn vacate_time_over(&self) -> bool {
+        let began = self.s.entered_activity;
+        self.ctx.now - began >= self.max_vacate_at(began)
     }
 
     /// Claimed: the claimant gone, a drain, the running job's policy, or
@@ -275,6 +283,21 @@ impl Work<'_, '_> {
     /// running out, PREEMPT, SUSPEND, CONTINUE, a better claim.
     fn step_running(&mut self, act: Activity) -> bool {
         if self.in_retirement() && self.s.starter && self.retirement_expired() {
+            if act == Activity::Busy {
+                // "When an active claim is about to be preempted for any
+                // reason, it enters retirement" (13); Preempting (18)
+                // follows at once when no retirement time is left.
+                let why = if self.s.preempting.is_some() {
+                    if self.s.claim.as_ref().is_some_and(|c| c.ending.is_none()) {
+                        self.end_claim(EndCause::BetterClaim);
+                    }
+                    "better claim waiting"
+                } else {
+                    "claim ending"
+                };
+                self.go(Transition::BusyToRetiring, why);
+                return true;
+            }
             let t = match act {
                 Activity::Suspended => Transition::SuspendedToPreempting,
                 Activity::Retiring => Transition::RetiringToPreempting,
@@ -294,16 +317,17 @@ impl Work<'_, '_> {
             self.retire("PREEMPT");
             return true;
         }
-        if act == Activity::Retiring {
-            let may_unretire = self.s.preempting.is_none()
-                && self
-                    .s
-                    .claim
-                    .as_ref()
-                    .is_some_and(|c| c.ending == Some(EndCause::BetterClaim));
-            if may_unretire {
+        if act == Activity::Retiring && self.s.preempting.is_none() {
+            // The cause of the retirement went away: "the normal
+            // Claimed/Busy state is resumed" (19), under the same claim.
+            let why = match self.s.claim.as_ref().and_then(|c| c.ending) {
+                Some(EndCause::BetterClaim) => Some("better claim went away"),
+                Some(EndCause::Shutdown) if self.ctx.drain.is_none() => Some("drain cancelled"),
+                _ => None,
+            };
+            if let Some(why) = why {
                 self.emit(SlotEvent::ClaimEndingCancelled { at: self.ctx.now });
-                self.go(Transition::RetiringToBusy, "better claim went away");
+                self.go(Transition::RetiringToBusy, why);
                 return true;
             }
         }

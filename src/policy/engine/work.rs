@@ -271,6 +271,12 @@ impl<'c, 'a> Work<'c, 'a> {
 
     /// Seconds of retirement left for the running job (0 without one).
     pub(super) fn retirement_remaining(&self) -> i64 {
+        self.retirement_remaining_at(self.ctx.now)
+    }
+
+    /// [`Work::retirement_remaining`] as it was at `at` (the policy's
+    /// expressions as they are now).
+    fn retirement_remaining_at(&self, at: i64) -> i64 {
         if self
             .ctx
             .drain
@@ -297,14 +303,21 @@ impl<'c, 'a> Work<'c, 'a> {
                 mjrt = mjrt.min(jv);
             }
         }
-        let suspended = c.suspended_total + c.suspended_since.map_or(0, |s| self.ctx.now - s);
-        let age = self.ctx.now - start - suspended;
+        let suspended = c.suspended_total + c.suspended_since.map_or(0, |s| (at - s).max(0));
+        let age = at - start - suspended;
         (mjrt - age).max(0)
     }
 
     /// MachineMaxVacateTime as pledged, lowered by the job's
     /// JobMaxVacateTime or raised by borrowing retirement time.
     pub(super) fn max_vacate(&self) -> i64 {
+        self.max_vacate_at(self.ctx.now)
+    }
+
+    /// [`Work::max_vacate`] with the retirement left at `at`: a vacate
+    /// that began at `at` borrowed what was left then, so the hard kill
+    /// comes no earlier than the end of the retirement time.
+    pub(super) fn max_vacate_at(&self, at: i64) -> i64 {
         let Some(c) = &self.s.claim else { return 0 };
         let machine = c.pledged_vacate;
         let Some(job) = self.job() else {
@@ -325,7 +338,7 @@ impl<'c, 'a> Work<'c, 'a> {
         if wanted <= machine {
             return wanted;
         }
-        let remaining = self.retirement_remaining();
+        let remaining = self.retirement_remaining_at(at);
         if remaining >= wanted {
             wanted
         } else if remaining > machine {

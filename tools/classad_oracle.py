@@ -16,6 +16,8 @@ Writes JSON-lines files that `cargo test` checks without Python:
   time.jsonl    as eval.jsonl: the time functions from before 1970 to past 9999
   corners.jsonl as eval.jsonl: aggregates over mixed lists, substitutions
                 with patterns that match the empty string
+  syntax.jsonl  as parse.jsonl: where an expression may end (semicolons,
+                comments), what an ad's attribute list may hold
 
 `--only NAME...` (after the directory) writes only those files.
 
@@ -795,15 +797,43 @@ def gen_corners():
     w.finish()
 
 
+# syntax.jsonl: where an expression or an ad may end, and what an ad's
+# attribute list may hold (semicolons, comments, names).
+
+SYNTAX_BASES = ["1", "1 + 2", "x", "''", "\"s\"", "{1, 2}", "{}", "[]", "[a = 1]", "f(1)",
+                "a.b", "(1)", "true ? 1 : 2", "-1", "a[0]"]
+SYNTAX_ENDS = ["", ";", ";;", " ; ", " ; ; ", "; 2", ";x", " // c", " // c\n", "//", " /* c */",
+               " /* c", " # c", "\n", " ;// c\n", "; /* c */ ;", ",", ")", "]"]
+SYNTAX_ADS = ["[]", "[;]", "[;;]", "[ ; ]", "[a = 1]", "[a = 1;]", "[a = 1;;]", "[;a = 1]",
+              "[;;a = 1;;]", "[a = 1;;b = 2]", "[a = 1 ; ; b = 2]", "[a = 1 b = 2]",
+              "[a = 1,b = 2]", "[a = 1; ;]", "['' = 1]", "['' = 1; b = 2]", "[b = 2; '' = 1]",
+              "[a = '']", "[a = ''.b]", "['a' = 1]", "[' ' = 1]", "[a = [;]]", "[a = [b = 1;]]",
+              "[a = {[;]}]", "[a = {[]}]", "[a = 1 // c\n]", "[a = 1 // c]", "[a = 1 /* c */]",
+              "[a = 1; /* c */ ; b = 2]", "[a = 1 # c\n]", "[a =]", "[= 1]", "[a = 1; b]",
+              "[a; b = 1]", "[a = 1;; ;; b = 2;; ;;]", "[ a = 1 ; ]"]
+
+
+def gen_syntax():
+    w = Cases("syntax.jsonl")
+    for base in SYNTAX_BASES + SYNTAX_ADS:
+        for end in SYNTAX_ENDS:
+            w.add({"kind": "parse", "expr": base + end})
+    for text in [";", ";;", " ", "// c", "// c\n1", "/* c */ 1", "1 /* c */", "''.a", ".''",
+                 "'' + 1", "{1;}", "{;1}", "{1,}", "{,}", "f(1;2)", "f(;)", "f(1,)"]:
+        w.add({"kind": "parse", "expr": text})
+    w.finish()
+
+
 GENERATORS = {"eval": lambda: gen_eval(), "parse": lambda: gen_parse(),
+              "syntax": lambda: gen_syntax(),
               "print": lambda: gen_print(), "old": lambda: gen_old(),
               "match": lambda: gen_match(), "time": lambda: gen_time(),
               "corners": lambda: gen_corners()}
 
 
 def main():
-    """All fixtures, or those named after --only (eval, parse, print, old,
-    match, time, corners)."""
+    """All fixtures, or those named after --only (eval, parse, syntax, print,
+    old, match, time, corners)."""
     os.makedirs(OUT, exist_ok=True)
     only = sys.argv[sys.argv.index("--only") + 1:] if "--only" in sys.argv else list(GENERATORS)
     for name in only:

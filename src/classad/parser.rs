@@ -199,7 +199,9 @@ where
     E: ParserExtra<'a, In<'a>> + 'a,
     P: Parser<'a, In<'a>, Expr, E>,
 {
-    expr.then_ignore(end())
+    // Semicolons after the expression end it, as in HTCondor (`1 + 2;`).
+    expr.then_ignore(just(Tok::Semi).repeated())
+        .then_ignore(end())
 }
 
 fn leading_expr<'a, E, P>(expr: P) -> impl Parser<'a, In<'a>, Expr, E>
@@ -226,7 +228,9 @@ where
     E::Error: LabelError<'a, In<'a>, &'static str>,
     P: Parser<'a, In<'a>, Expr, E>,
 {
-    ad_value(expr).then_ignore(end())
+    ad_value(expr)
+        .then_ignore(just(Tok::Semi).repeated())
+        .then_ignore(end())
 }
 
 fn ad_stream<'a, E, P>(expr: P) -> impl Parser<'a, In<'a>, Vec<(ClassAd, SimpleSpan)>, E>
@@ -627,19 +631,39 @@ where
             })
         });
 
-    let attribute = name.then_ignore(just(Tok::Assign)).then(expr.clone());
+    // An attribute defined in an ad has a name (`'' = 1` is refused, as
+    // HTCondor refuses it; `''` may still be referred to).
+    let defined = name.try_map(|n: Name, span| {
+        if n.as_str().is_empty() {
+            Err(
+                <E::Error as LabelError<'a, In<'a>, &'static str>>::expected_found(
+                    ["a non-empty attribute name"],
+                    None,
+                    span,
+                ),
+            )
+        } else {
+            Ok(n)
+        }
+    });
+    let attribute = defined.then_ignore(just(Tok::Assign)).then(expr.clone());
     let semis = just(Tok::Semi).repeated();
+    // Semicolons may lead, separate (several at once) and trail the
+    // attributes, but an ad of semicolons alone (`[;]`) is an error, as in
+    // HTCondor; `[]` is the empty ad.
     let ad = semis
         .ignore_then(
             attribute
                 .separated_by(semis.at_least(1))
                 .allow_trailing()
+                .at_least(1)
                 .collect::<Vec<_>>(),
         )
+        .or_not()
         .delimited_by(just(Tok::LBrack), just(Tok::RBrack))
         .map(|attrs| {
             let mut ad = ClassAd::new();
-            for (n, e) in attrs {
+            for (n, e) in attrs.unwrap_or_default() {
                 ad.insert(n, e);
             }
             Expr::Ad(ad)

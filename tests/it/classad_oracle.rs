@@ -219,10 +219,21 @@ fn evaluation_matches_htcondor() {
     r.finish();
 }
 
+/// Whether HTCondor's reading of `text` as `want` is a whole expression
+/// before one of its `]`s.
+fn stops_at_bracket(text: &str, want: &str) -> bool {
+    text.match_indices(']').any(|(i, _)| {
+        parse_expr(&text[..i]).is_ok_and(|e| expr_to_string(&e) == want)
+            || parse_expr(&text[..=i]).is_ok_and(|e| expr_to_string(&e) == want)
+    })
+}
+
 #[test]
 fn parsing_and_printing_match_htcondor() {
     let mut r = Report::new("parse");
-    for c in fixture("parse.jsonl") {
+    let mut cases = fixture("parse.jsonl");
+    cases.extend(fixture("syntax.jsonl"));
+    for c in cases {
         let text = c["expr"].as_str().unwrap_or_default();
         let parsed = parse_expr(text);
         match c["printed"].as_str() {
@@ -243,6 +254,10 @@ fn parsing_and_printing_match_htcondor() {
                         format!("{text:?}: want {want:?}, got {got:?}")
                     });
                 }
+                // HTCondor's expression parser stops at a `]` after a
+                // whole expression and ignores the rest; Roost refuses the
+                // rest (docs/classad.md, "Deliberate differences").
+                Err(_) if stops_at_bracket(text, want) => r.check(true, String::new),
                 Err(e) => r.check(false, || format!("{text:?}: want {want:?}, Roost: {e}")),
             },
         }

@@ -127,7 +127,6 @@ pub fn load_input(root: Root, scope: Scope) -> LoadInput {
             nix::unistd::getppid().as_raw().to_string(),
         ),
         ("DETECTED_CPUS".to_string(), cpus.to_string()),
-        ("DETECTED_CORES".to_string(), cpus.to_string()),
     ];
     if let Some(home) = condor_home() {
         specials.push(("TILDE".to_string(), home));
@@ -138,9 +137,13 @@ pub fn load_input(root: Root, scope: Scope) -> LoadInput {
         "powerpc64" => "ppc64le",
         other => other,
     };
+    // HTCondor defines DETECTED_CORES once, before the files, so a file may
+    // set it (and templates built on it follow); only DETECTED_CPUS is
+    // defined again after them.
     let attributes = vec![
         ("ARCH".to_string(), arch.to_string()),
         ("OPSYS".to_string(), "LINUX".to_string()),
+        ("DETECTED_CORES".to_string(), cpus.to_string()),
     ];
     let now = SystemTime::now()
         .duration_since(UNIX_EPOCH)

@@ -204,3 +204,20 @@ fn local_name_overrides_subsystem_which_overrides_plain() {
         "local\n"
     );
 }
+
+/// HTCondor defines DETECTED_CORES before reading the files, so a file may
+/// set it; DETECTED_CPUS is defined again after them and stays the
+/// machine's (checked with HTCondor 25's reader: 99 and the machine's).
+#[test]
+fn a_file_may_set_detected_cores_but_not_detected_cpus() {
+    let d = dir("detected");
+    std::fs::write(
+        d.join("condor_config"),
+        "DETECTED_CORES = 99\nDETECTED_CPUS = 77\nCORES = $(DETECTED_CORES)\n",
+    )
+    .expect("write");
+    let out = roost_config(&d, &["get", "DETECTED_CORES", "CORES", "DETECTED_CPUS"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let cpus = std::thread::available_parallelism().map_or(1, usize::from);
+    assert_eq!(text(&out.stdout), format!("99\n99\n{cpus}\n"));
+}

@@ -448,7 +448,7 @@ fn exit_outcome(exit: &Exit) -> &'static str {
 fn fetch_outcome(outcome: &str) -> &'static str {
     if outcome.starts_with("job ad") {
         "job"
-    } else if outcome == "no work" {
+    } else if outcome == crate::hooks::output::NO_WORK {
         "no_work"
     } else {
         "malformed"

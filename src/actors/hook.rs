@@ -157,7 +157,7 @@ impl Actor for HookActor {
             let quiet = !out.timed_out
                 && out.exit == hooks::Exit::Code(0)
                 && handout.is_none()
-                && outcome == "no work";
+                && outcome == hooks::output::NO_WORK;
             let seconds = out.elapsed.as_secs_f64();
             let mut ev: Vec<Event> = act.held.take().into_iter().collect();
             ev.push(Event::Hook(HookEvent::Finished {

@@ -63,9 +63,7 @@ pub fn write_all(shared: &Shared) {
         .map(|(slot, q)| (slot.clone(), q.take_all()))
         .collect();
     for (slot, events) in held {
-        if !events.is_empty() {
-            record(shared, &slot, events.into_iter().map(Event::Slot).collect());
-        }
+        record_held(shared, &slot, events);
     }
 }
 
@@ -74,10 +72,13 @@ pub fn write_all(shared: &Shared) {
 pub fn forget(shared: &Shared, slot: &str) {
     let held = shared.quiet.borrow_mut().remove(slot);
     if let Some(mut q) = held {
-        let events: Vec<Event> = q.take_all().into_iter().map(Event::Slot).collect();
-        if !events.is_empty() {
-            record(shared, slot, events);
-        }
+        record_held(shared, slot, q.take_all());
+    }
+}
+
+fn record_held(shared: &Shared, slot: &str, events: Vec<SlotEvent>) {
+    if !events.is_empty() {
+        record(shared, slot, events.into_iter().map(Event::Slot).collect());
     }
 }
 

@@ -218,10 +218,7 @@ impl Shared {
         actor: &str,
         events: Vec<Event>,
     ) -> std::pin::Pin<Box<dyn std::future::Future<Output = Result<u64, StoreError>>>> {
-        if self.clock.waits_in_place() {
-            return Box::pin(std::future::ready(self.append(actor, events)));
-        }
-        Box::pin(self.log.append_later(self.stamped(actor, events)))
+        self.append_all_later(events.into_iter().map(|e| (actor.to_string(), e)).collect())
     }
 
     /// Appends events of several actors at the current time as one batch,

@@ -18,6 +18,9 @@ pub enum Fetched {
     Malformed(String),
 }
 
+/// The outcome [`classify_fetch`] gives a run that printed no work.
+pub const NO_WORK: &str = "no work";
+
 /// What FETCH_WORK's run meant, for the log, and the job it handed out
 /// (canonical new syntax), if any.
 pub fn classify_fetch(out: &super::HookOutput) -> (String, Option<String>) {
@@ -25,7 +28,7 @@ pub fn classify_fetch(out: &super::HookOutput) -> (String, Option<String>) {
         return ("killed at its timeout; no work taken".into(), None);
     }
     match fetched(&out.stdout, out.truncated, out.stdout.len()) {
-        Fetched::NoWork => ("no work".into(), None),
+        Fetched::NoWork => (NO_WORK.into(), None),
         Fetched::Job(ad) => (
             format!("job ad with {} attributes", ad.len()),
             Some(crate::classad::unparse::ad_to_string(&ad)),

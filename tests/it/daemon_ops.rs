@@ -239,7 +239,13 @@ fn the_metrics_agree_with_the_event_log() {
     let port = free_port();
     let node = Node::setup(
         "metrics",
-        &format!("ROOST_METRICS = true\nROOST_METRICS_ADDRESS = 127.0.0.1:{port}\n"),
+        // Drained slots poll no more, so the counts can be taken at rest
+        // (a poll that finds nothing is counted as it ends but written
+        // only in a later run).
+        &format!(
+            "ROOST_METRICS = true\nROOST_METRICS_ADDRESS = 127.0.0.1:{port}\n\
+             FetchWorkDelay = ifThenElse(State == \"Drained\", 3600, 1)\n"
+        ),
     );
     let daemon = node.start();
     node.job("a", 1, "300");
@@ -271,10 +277,16 @@ fn the_metrics_agree_with_the_event_log() {
             r#"roost_slots{state="Drained",activity="Idle"}"#,
         ) == 2.0
     });
-    let mut last = -1.0;
-    wait_for("the log to go quiet", || {
+    let mut last = (-1.0, -1.0);
+    wait_for("the log and the polls to go quiet", || {
         std::thread::sleep(Duration::from_millis(700));
-        let now = sample(&scrape(port), "roost_event_log_events_total");
+        let m = scrape(port);
+        let polls: f64 = m
+            .iter()
+            .filter(|(k, _)| k.starts_with("roost_hook_runs_total{hook=\"FETCH_WORK\","))
+            .map(|(_, v)| v)
+            .sum();
+        let now = (sample(&m, "roost_event_log_events_total"), polls);
         std::mem::replace(&mut last, now) == now
     });
     let m = scrape(port);

@@ -217,6 +217,22 @@ def cases():
     c.append(case("heredoc-unterminated", "A @=end\nx\n", ["A"]))
     # --- expansion
     c.append(case("expand-nested", "A = $(B)$(C)\nB = b$(C)\nC = c\n", ["A", "B"]))
+    # names built from references: HTCondor scans again from the start
+    # after each replacement, so an outer `$(` completed by an inner value
+    # is found
+    nest = "KEYWORD = T\nT_HOOK_FETCH_WORK = /x/fetch\nX = A\nV_A = va\nY = B\nW = V_\n"
+    c.append(case("expand-name-keyword-hook", nest + "A = $($(KEYWORD)_HOOK_FETCH_WORK)\n", ["A"]))
+    c.append(case("expand-name-suffix", nest + "A = $(V_$(X))\nB = $(V_$(X))$(V_$(X)) and $(V_$(X))\n", ["A", "B"]))
+    c.append(case("expand-name-inner-undefined", nest + "A = $(V_$(NOPE))\nB = $(V_$(NOPE):dflt)\nC = $(V_$(Y):dflt)\n", ["A", "B", "C"]))
+    c.append(case("expand-name-inner-default", nest + "A = $(V_$(Y:A))\nB = $(V_$(X):dflt)\nC = $($(X)$(NOPE)_Z:zz)\n", ["A", "B", "C"]))
+    c.append(case("expand-name-two-parts", nest + "A = $($(W)$(X))\nB = $($(W)$(Y))\n", ["A", "B"]))
+    c.append(case("expand-name-three-deep", nest + "P = X\nA = $(V_$($(P)))\nB = $(V_$(X$(NOPE)))\n", ["A", "B"]))
+    c.append(case("expand-name-via-value", nest + "K2 = $(X)\nA = $(V_$(K2))\nQ = $(V_\nB = $(Q)$(X))\n", ["A", "B"]))
+    c.append(case("expand-name-not-closed", nest + "A = pre $(V_$(X) post\nB = $(V_$(X) $(X))\n", ["A", "B"]))
+    c.append(case("expand-name-escaped", nest + "A = $$(V_$(X))\nB = $(DOLLAR)(V_$(X))\nE = ENV\nC = $$(E)(HOME)\n", ["A", "B", "C"]))
+    c.append(case("expand-name-env", nest + "A = $ENV($(NOPE)HOME)\nH = HOME\nB = $ENV($(H))\n", ["A", "B"], env={"HOME": "/home/probe"}))
+    c.append(case("expand-name-in-use", nest + "CAT = POL\nuse $(CAT)ICY : Always_Run_Jobs\nSTART_$(X) = $(V_$(X))\n", ["START", "START_A"]))
+    c.append(case("expand-name-cycle", "X = A\nV_A = $(V_$(X))\nB = $(V_A)\n", ["B", "V_A"]))
     c.append(case("expand-undefined-empty", "A = x$(NOPE)y\n", ["A"]))
     c.append(case("expand-default", "A = $(NOPE:dflt)\nB = $(C:dflt)\nC = set\n", ["A", "B"]))
     c.append(case("expand-default-nested", "A = $(X:$(Y:$(Z)))\nZ = zz\n", ["A"]))

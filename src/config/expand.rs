@@ -126,6 +126,20 @@ pub(crate) fn next_macro(
     meta: bool,
     skip: &dyn Fn(Func, &str) -> bool,
 ) -> Option<MacroRef> {
+    next_macro_noting(text, from, meta, skip, &mut |_, _| {})
+}
+
+/// [`next_macro`], telling `missed` of each `$` passed over that is not a
+/// reference: its offset and the offset of the byte that decided so (the
+/// text's length when it was not closed). A change at or before that byte
+/// may make it one.
+fn next_macro_noting(
+    text: &str,
+    from: usize,
+    meta: bool,
+    skip: &dyn Fn(Func, &str) -> bool,
+    missed: &mut dyn FnMut(usize, usize),
+) -> Option<MacroRef> {
     let b = text.as_bytes();
     let len = b.len();
     let mut t = from;
@@ -139,10 +153,12 @@ pub(crate) fn next_macro(
             p += 1;
         }
         if b.get(p) != Some(&b'(') {
+            missed(dollar, p);
             t = p.max(dollar + 1);
             continue;
         }
         let Some((func, body_kind)) = classify(&b[dollar..p], meta) else {
+            missed(dollar, p);
             t = p;
             continue;
         };
@@ -179,6 +195,7 @@ pub(crate) fn next_macro(
                         is_id_char(c)
                     };
                     if !ok {
+                        missed(dollar, v - 1);
                         t = body;
                         continue 'scan;
                     }
@@ -186,6 +203,7 @@ pub(crate) fn next_macro(
             }
         }
         if v >= len {
+            missed(dollar, len);
             t = body;
             continue;
         }
@@ -238,24 +256,35 @@ impl Expander<'_> {
     /// Expands every reference in `text` except `$(DOLLAR)` and `$$(…)`.
     ///
     /// As HTCondor does, a reference is replaced by its unexpanded value
-    /// and scanning goes on at the same place, so the value's own
-    /// references (and a reference completed by the text after it) are
-    /// expanded next. Each replaced value is remembered as a region tagged
-    /// with the name it came from; a reference to a name whose region
-    /// encloses it is a cycle.
+    /// and scanning goes on as if from the start, so the value's own
+    /// references (and a reference completed by the text around it, as in
+    /// `$(V_$(X))`) are expanded next. Scanning really goes on at the
+    /// reference, or at the first `$` before it that the replaced text
+    /// could have made a reference: nothing else before it changed. Each
+    /// replaced value is remembered as a region tagged with the name it
+    /// came from; a reference to a name whose region encloses it is a
+    /// cycle.
     pub fn expand(&self, text: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
         let base = stack.len();
         let mut s = text.to_string();
-        // Ends of the regions of stack[base..], innermost last.
-        let mut regions: Vec<usize> = Vec::new();
+        // (start, end) of the regions of stack[base..], innermost last.
+        let mut regions: Vec<(usize, usize)> = Vec::new();
+        // Each `$` passed over, and the byte that made it no reference.
+        let mut missed: Vec<(usize, usize)> = Vec::new();
         let mut pos = 0;
         let mut steps = 0usize;
         let result = loop {
-            let Some(m) = next_macro(&s, pos, false, &is_dollar) else {
+            missed.retain(|&(d, _)| d < pos);
+            let found = next_macro_noting(&s, pos, false, &is_dollar, &mut |d, at| {
+                missed.push((d, at));
+            });
+            let Some(m) = found else {
                 break Ok(());
             };
             let q = m.dollar;
-            while regions.last().is_some_and(|&e| e <= q) {
+            // The regions behind the reference, and those after its `$`
+            // (it is made of them), are done with.
+            while regions.last().is_some_and(|&(b, e)| e <= q || b > q) {
                 regions.pop();
                 stack.pop();
             }
@@ -275,7 +304,7 @@ impl Expander<'_> {
             let old_len = m.end() - q;
             let new_len = piece.len();
             s.replace_range(q..m.end(), &piece);
-            for e in &mut regions {
+            for (_, e) in &mut regions {
                 *e = if *e >= q + old_len {
                     *e + new_len - old_len
                 } else {
@@ -283,13 +312,18 @@ impl Expander<'_> {
                 };
             }
             if let Some(name) = from_name {
-                regions.push(q + new_len);
+                regions.push((q, q + new_len));
                 stack.push(name);
             }
             if s.len() > MAX_EXPANDED_BYTES {
                 break Err(ExpandError::TooLong);
             }
-            pos = q;
+            pos = missed
+                .iter()
+                .filter(|&&(_, at)| at >= q)
+                .map(|&(d, _)| d)
+                .min()
+                .unwrap_or(q);
         };
         stack.truncate(base);
         result.map(|()| s)

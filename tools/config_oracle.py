@@ -233,6 +233,19 @@ def cases():
     c.append(case("expand-name-env", nest + "A = $ENV($(NOPE)HOME)\nH = HOME\nB = $ENV($(H))\n", ["A", "B"], env={"HOME": "/home/probe"}))
     c.append(case("expand-name-in-use", nest + "CAT = POL\nuse $(CAT)ICY : Always_Run_Jobs\nSTART_$(X) = $(V_$(X))\n", ["START", "START_A"]))
     c.append(case("expand-name-cycle", "X = A\nV_A = $(V_$(X))\nB = $(V_A)\n", ["B", "V_A"]))
+    # a value equal to the knob's default keeps the default's text
+    c.append(case("default-text-booleans",
+                  "CONTINUE = tRUE\nABORT_ON_EXCEPTION = FALSE\nADSTASH_SCHEDD_HISTORY = false\nA = $(ABORT_ON_EXCEPTION)\n"
+                  "ADSTASH_SCHEDD_JOB_EPOCH_HISTORY = TRUE\nALLOW_VM_CRUFT = FALSE\n",
+                  ["CONTINUE", "ABORT_ON_EXCEPTION", "ADSTASH_SCHEDD_HISTORY", "A", "ADSTASH_SCHEDD_JOB_EPOCH_HISTORY", "ALLOW_VM_CRUFT"]))
+    c.append(case("default-text-not-booleans",
+                  "DAEMON_LIST = master\nCGROUP_MEMORY_LIMIT_POLICY = HARD\nBASE_CGROUP = htcondor\nCLAIM_WORKLIFE = 1200\nCONTINUE = yes\n",
+                  ["DAEMON_LIST", "CGROUP_MEMORY_LIMIT_POLICY", "BASE_CGROUP", "CLAIM_WORKLIFE", "CONTINUE"]))
+    c.append(case("default-text-prefixed",
+                  "FOO.CONTINUE = tRuE\nSTARTD.ABORT_ON_EXCEPTION = FALSE\nSLOT1_CONTINUE = TRUE\n",
+                  ["FOO.CONTINUE", "STARTD.ABORT_ON_EXCEPTION", "SLOT1_CONTINUE"]))
+    c.append(case("default-text-environment", "A = 1\n", ["ABORT_ON_EXCEPTION", "CONTINUE"],
+                  env={"_CONDOR_ABORT_ON_EXCEPTION": "FALSE", "_CONDOR_CONTINUE": "TRUE"}))
     c.append(case("expand-undefined-empty", "A = x$(NOPE)y\n", ["A"]))
     c.append(case("expand-default", "A = $(NOPE:dflt)\nB = $(C:dflt)\nC = set\n", ["A", "B"]))
     c.append(case("expand-default-nested", "A = $(X:$(Y:$(Z)))\nZ = zz\n", ["A"]))

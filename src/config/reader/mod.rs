@@ -318,7 +318,19 @@ impl Reader<'_> {
         }
     }
 
+    /// Defines `name`. A value equal to the knob's built-in default (for
+    /// `PREFIX.NAME` too) keeps the default's text, as HTCondor's reader
+    /// does: `true` and `false` compare without regard to case, so
+    /// `CONTINUE = TRUE` reads back as `True`.
     fn define(&mut self, name: &str, value: String, origin: Origin) {
+        let table = super::table::Table::builtin();
+        let default = table
+            .get(name)
+            .or_else(|| table.get(name.split_once('.')?.1));
+        let value = match default {
+            Some(d) if same_as_default(&value, &d.value) => d.value.to_string(),
+            _ => value,
+        };
         self.table.insert(name, value, origin);
     }
 
@@ -867,6 +879,13 @@ fn split_list(s: &str) -> Vec<String> {
         .filter(|w| !w.is_empty())
         .map(str::to_string)
         .collect()
+}
+
+/// Whether a value read is its knob's default text: the same text, or the
+/// same boolean literal in another case.
+fn same_as_default(value: &str, default: &str) -> bool {
+    let boolean = |t: &str| t.eq_ignore_ascii_case("true") || t.eq_ignore_ascii_case("false");
+    value == default || (boolean(default) && value.eq_ignore_ascii_case(default))
 }
 
 #[cfg(test)]

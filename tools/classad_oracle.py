@@ -18,6 +18,7 @@ Writes JSON-lines files that `cargo test` checks without Python:
                 with patterns that match the empty string
   syntax.jsonl  as parse.jsonl: where an expression may end (semicolons,
                 comments), what an ad's attribute list may hold
+  unresolved.jsonl as eval.jsonl: unresolved() over every kind of reference
 
 `--only NAME...` (after the directory) writes only those files.
 
@@ -797,6 +798,41 @@ def gen_corners():
     w.finish()
 
 
+# unresolved.jsonl: unresolved(attr[, pattern]) over the references an
+# attribute's expression makes, followed through the ad.
+
+UNRESOLVED_FORMS = ["x", "b + x", "zz + Yy + xx + b", "x + x + X", "c.d + MY.e + TARGET.f + Other.g + h.i.j",
+                    "MY.b.c + TARGET.x + target.Y + my.z", "MY.x", "TARGET.x", "Other.x", "my.b",
+                    "n.c", "n.d", "n.c + n.d.e", "parent.x + .y", ".b + .x", "a + x", "r + x",
+                    "[x = y].x + q", "{p, q}[0]", "f(p)", "strcat(p, \"q\")", "isUndefined(zz) ? p : q",
+                    "1", "\"s\"", "undefined", "error", "{}", "[]", "chain", "loop1", "self.x",
+                    "b.x", "x[1]", "x.y.z", "TARGET.b + MY.b", "ifThenElse(b, p, q)", "-x", "(x)",
+                    "Y + y + x + X", "aa + AB + ab + Aa", "TARGET.f + s", "TARGET.f + u", "MY.e + d",
+                    "TARGET.f + TARGET.F + f", "Other.f + TARGET.f + f", "TARGET.a.b + s", "MY.n.q + s",
+                    "n.d + N.D + n.c", "Other.g + p", "target.f + MY.f + my.F"]
+UNRESOLVED_PATTERNS = ['"x"', '"X"', '"^x$"', '""', '"."', '"b.c"', '"^b$"', '"my"', '"target"',
+                       '"other"', '"["', '"y|q"', "1", "undefined", "error", '"^$"', '"^f$"', '"^d$"']
+
+
+def gen_unresolved():
+    w = Cases("unresolved.jsonl")
+    for form in UNRESOLVED_FORMS:
+        my = ("[a = %s; b = 1; n = [c = 1]; chain = b2; b2 = b3; b3 = dd; loop1 = loop2; "
+              "loop2 = loop1 + w]" % form)
+        eval_case(w, "unresolved(a)", my)
+        eval_case(w, "unresolved(a)", my, "[x = 1; b = 2; f = 3]")
+        for p in UNRESOLVED_PATTERNS:
+            eval_case(w, "unresolved(a, %s)" % p, my)
+    my = "[a = x + y; b = 1]"
+    for call in ["unresolved()", "unresolved(a, \"x\", 1)", "unresolved(\"a\")", "unresolved(nosuch)",
+                 "unresolved(MY.a)", "unresolved(TARGET.a)", "unresolved(b)", "unresolved(a.b)",
+                 "unresolved(A)", "unresolved(1)", "unresolved(a + 1)", "unresolved(undefined)"]:
+        eval_case(w, call, my)
+        eval_case(w, call, my, "[a = q; b = 2]")
+        eval_case(w, call)
+    w.finish()
+
+
 # syntax.jsonl: where an expression or an ad may end, and what an ad's
 # attribute list may hold (semicolons, comments, names).
 
@@ -828,12 +864,12 @@ GENERATORS = {"eval": lambda: gen_eval(), "parse": lambda: gen_parse(),
               "syntax": lambda: gen_syntax(),
               "print": lambda: gen_print(), "old": lambda: gen_old(),
               "match": lambda: gen_match(), "time": lambda: gen_time(),
-              "corners": lambda: gen_corners()}
+              "corners": lambda: gen_corners(), "unresolved": lambda: gen_unresolved()}
 
 
 def main():
     """All fixtures, or those named after --only (eval, parse, syntax, print,
-    old, match, time, corners)."""
+    old, match, time, corners, unresolved)."""
     os.makedirs(OUT, exist_ok=True)
     only = sys.argv[sys.argv.index("--only") + 1:] if "--only" in sys.argv else list(GENERATORS)
     for name in only:

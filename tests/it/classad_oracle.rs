@@ -151,6 +151,8 @@ fn evaluation_matches_htcondor() {
     // mixed lists and substitutions with empty matches.
     cases.extend(fixture("time.jsonl"));
     cases.extend(fixture("corners.jsonl"));
+    // unresolved() over every kind of reference, with and without a pattern.
+    cases.extend(fixture("unresolved.jsonl"));
     let env = FixedEnv::new(NOW);
     let mut r = Report::new("eval");
     let mut known_seen = 0;

@@ -13,6 +13,7 @@ mod regex;
 mod string;
 mod stringlist;
 mod time;
+mod unresolved;
 
 use super::ast::{Call, Expr};
 use super::eval::{Evaluator, R};
@@ -292,7 +293,7 @@ pub(crate) fn call(ev: &mut Evaluator<'_>, call: &Call, frame: &Frame) -> R<Valu
         B::IfThenElse => conv::if_then_else(ev, &args),
         B::Eval => conv::eval(ev, &args),
         B::Unparse => conv::unparse(ev, &args),
-        B::Unresolved => conv::unresolved(ev, &args),
+        B::Unresolved => unresolved::unresolved(ev, &args),
         B::Debug => conv::debug(ev, &args),
         B::Member | B::IdenticalMember => list::member(ev, func == B::IdenticalMember, &args),
         B::Size => list::size(ev, &args),

@@ -108,11 +108,10 @@ impl Work<'_, '_> {
         };
         let ad = self.ad();
         let env = FixedEnv::new(self.ctx.now);
-        let Ok(probe) = crate::classad::parse_expr("unresolved(Rank)") else {
-            return true;
-        };
-        let refs = crate::classad::eval_expr_in(&probe, Some(&ad), None, &env);
-        if !matches!(&refs, Value::Str(s) if s.as_bytes().is_empty()) {
+        if ad
+            .unresolved_names("Rank", &env)
+            .is_none_or(|n| !n.is_empty())
+        {
             return true;
         }
         let fixed = match self.eval("Rank", None) {

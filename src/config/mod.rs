@@ -22,6 +22,7 @@ mod expand;
 mod log_limit;
 mod printf;
 mod reader;
+mod scan;
 mod source;
 pub mod table;
 

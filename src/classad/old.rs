@@ -139,6 +139,9 @@ pub struct OldAd {
     pub ad: ClassAd,
     /// Lines that did not parse.
     pub errors: Vec<ParseError>,
+    /// The attributes of the lines before the first that did not parse:
+    /// what HTCondor's reader keeps of the ad.
+    pub before_error: ClassAd,
     /// Line of the first attribute line.
     pub first_line: u32,
 }
@@ -206,11 +209,17 @@ impl Pending<'_> {
             .collect();
         let mut parsed = parse_expr_prefixes(&values, Syntax::Old, limits).into_iter();
         let mut ad = ClassAd::new();
+        let mut before_error = ClassAd::new();
         let mut errors = Vec::new();
         for (lineno, line) in self.lines {
             match line {
                 Ok((name, eq, _)) => match parsed.next() {
-                    Some(Ok(e)) => ad.insert(name, e),
+                    Some(Ok(e)) => {
+                        if errors.is_empty() {
+                            before_error.insert(name.clone(), e.clone());
+                        }
+                        ad.insert(name, e);
+                    }
                     Some(Err(e)) => errors.push(place_value_error(e, eq, lineno)),
                     None => {}
                 },
@@ -220,6 +229,7 @@ impl Pending<'_> {
         OldAd {
             ad,
             errors,
+            before_error,
             first_line: self.first_line,
         }
     }
@@ -293,10 +303,23 @@ impl OldReader {
 }
 
 /// Parses an ad written in either syntax: new if its first non-blank
-/// character is `[`, else old-syntax lines (every line must parse).
+/// character is `[`, else old-syntax lines read as HTCondor's reader does
+/// (see [`read_ads_auto`]; blank lines do not split the ad). A line that
+/// does not parse is logged as a warning.
 pub fn parse_ad_auto(text: &[u8], limits: &Limits) -> Result<ClassAd, ParseError> {
+    let (ad, warnings) = read_ad_auto(text, limits)?;
+    log_skipped(&warnings);
+    Ok(ad)
+}
+
+/// [`parse_ad_auto`], handing back the lines skipped instead of logging
+/// them.
+pub fn read_ad_auto(
+    text: &[u8],
+    limits: &Limits,
+) -> Result<(ClassAd, Vec<ParseError>), ParseError> {
     if text.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'[') {
-        return parse_ad_with(text, limits);
+        return parse_ad_with(text, limits).map(|ad| (ad, Vec::new()));
     }
     if text.len() > limits.max_text_bytes {
         return Err(ParseError::new(
@@ -308,29 +331,41 @@ pub fn parse_ad_auto(text: &[u8], limits: &Limits) -> Result<ClassAd, ParseError
             ),
         ));
     }
-    let reader = OldReader {
-        separators: false,
-        limits: limits.clone(),
-        ..OldReader::default()
-    };
+    let (ads, warnings) = read_old(text, limits)?;
     let mut ad = ClassAd::new();
-    for item in reader.read(text) {
-        if let OldItem::Ad(a) = item {
-            if let Some(e) = a.errors.into_iter().next() {
-                return Err(e);
-            }
-            ad.update(&a.ad);
-        }
+    for a in &ads {
+        ad.update(a);
     }
-    Ok(ad)
+    Ok((ad, warnings))
 }
 
 /// Reads a stream of ads in either syntax: new-syntax ads one after another,
 /// or old-syntax ads separated by blank lines (as `condor_status -long`).
+/// Old-syntax lines are read as HTCondor's reader does; see
+/// [`read_ads_auto`]. Skipped lines are logged as warnings.
 pub fn parse_ads_auto(text: &[u8], limits: &Limits) -> Result<Vec<ClassAd>, ParseError> {
+    let (ads, warnings) = read_ads_auto(text, limits)?;
+    log_skipped(&warnings);
+    Ok(ads)
+}
+
+/// [`parse_ads_auto`], handing back what was skipped. As HTCondor's
+/// old-syntax reader: `#` comment lines are skipped; an ad ends at its
+/// first line that does not parse, keeping the lines before it, and the
+/// rest of that ad (to the next blank line) is skipped, each such ad
+/// giving one warning (the bad line and why); an ad whose very first line
+/// does not parse is an error.
+pub fn read_ads_auto(
+    text: &[u8],
+    limits: &Limits,
+) -> Result<(Vec<ClassAd>, Vec<ParseError>), ParseError> {
     if text.iter().find(|c| !c.is_ascii_whitespace()) == Some(&b'[') {
-        return super::parser::parse_ads_new(text, limits);
+        return super::parser::parse_ads_new(text, limits).map(|ads| (ads, Vec::new()));
     }
+    read_old(text, limits)
+}
+
+fn read_old(text: &[u8], limits: &Limits) -> Result<(Vec<ClassAd>, Vec<ParseError>), ParseError> {
     let reader = OldReader {
         blank_line_ends_ad: true,
         separators: false,
@@ -339,15 +374,26 @@ pub fn parse_ads_auto(text: &[u8], limits: &Limits) -> Result<Vec<ClassAd>, Pars
         limits: limits.clone(),
     };
     let mut out = Vec::new();
+    let mut warnings = Vec::new();
     for item in reader.read(text) {
-        if let OldItem::Ad(a) = item {
-            if let Some(e) = a.errors.into_iter().next() {
-                return Err(e);
+        let OldItem::Ad(a) = item else { continue };
+        match a.errors.into_iter().next() {
+            None => out.push(a.ad),
+            Some(e) if a.before_error.is_empty() => return Err(e),
+            Some(e) => {
+                warnings.push(e);
+                out.push(a.before_error);
             }
-            out.push(a.ad);
         }
     }
-    Ok(out)
+    Ok((out, warnings))
+}
+
+fn log_skipped(warnings: &[ParseError]) {
+    for w in warnings {
+        tracing::warn!(message = "Old-syntax ad line refused; the ad ends before it.",
+            line = w.position.line, column = w.position.column, cause = %w.message);
+    }
 }
 
 #[cfg(test)]

@@ -14,7 +14,7 @@ use serde::Deserialize;
 
 use super::sysenv::SystemEnv;
 use crate::classad::matchmaking::match_job;
-use crate::classad::old::{parse_ad_auto, parse_ads_auto};
+use crate::classad::old::{parse_ad_auto, read_ad_auto, read_ads_auto};
 use crate::classad::unparse::{
     OldOrder, ad_to_json, ad_to_old, ad_to_pretty, ad_to_string, value_to_string,
 };
@@ -96,12 +96,28 @@ pub fn run(cmd: ClassadCmd) -> Result<ExitCode> {
 
 fn read_ad(path: &Path) -> Result<ClassAd> {
     let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    parse_ad_auto(&text, &Limits::default()).with_context(|| format!("parsing {}", path.display()))
+    let (ad, skipped) = read_ad_auto(&text, &Limits::default())
+        .with_context(|| format!("parsing {}", path.display()))?;
+    warn_skipped(&path.display().to_string(), &skipped);
+    Ok(ad)
 }
 
 fn read_ads(path: &Path) -> Result<Vec<ClassAd>> {
     let text = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
-    parse_ads_auto(&text, &Limits::default()).with_context(|| format!("parsing {}", path.display()))
+    let (ads, skipped) = read_ads_auto(&text, &Limits::default())
+        .with_context(|| format!("parsing {}", path.display()))?;
+    warn_skipped(&path.display().to_string(), &skipped);
+    Ok(ads)
+}
+
+/// Tells, on stderr, where an old-syntax ad was cut short: HTCondor's
+/// reader keeps the lines before a bad one and skips the rest of the ad.
+fn warn_skipped(source: &str, skipped: &[ParseError]) {
+    for e in skipped {
+        eprintln!(
+            "roost: warning: {source}: {e}; the ad ends before this line (the lines before it are kept, as HTCondor's reader does)"
+        );
+    }
 }
 
 fn make_env(now: Option<i64>) -> Box<dyn Env> {
@@ -207,7 +223,8 @@ fn fmt(a: &FmtArgs) -> Result<ExitCode> {
     std::io::stdin()
         .read_to_end(&mut text)
         .context("reading stdin")?;
-    let ads = parse_ads_auto(&text, &Limits::default()).context("parsing stdin")?;
+    let (ads, skipped) = read_ads_auto(&text, &Limits::default()).context("parsing stdin")?;
+    warn_skipped("stdin", &skipped);
     let mut out = BufWriter::new(std::io::stdout().lock());
     if a.json {
         if ads.len() == 1 {

@@ -14,7 +14,7 @@ use clap::{Args, ValueEnum};
 
 use super::sysconfig::load_daemon_config;
 use crate::admin::{Response, call_with};
-use crate::classad::old::parse_ads_auto;
+use crate::classad::old::read_ads_auto;
 use crate::classad::unparse::{OldOrder, ad_to_old, ad_to_string};
 use crate::classad::{ClassAd, FixedEnv, Limits, Value, parse_ad};
 use crate::schedd::event::ExitHow;
@@ -128,8 +128,13 @@ fn read_input(file: Option<&str>) -> Result<String> {
 pub fn submit(cmd: SubmitCmd) -> Result<ExitCode> {
     if let Some(file) = &cmd.ad {
         let text = read_input(Some(file))?;
-        let ads = parse_ads_auto(text.as_bytes(), &Limits::default())
+        // A job is queued only from an ad read whole: HTCondor's reader
+        // would keep the lines before a bad one, a job without the rest.
+        let (ads, skipped) = read_ads_auto(text.as_bytes(), &Limits::default())
             .map_err(|e| anyhow!("{file}: {e}"))?;
+        if let Some(e) = skipped.first() {
+            return Err(anyhow!("{file}: {e}; nothing was queued"));
+        }
         let ads = ads.iter().map(ad_to_string).collect();
         return finish_submit(&cmd.schedd, ads, None);
     }

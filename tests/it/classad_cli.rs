@@ -152,3 +152,44 @@ fn match_counts_matches_and_picks_the_best_rank() {
     assert_eq!(lines[2]["matches"], 2);
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// Old-syntax ads are read as HTCondor's reader reads them: comment lines
+/// skipped, an ad cut short at its first bad line (with a warning naming
+/// it), an ad with no good line before the bad one refused.
+#[test]
+fn old_ads_keep_the_lines_before_a_bad_one() {
+    let (out, err, ok) = run_with_stdin(
+        &["classad", "fmt", "--old"],
+        "# written by a site script\nA = 1\nnot an assignment\nB = 2\n\nC = 3 # note\n",
+    );
+    assert!(ok, "{err}");
+    assert_eq!(out, "A = 1\n\nC = 3\n");
+    assert!(
+        err.contains("warning: stdin: line 3, column 1") && err.contains("the ad ends"),
+        "{err}"
+    );
+    let dir = std::env::temp_dir().join(format!("roost-old-ad-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let my = dir.join("my.ad");
+    std::fs::write(&my, "# slot\nMemory = 2048\nCpus = (\nDisk = 10\n").expect("write");
+    let o = roost()
+        .args([
+            "classad",
+            "eval",
+            "Memory * 2 + (isUndefined(Cpus) ? 0 : 1)",
+        ])
+        .arg("--my")
+        .arg(&my)
+        .output()
+        .expect("run");
+    assert!(o.status.success(), "{o:?}");
+    assert_eq!(String::from_utf8_lossy(&o.stdout), "4096\n");
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("line 3"),
+        "{o:?}"
+    );
+    let (_, err, ok) = run_with_stdin(&["classad", "fmt", "--old"], "A = 1\n\nbad\nB = 2\n");
+    assert!(!ok);
+    assert!(err.contains("line 3, column 1"), "{err}");
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -19,6 +19,8 @@ Writes JSON-lines files that `cargo test` checks without Python:
   syntax.jsonl  as parse.jsonl: where an expression may end (semicolons,
                 comments), what an ad's attribute list may hold
   unresolved.jsonl as eval.jsonl: unresolved() over every kind of reference
+  oldads.jsonl  {"text", "ads": [old-syntax text]} or {"text", "error": true}:
+                whole old-syntax inputs as HTCondor's reader splits them
 
 `--only NAME...` (after the directory) writes only those files.
 
@@ -707,6 +709,34 @@ def gen_old():
     w.finish()
 
 
+# oldads.jsonl: whole old-syntax texts (several lines, blank-line separated
+# ads) as HTCondor's reader splits and keeps them.
+
+OLDAD_LINES = ["A = 1", 'B = "x # y"', "# comment", "// c", "not an assignment", "= 2", "C = (1 +",
+               "D = 2 # trailing", "  E  =  3  ", "", "F = [x = 1;", "/* c */ G = 4", "H = 5 /* c */",
+               'I = "C:\\\\dir\\\\"', "J = 0123", "K = a b", "\tL\t=\t6"]
+
+
+def old_ads(text):
+    try:
+        return {"text": text, "ads": [ad.printOld() for ad in
+                                      classad2.parseAds(text, classad2.ParserType.Old)]}
+    except Exception:
+        return {"text": text, "error": True}
+
+
+def gen_oldads():
+    cases = []
+    for a in OLDAD_LINES:
+        for b in OLDAD_LINES:
+            cases.append("A0 = 0\n%s\n%s\nZ = 9\n" % (a, b))
+            cases.append("%s\n%s\n\nY = 8\n" % (a, b))
+    w = Writer("oldads.jsonl")
+    for text in cases:
+        w.write(old_ads(text), text)
+    w.close()
+
+
 # ---------------------------------------------------------------------------
 # match.jsonl
 
@@ -864,12 +894,13 @@ GENERATORS = {"eval": lambda: gen_eval(), "parse": lambda: gen_parse(),
               "syntax": lambda: gen_syntax(),
               "print": lambda: gen_print(), "old": lambda: gen_old(),
               "match": lambda: gen_match(), "time": lambda: gen_time(),
-              "corners": lambda: gen_corners(), "unresolved": lambda: gen_unresolved()}
+              "corners": lambda: gen_corners(), "unresolved": lambda: gen_unresolved(),
+              "oldads": lambda: gen_oldads()}
 
 
 def main():
     """All fixtures, or those named after --only (eval, parse, syntax, print,
-    old, match, time, corners, unresolved)."""
+    old, oldads, match, time, corners, unresolved)."""
     os.makedirs(OUT, exist_ok=True)
     only = sys.argv[sys.argv.index("--only") + 1:] if "--only" in sys.argv else list(GENERATORS)
     for name in only:

@@ -353,8 +353,9 @@ pub fn parse_ads_auto(text: &[u8], limits: &Limits) -> Result<Vec<ClassAd>, Pars
 /// old-syntax reader: `#` comment lines are skipped; an ad ends at its
 /// first line that does not parse, keeping the lines before it, and the
 /// rest of that ad (to the next blank line) is skipped, each such ad
-/// giving one warning (the bad line and why); an ad whose very first line
-/// does not parse is an error.
+/// giving one warning (the bad line and why). An ad whose very first line
+/// does not parse is an error, unless it is the last ad and others came
+/// before it (then it is left out, with a warning).
 pub fn read_ads_auto(
     text: &[u8],
     limits: &Limits,
@@ -375,18 +376,32 @@ fn read_old(text: &[u8], limits: &Limits) -> Result<(Vec<ClassAd>, Vec<ParseErro
     };
     let mut out = Vec::new();
     let mut warnings = Vec::new();
-    for item in reader.read(text) {
-        let OldItem::Ad(a) = item else { continue };
+    let ads: Vec<OldAd> = reader
+        .read(text)
+        .into_iter()
+        .filter_map(|i| match i {
+            OldItem::Ad(a) => Some(a),
+            OldItem::Separator(_) => None,
+        })
+        .collect();
+    let last = ads.len().saturating_sub(1);
+    for (i, a) in ads.into_iter().enumerate() {
         match a.errors.into_iter().next() {
             None => out.push(a.ad),
-            Some(e) if a.before_error.is_empty() => return Err(e),
+            // Nothing of it read: HTCondor's reader cannot go on past it.
+            Some(e) if a.before_error.is_empty() && i < last => return Err(e),
             Some(e) => {
                 warnings.push(e);
-                out.push(a.before_error);
+                if !a.before_error.is_empty() {
+                    out.push(a.before_error);
+                }
             }
         }
     }
-    Ok((out, warnings))
+    match warnings.first() {
+        Some(e) if out.is_empty() => Err(e.clone()),
+        _ => Ok((out, warnings)),
+    }
 }
 
 fn log_skipped(warnings: &[ParseError]) {

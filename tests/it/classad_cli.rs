@@ -155,7 +155,8 @@ fn match_counts_matches_and_picks_the_best_rank() {
 
 /// Old-syntax ads are read as HTCondor's reader reads them: comment lines
 /// skipped, an ad cut short at its first bad line (with a warning naming
-/// it), an ad with no good line before the bad one refused.
+/// it), an ad with no good line before the bad one left out, and a text
+/// with no ad left refused.
 #[test]
 fn old_ads_keep_the_lines_before_a_bad_one() {
     let (out, err, ok) = run_with_stdin(
@@ -188,8 +189,12 @@ fn old_ads_keep_the_lines_before_a_bad_one() {
         String::from_utf8_lossy(&o.stderr).contains("line 3"),
         "{o:?}"
     );
-    let (_, err, ok) = run_with_stdin(&["classad", "fmt", "--old"], "A = 1\n\nbad\nB = 2\n");
-    assert!(!ok);
+    let (out, err, ok) = run_with_stdin(&["classad", "fmt", "--old"], "A = 1\n\nbad\nB = 2\n");
+    assert!(ok, "{err}");
+    assert_eq!(out, "A = 1\n");
     assert!(err.contains("line 3, column 1"), "{err}");
+    let (_, err, ok) = run_with_stdin(&["classad", "fmt", "--old"], "# x\nbad\nB = 2\n");
+    assert!(!ok);
+    assert!(err.contains("line 2, column 1"), "{err}");
     std::fs::remove_dir_all(&dir).ok();
 }

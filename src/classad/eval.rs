@@ -237,11 +237,7 @@ impl<'a> Evaluator<'a> {
     }
 
     /// The root scope: the match ad in a match, else MY.
-    pub(crate) fn root_frame(&self) -> Option<Frame> {
-        self.root()
-    }
-
-    fn root(&self) -> Option<Frame> {
+    pub(crate) fn root(&self) -> Option<Frame> {
         if self.matching {
             Some(Frame::Match)
         } else if self.left.is_some() {

@@ -139,9 +139,10 @@ pub struct OldAd {
     pub ad: ClassAd,
     /// Lines that did not parse.
     pub errors: Vec<ParseError>,
-    /// The attributes of the lines before the first that did not parse:
-    /// what HTCondor's reader keeps of the ad.
-    pub before_error: ClassAd,
+    /// The attributes of the lines before the first that did not parse
+    /// (what HTCondor's reader keeps of the ad); `None` when every line
+    /// parsed.
+    pub before_error: Option<ClassAd>,
     /// Line of the first attribute line.
     pub first_line: u32,
 }
@@ -209,22 +210,24 @@ impl Pending<'_> {
             .collect();
         let mut parsed = parse_expr_prefixes(&values, Syntax::Old, limits).into_iter();
         let mut ad = ClassAd::new();
-        let mut before_error = ClassAd::new();
+        let mut before_error = None;
         let mut errors = Vec::new();
         for (lineno, line) in self.lines {
-            match line {
+            let error = match line {
                 Ok((name, eq, _)) => match parsed.next() {
                     Some(Ok(e)) => {
-                        if errors.is_empty() {
-                            before_error.insert(name.clone(), e.clone());
-                        }
                         ad.insert(name, e);
+                        continue;
                     }
-                    Some(Err(e)) => errors.push(place_value_error(e, eq, lineno)),
-                    None => {}
+                    Some(Err(e)) => place_value_error(e, eq, lineno),
+                    None => continue,
                 },
-                Err(e) => errors.push(e),
+                Err(e) => e,
+            };
+            if errors.is_empty() {
+                before_error = Some(ad.clone());
             }
+            errors.push(error);
         }
         OldAd {
             ad,
@@ -388,12 +391,15 @@ fn read_old(text: &[u8], limits: &Limits) -> Result<(Vec<ClassAd>, Vec<ParseErro
     for (i, a) in ads.into_iter().enumerate() {
         match a.errors.into_iter().next() {
             None => out.push(a.ad),
-            // Nothing of it read: HTCondor's reader cannot go on past it.
-            Some(e) if a.before_error.is_empty() && i < last => return Err(e),
             Some(e) => {
+                let kept = a.before_error.unwrap_or_default();
+                // Nothing of it read: HTCondor's reader cannot go on past it.
+                if kept.is_empty() && i < last {
+                    return Err(e);
+                }
                 warnings.push(e);
-                if !a.before_error.is_empty() {
-                    out.push(a.before_error);
+                if !kept.is_empty() {
+                    out.push(kept);
                 }
             }
         }

@@ -168,7 +168,7 @@ fn refs(ev: &mut Evaluator<'_>, frame: &Frame, e: &Expr, walk: &mut Walk) -> R<(
     }
     match e {
         Expr::Attr(n) => found(ev, n, frame, walk),
-        Expr::AbsAttr(n) => match ev.root_frame() {
+        Expr::AbsAttr(n) => match ev.root() {
             Some(root) => found(ev, n, &root, walk),
             None => {
                 walk.add(n.as_str(), n.as_str());

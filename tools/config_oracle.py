@@ -1,10 +1,16 @@
 #!/usr/bin/env python3
-"""Generates tests/fixtures/config/cases.jsonl: configuration files and the
-values HTCondor's own reader (the `htcondor2` module, HTCondor 23.10) gives
-for them. `cargo test` checks Roost against the file without Python.
+"""Generates tests/fixtures/config/cases-<MAJOR>.jsonl: configuration files
+and the values HTCondor's own reader (the `htcondor2` module) gives for them,
+once per HTCondor release Roost's reader can behave as (23.10 and 25.14).
+`cargo test` checks Roost against the files without Python.
 
     python3 -m venv /tmp/v23 && /tmp/v23/bin/pip install -r tools/requirements.txt
-    /tmp/v23/bin/python tools/config_oracle.py
+    python3 -m venv /tmp/v25 && /tmp/v25/bin/pip install -r tools/requirements-25.txt
+    python3 tools/config_oracle.py /tmp/v23/bin/python
+    python3 tools/config_oracle.py /tmp/v25/bin/python [--only NAME...]
+
+The release is the one installed in the Python given; the cases and the
+template list (from src/config/param_table_<MAJOR>.txt) follow it.
 
 Each case is written to a fresh directory (root file `condor_config`, plus any
 included files) and read by a fresh Python process with `CONDOR_CONFIG`
@@ -26,9 +32,9 @@ import sys
 import tempfile
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-OUT = os.path.join(ROOT, "tests", "fixtures", "config", "cases.jsonl")
+OUT = os.path.join(ROOT, "tests", "fixtures", "config", "cases-%d.jsonl")
 SPEC = os.path.join(ROOT, "..", "shared", "spec")
-TABLE = os.path.join(ROOT, "src", "config", "param_table.txt")
+TABLE = os.path.join(ROOT, "src", "config", "param_table_%d.txt")
 
 CHILD = r"""
 import json, os, sys
@@ -127,17 +133,28 @@ def case(name, text, probes, files=None, env=None, subsystem="TOOL"):
     return {"name": name, "files": f, "env": env or {}, "subsystem": subsystem, "probes": probes}
 
 
-def templates():
+def major_of(py):
+    p = subprocess.run([py, "-c", "import warnings; warnings.simplefilter('ignore'); "
+                        "import htcondor2; print(htcondor2.version().split()[1])"],
+                       env={"PATH": "/usr/bin:/bin", "CONDOR_CONFIG": "/dev/null"},
+                       capture_output=True, text=True, check=True)
+    return int(p.stdout.strip().split(".")[0])
+
+
+ASSIGN = r"\s*([A-Za-z_][A-Za-z0-9_./]*)\s*(=|@=|\+[,;|*&]{0,2}=)"
+
+
+def templates(major):
     """Every template in Roost's table, with the knob names it defines."""
     out = []
-    for line in open(TABLE, encoding="utf-8"):
+    for line in open(TABLE % major, encoding="utf-8"):
         parts = line.rstrip("\n").split("\t")
         if parts[0] != "M":
             continue
         body = parts[3].replace("\\n", "\n").replace("\\t", "\t").replace("\\\\", "\\")
         names = []
         for l in body.split("\n"):
-            m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_./]*)\s*(=|@=)", l)
+            m = re.match(ASSIGN, l)
             if m and m.group(1).lower() not in ("use", "if", "elif", "else", "endif"):
                 if m.group(1) not in names:
                     names.append(m.group(1))
@@ -170,14 +187,59 @@ def spec_blocks():
 def names_in(text):
     names = []
     for l in text.split("\n"):
-        m = re.match(r"\s*([A-Za-z_][A-Za-z0-9_./]*)\s*(=|@=)", l)
+        m = re.match(ASSIGN, l)
         if m and m.group(1) not in names:
             names.append(m.group(1))
     return names
 
 
-def cases():
+def append_cases():
+    """HTCondor 25's NAME += value and NAME +<sep>= value (HTCondor 23 reads
+    the words before '=' as noise)."""
     c = []
+    for sep, tag in [("", "space"), (",", "comma"), (";", "semi"), ("|", "bar"), ("*", "star"), ("&", "amp"),
+                     (",,", "comma2"), (";;", "semi2"), ("||", "or"), ("**", "star2"), ("&&", "and")]:
+        c.append(case("append-%s" % tag, "A = a\nA +%s= b\nA +%s= c\nB +%s= only\nC =\nC +%s= d\n" % (sep, sep, sep, sep),
+                      ["A", "B", "C"]))
+    for bad in ["+x", "+,;", "+&|", "+,,,", "+!", "+:", "+(", "+1", "++", "+ "]:
+        c.append(case("append-bad-%s" % "".join("%02x" % ord(ch) for ch in bad), "A = a\nA %s= b\n" % bad, ["A"]))
+    c.append(case("append-no-space-before", "A = a\nA+= b\n", ["A"]))
+    c.append(case("append-colon", "A = a\nA +: b\n", ["A"]))
+    c.append(case("append-empty-value", "A = a\nA +=\nB = b\nB +,=\n", ["A", "B"]))
+    c.append(case("append-trims", "A = a \n  A   +=   b c  \n", ["A"]))
+    c.append(case("append-self-ref", "A = a\nA += $(A)\nB = $(X)\nX = q\nB += $(B) z\n", ["A", "B"]))
+    c.append(case("append-unexpanded-empty", "A = $(NOPE)\nA +,= s\n", ["A"]))
+    c.append(case("append-then-assign", "A = a\nA +,= b\nA = c\n", ["A"]))
+    c.append(case("append-default", "DAEMON_LIST += STARTD\nMAX_DEFAULT_LOG +,= 5\nSTARTD_ATTRS += X\n",
+                  ["DAEMON_LIST", "MAX_DEFAULT_LOG", "STARTD_ATTRS"]))
+    c.append(case("append-subsys", "X = a\nSTARTD.X += b\nSTARTD.DAEMON_LIST += Y\nY = y\nSTARTD.Y += z\n",
+                  ["X", "STARTD.X", "STARTD.DAEMON_LIST", "STARTD.Y"], subsystem="STARTD"))
+    c.append(case("append-continued", "A = a\nA += b\\\n c\n", ["A"]))
+    c.append(case("append-here-doc", "A = a\nA +=@end\nx\n@end\n", ["A"]))
+    c.append(case("append-in-if", "A = a\nif true\nA +,= b\nelse\nA +,= c\nendif\n", ["A"]))
+    c.append(case("append-env", "A = a\n", ["A"], env={"_CONDOR_A": "$(A) e"}))
+    c.append(case("append-expanded-name", "N = A\nA = a\n$(N) += b\n", ["A"]))
+    c.append(case("append-policy", "use POLICY : Always_Run_Jobs\nSTART +&&= (Owner == \"me\")\nSTART +||= false\n", ["START"]))
+    c.append(case("append-persistent-list", "STARTD_CRON_JOBLIST = one\nSTARTD_CRON_JOBLIST +,= two\nSTARTD_CRON_JOBLIST += three\n",
+                  ["STARTD_CRON_JOBLIST"]))
+    return c
+
+
+def basename_cases():
+    """$BASENAME(name) and HTCondor 25's $BASENAME(name, suffix)."""
+    text = ("P = /a/b/c.txt\nR = c.tar.gz\nQ = /a/b/\nS = .gz\n"
+            "A = $BASENAME(P)\nB = $BASENAME(P, .txt)\nC = $BASENAME(P,.c)\nD = $BASENAME(NOPE)\n"
+            "E = $BASENAME(NOPE:/x/y.z)\nF = $BASENAME(P:/x)\nG = $BASENAME(Q)\nH = $BASENAME(R, .gz)\n"
+            "I = $BASENAME(R, tar.gz)\nJ = $BASENAME(R,  .gz)\nK = $BASENAME(R,.gz,x)\nL = $BASENAME(P, c.txt)\n"
+            "M = $BASENAME(R,)\nN = $BASENAME( R )\nO = $BASENAME(R , .gz)\nT = $BASENAME(R,  .gz )\n"
+            "U = $BASENAME(R:/q/w.gz, .gz)\nV = $BASENAME(P, $(S))\nW = $BASENAME(P,x.txt)\n")
+    return [case("basename-suffix", text, list("ABCDEFGHIJKLMNOTUVW"))]
+
+
+def cases(major):
+    c = []
+    c.extend(append_cases())
+    c.extend(basename_cases())
     # --- the oracle machine's facts: the tests define them the same way
     c.append(case("machine-facts", "A = 1\n", MACHINE_FACTS))
     # --- assignments, names, comments
@@ -321,7 +383,8 @@ def cases():
     c.append(case("if-nested-in-false", "if false\n if true\n  A = 1\n endif\n B = 2\nendif\n", ["A", "B"]))
     c.append(case("if-lazy-vs-read-time", "X = 1\nif defined X\nA = $(Y)\nendif\nY = late\n", ["A"]))
     c.append(case("if-colon-prefix", ":if true\n:A = 1\n:endif\n", ["A"]))
-    for v in ["8.0.0", "8.1", "23.0.0", "23.9.6", "23.9.5", "24.0.0", "99.1.1", "v9.0.0"]:
+    for v in ["8.0.0", "8.1", "23.0.0", "23.9.6", "23.9.5", "24.0.0", "99.1.1", "v9.0.0", "23.10.29", "25.14.1",
+              "25.14", "25.14.2", "25.0"]:
         for op in [">=", ">", "<=", "<", "==", "!=", ""]:
             c.append(case("if-version-%s-%s" % ({">=": "ge", ">": "gt", "<=": "le", "<": "lt", "==": "eq", "!=": "ne", "": "bare"}[op], v),
                           "if version %s %s\nA = yes\nelse\nA = no\nendif\n" % (op, v), ["A"]))
@@ -408,7 +471,7 @@ def cases():
     c.append(case("defaults-override", "MINUTE = 61\n", ["HOUR", "MINUTE", "StateTimer"]))
     c.append(case("defaults-lazy-override-vanilla", "VANILLA = 99\n", ["IsVanilla"]))
     # --- templates
-    for cat, name, knobs in templates():
+    for cat, name, knobs in templates(major):
         if cat in ("UPGRADE", "EXPERIMENTAL"):
             continue
         probes = knobs[:40] if knobs else ["A"]
@@ -452,13 +515,15 @@ def main():
         only = set(args[i + 1:])
         args = args[:i]
     py = args[0] if args else sys.executable
-    all_cases = cases()
+    major = major_of(py)
+    out_path = OUT % major
+    all_cases = cases(major)
     if only:
         old = {}
-        for line in open(OUT):
+        for line in open(out_path):
             cs = json.loads(line)
             old[cs["name"]] = cs
-        with open(OUT, "w") as f:
+        with open(out_path, "w") as f:
             for cs in all_cases:
                 if cs["name"] in only or cs["name"] not in old:
                     run_case(py, cs)
@@ -471,13 +536,13 @@ def main():
     dup = {n for n in names if names.count(n) > 1}
     if dup:
         sys.exit("duplicate case names: %s" % sorted(dup))
-    os.makedirs(os.path.dirname(OUT), exist_ok=True)
-    with open(OUT, "w") as f:
+    os.makedirs(os.path.dirname(out_path), exist_ok=True)
+    with open(out_path, "w") as f:
         for i, cs in enumerate(all_cases):
             run_case(py, cs)
             f.write(json.dumps(cs, sort_keys=True) + "\n")
             print("%d/%d %s" % (i + 1, len(all_cases), cs["name"]), file=sys.stderr)
-    print("wrote %d cases to %s" % (len(all_cases), OUT))
+    print("wrote %d cases to %s" % (len(all_cases), out_path))
 
 
 if __name__ == "__main__":

@@ -1,120 +1,158 @@
 #!/usr/bin/env python3
-"""Regenerates src/config/param_table.txt: HTCondor's built-in configuration
-defaults and its `use CATEGORY : Template` expansions, as data.
+"""Regenerates src/config/param_table_<MAJOR>.txt: HTCondor's built-in
+configuration defaults and its `use CATEGORY : Template` bodies, as data, for
+each HTCondor release Roost's configuration reader can behave as.
 
-The facts come from HTCondor's parameter table (`src/condor_utils/param_info.in`)
-in the source release that Debian ships for HTCondor 23.9.6, the version of the
-reference node in ../shared/realcondor. The tarball is downloaded from Debian's
-archive once (into target/), checked against its published SHA-256, and read
-without unpacking the rest.
+The facts are read from HTCondor itself: the `htcondor` wheel on PyPI carries
+HTCondor's utility library, whose compiled parameter table (the defaults, the
+per-subsystem defaults and the templates, exactly as the daemons see them) is
+reached through the library's exported lookup functions with ctypes. Each
+Python given must have one release of the wheel installed:
 
-    python3 tools/gen_param_table.py            # rewrite the table
-    python3 tools/gen_param_table.py --check    # exit 1 if the table is stale
+    python3 -m venv /tmp/v23 && /tmp/v23/bin/pip install htcondor==23.10.29
+    python3 -m venv /tmp/v25 && /tmp/v25/bin/pip install htcondor==25.14.1
+    python3 tools/gen_param_table.py /tmp/v23/bin/python /tmp/v25/bin/python
+    python3 tools/gen_param_table.py --check PYTHON...   # exit 1 if stale
 
 Output format, one entry per line (UTF-8, sorted by name within each part):
 
     D<TAB>NAME<TAB>TYPE<TAB>VALUE      a default; TYPE is string|int|bool|double|long|path
     M<TAB>CATEGORY<TAB>NAME<TAB>BODY   a template of `use CATEGORY : NAME`
 
-VALUE and BODY escape backslash as `\\\\`, newline as `\\n` and tab as `\\t`.
-Windows-only defaults (`win32_default`) are left out: Roost runs on Unix.
+A per-subsystem default is named `SUBSYS.NAME`. VALUE and BODY escape
+backslash as `\\\\`, newline as `\\n` and tab as `\\t`. The first line names the
+release; Roost takes the release's version (`if version`, `$(CONDOR_VERSION)`)
+from the table's CONDOR_VERSION default.
 """
-import hashlib
+import json
 import os
+import subprocess
 import sys
-import tarfile
-import urllib.request
-
-URL = ("http://deb.debian.org/debian/pool/main/c/condor/"
-       "condor_23.9.6+dfsg.orig.tar.xz")
-SHA256 = "f515dcf37a8bfed0ecb6f344b606ab09eb3d74e779ba08e9bfdc7dfd31273190"
-MEMBER = "htcondor-23.9.6/src/condor_utils/param_info.in"
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CACHE = os.path.join(ROOT, "target", "htcondor-src", os.path.basename(URL))
-OUT = os.path.join(ROOT, "src", "config", "param_table.txt")
 
+# Runs inside the Python that has the wheel: prints the table as JSON.
+CHILD = r"""
+import ctypes, glob, json, os, re, sys, warnings
+warnings.simplefilter("ignore")
+import htcondor2
+libs = os.path.join(os.path.dirname(os.path.dirname(htcondor2.__file__)), "htcondor.libs")
+path = glob.glob(os.path.join(libs, "libcondor_utils_*.so"))[0]
+lib = ctypes.CDLL(path)
 
-def fetch():
-    if not os.path.exists(CACHE):
-        os.makedirs(os.path.dirname(CACHE), exist_ok=True)
-        tmp = CACHE + ".part"
-        with urllib.request.urlopen(URL, timeout=300) as r, open(tmp, "wb") as f:
-            while chunk := r.read(1 << 20):
-                f.write(chunk)
-        os.rename(tmp, CACHE)
-    digest = hashlib.sha256(open(CACHE, "rb").read()).hexdigest()
-    if digest != SHA256:
-        sys.exit(f"{CACHE}: sha256 {digest}, expected {SHA256}")
-    with tarfile.open(CACHE) as tar:
-        return tar.extractfile(MEMBER).read().decode("utf-8")
+class KeyValue(ctypes.Structure):          # condor_params::key_value_pair
+    _fields_ = [("key", ctypes.c_char_p), ("value", ctypes.c_void_p)]
 
+class KeyTable(ctypes.Structure):          # condor_params::key_table_pair
+    _fields_ = [("key", ctypes.c_char_p), ("table", ctypes.POINTER(KeyValue)),
+                ("count", ctypes.c_int)]
 
-def parse(text):
-    """Yields (section, {key: value}) in file order."""
-    section, props = None, {}
-    lines = text.split("\n")
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        i += 1
-        if line.startswith("#") or not line.strip():
-            continue
-        if line.startswith("[") and line.rstrip().endswith("]"):
-            if section is not None:
-                yield section, props
-            section, props = line.strip()[1:-1], {}
-            continue
-        key, sep, rest = line.partition("=")
-        colon_key, csep, crest = line.partition(":")
-        if csep and (not sep or len(colon_key) < len(key)) and crest.strip().startswith("@"):
-            tag = crest.strip()[1:]
-            body = []
-            while i < len(lines) and lines[i].strip() != "@" + tag:
-                body.append(lines[i])
-                i += 1
-            i += 1  # the closing @tag
-            props[colon_key.strip()] = "\n".join(body)
-            continue
-        if not sep:
-            raise SystemExit(f"param_info.in line {i}: no '=' in {line!r}")
-        props[key.strip()] = rest
-    if section is not None:
-        yield section, props
+def fn(symbol, restype, argtypes):
+    f = getattr(lib, symbol)
+    f.restype, f.argtypes = restype, argtypes
+    return f
+
+name_by_id = fn("_Z24param_default_name_by_idi", ctypes.c_char_p, [ctypes.c_int])
+raw_by_id = fn("_Z26param_default_rawval_by_idi", ctypes.c_char_p, [ctypes.c_int])
+type_by_id = fn("_Z24param_default_type_by_idi", ctypes.c_int, [ctypes.c_int])
+path_by_id = fn("_Z26param_default_ispath_by_idi", ctypes.c_bool, [ctypes.c_int])
+entry_type = fn("_Z20param_entry_get_typePKN13condor_params14key_value_pairE",
+                ctypes.c_int, [ctypes.POINTER(KeyValue)])
+subsys_table = fn("_Z22param_get_subsys_tablePKvPKcPPKN13condor_params14key_value_pairE",
+                  ctypes.c_int, [ctypes.c_void_p, ctypes.c_char_p,
+                                 ctypes.POINTER(ctypes.POINTER(KeyValue))])
+meta_by_id = fn("_Z23param_meta_source_by_idiPPKN13condor_params14key_table_pairE",
+                ctypes.POINTER(KeyValue), [ctypes.c_int, ctypes.POINTER(ctypes.POINTER(KeyTable))])
+
+def text(kv):
+    # Every typed default starts with its text (nodef_value::psz).
+    if not kv.value:
+        return ""
+    s = ctypes.cast(kv.value, ctypes.POINTER(ctypes.c_char_p))[0]
+    return (s or b"").decode()
+
+out = {"version": htcondor2.version(), "defaults": [], "subsys": [], "metas": []}
+i = 0
+while (name := name_by_id(i)) is not None:
+    out["defaults"].append([name.decode(), type_by_id(i), bool(path_by_id(i)),
+                            (raw_by_id(i) or b"").decode()])
+    i += 1
+# The subsystem table is not exported: try every word of the library as a
+# subsystem name (lookups ignore case, so keep one spelling of each).
+seen = set()
+for word in sorted(set(re.findall(rb"[A-Za-z][A-Za-z0-9_]{1,40}", open(path, "rb").read()))):
+    if word.upper() in seen:
+        continue
+    table = ctypes.POINTER(KeyValue)()
+    n = subsys_table(None, word, ctypes.byref(table))
+    if n > 0:
+        seen.add(word.upper())
+        for j in range(n):
+            kv = table[j]
+            out["subsys"].append([word.decode().upper(), kv.key.decode(),
+                                  entry_type(ctypes.byref(kv)), text(kv)])
+i = 0
+while True:
+    category = ctypes.POINTER(KeyTable)()
+    kv = meta_by_id(i, ctypes.byref(category))
+    if not kv:
+        break
+    out["metas"].append([category.contents.key.decode(), kv.contents.key.decode(),
+                         text(kv.contents)])
+    i += 1
+json.dump(out, sys.stdout)
+"""
+
+KIND = {0: "string", 1: "int", 2: "bool", 3: "double", 4: "long"}
 
 
 def escape(s):
     return s.replace("\\", "\\\\").replace("\n", "\\n").replace("\t", "\\t")
 
 
-def render(text):
-    defaults, metas = [], []
-    for section, props in parse(text):
-        if "default" not in props:
-            continue
-        if section.startswith("$"):
-            category, _, name = section[1:].partition(".")
-            metas.append((category.upper(), name.upper(), props["default"]))
-        else:
-            kind = props.get("type", "string").strip().lower()
-            defaults.append((section, kind, props["default"]))
-    out = ["# HTCondor 23.9.6 built-in configuration defaults and templates.",
-           "# Generated by tools/gen_param_table.py from param_info.in; do not edit."]
-    for name, kind, value in sorted(defaults, key=lambda d: d[0].lower()):
+def read_table(python):
+    env = {"PATH": "/usr/bin:/bin", "CONDOR_CONFIG": "/dev/null"}
+    p = subprocess.run([python, "-c", CHILD], env=env, capture_output=True, text=True)
+    if p.returncode != 0:
+        sys.exit(f"{python}: {p.stderr.strip()[-500:]}")
+    return json.loads(p.stdout)
+
+
+def render(data):
+    version = data["version"].split()[1]
+    defaults = {}
+    for name, kind, is_path, value in data["defaults"]:
+        defaults[name] = ("path" if is_path else KIND.get(kind, "string"), value)
+    for subsys, name, kind, value in data["subsys"]:
+        defaults[f"{subsys}.{name}"] = (KIND.get(kind, "string"), value)
+    out = [f"# HTCondor {version} built-in configuration defaults and templates.",
+           "# Generated by tools/gen_param_table.py from HTCondor's library; do not edit."]
+    for name in sorted(defaults, key=str.lower):
+        kind, value = defaults[name]
         out.append(f"D\t{name}\t{kind}\t{escape(value)}")
-    for category, name, body in sorted(metas):
+    for category, name, body in sorted((c.upper(), n.upper(), b) for c, n, b in data["metas"]):
         out.append(f"M\t{category}\t{name}\t{escape(body)}")
-    return "\n".join(out) + "\n"
+    return version, "\n".join(out) + "\n"
 
 
 def main():
-    table = render(fetch())
-    if "--check" in sys.argv[1:]:
-        current = open(OUT, encoding="utf-8").read() if os.path.exists(OUT) else ""
-        sys.exit(0 if current == table else 1)
-    with open(OUT, "w", encoding="utf-8") as f:
-        f.write(table)
-    print(f"wrote {OUT}: {table.count(chr(10)) - 2} entries")
+    args = sys.argv[1:]
+    check = "--check" in args
+    pythons = [a for a in args if a != "--check"]
+    if not pythons:
+        sys.exit(__doc__)
+    stale = False
+    for python in pythons:
+        version, table = render(read_table(python))
+        path = os.path.join(ROOT, "src", "config", f"param_table_{version.split('.')[0]}.txt")
+        current = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+        if check:
+            stale |= current != table
+            continue
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(table)
+        print(f"wrote {path}: HTCondor {version}, {table.count(chr(10)) - 2} entries")
+    sys.exit(1 if stale else 0)
 
 
 if __name__ == "__main__":

@@ -362,8 +362,8 @@ mod tests {
                 "STARTER_UPDATE_INTERVAL is not an integer: often (at /etc/condor/condor_config, line 2)",
             ),
             (
-                "BASE_CGROUP = $INT(nope)",
-                "BASE_CGROUP does not expand: $INT() error: nope does not evaluate to an integer (at /etc/condor/condor_config, line 2)",
+                "ROOST_HTCONDOR_VERSION = 23\nBASE_CGROUP = $INT(nope)",
+                "BASE_CGROUP does not expand: $INT() error: nope does not evaluate to an integer (at /etc/condor/condor_config, line 3)",
             ),
             (
                 "Q_HOOK_PREPARE_JOB_ARGS = \"'open",

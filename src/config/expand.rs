@@ -186,6 +186,12 @@ impl Expander<'_> {
         }
     }
 
+    /// Whether a function that cannot do its work gives a fallback text
+    /// instead of failing the knob: HTCondor 25 does, HTCondor 23 stops.
+    fn lenient(&self) -> bool {
+        self.table.version().is_25()
+    }
+
     fn random(&self) -> u64 {
         // xorshift64*: deterministic per configuration, good enough to
         // spread choices across a pool.
@@ -202,6 +208,9 @@ impl Expander<'_> {
             body.to_string()
         } else {
             if body.is_empty() {
+                if self.lenient() {
+                    return Ok(String::new());
+                }
                 return Err(fail("$RANDOM_CHOICE() error: no list"));
             }
             self.arg(body, 0, stack)?.unwrap_or_default()
@@ -211,20 +220,31 @@ impl Expander<'_> {
         Ok(nth_item(&items, pick, true).unwrap_or("").to_string())
     }
 
+    /// `$RANDOM_INTEGER(min, max[, step])`. HTCondor 25 reads a bad number
+    /// as 0, a step under 1 as 1, and gives `max` when `min > max`.
     fn random_integer(&self, body: &str) -> Result<String, ExpandError> {
-        let min = nth_item(body, 0, true)
-            .and_then(|s| super::strtoll_prefix(s).map(|(v, _)| v))
-            .ok_or_else(|| fail("$RANDOM_INTEGER() error: invalid min"))?;
-        let max = nth_item(body, 1, true)
-            .and_then(|s| super::strtoll_prefix(s).map(|(v, _)| v))
-            .ok_or_else(|| fail("$RANDOM_INTEGER() error: invalid max"))?;
-        let step = nth_item(body, 2, true)
-            .and_then(|s| super::strtoll_prefix(s).map(|(v, _)| v))
-            .ok_or_else(|| fail("$RANDOM_INTEGER() error: invalid step"))?;
+        let lenient = self.lenient();
+        let field = |i: usize, what: &str, missing: Option<i64>| {
+            match nth_item(body, i, true) {
+                None if missing.is_some() => missing,
+                item => item.and_then(|s| super::strtoll_prefix(s).map(|(v, _)| v)),
+            }
+            .or(lenient.then_some(0))
+            .ok_or_else(|| fail(format!("$RANDOM_INTEGER() error: invalid {what}")))
+        };
+        let min = field(0, "min", None)?;
+        let max = field(1, "max", None)?;
+        let mut step = field(2, "step", Some(1))?;
         if step < 1 {
-            return Err(fail("$RANDOM_INTEGER() error: invalid step"));
+            if !lenient {
+                return Err(fail("$RANDOM_INTEGER() error: invalid step"));
+            }
+            step = 1;
         }
         if min > max {
+            if lenient {
+                return Ok(max.to_string());
+            }
             return Err(fail("$RANDOM_INTEGER() error: min > max"));
         }
         let range = i128::from(step) + i128::from(max) - i128::from(min);
@@ -234,7 +254,16 @@ impl Expander<'_> {
         Ok(v.to_string())
     }
 
+    /// `$CHOICE(index, list)`. HTCondor 25 gives nothing instead of an
+    /// error, and reads an index that is not a number (or is negative) as 0.
     fn choice(&self, body: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
+        match self.choice_strict(body, stack) {
+            Err(ExpandError::Function(_)) if self.lenient() => Ok(String::new()),
+            other => other,
+        }
+    }
+
+    fn choice_strict(&self, body: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
         let Some(rest) = nth_rest(body, 1) else {
             return Err(fail("$CHOICE() error: no list"));
         };
@@ -242,6 +271,7 @@ impl Expander<'_> {
         let ival = self.arg(body, 0, stack)?.unwrap_or_default();
         let index = super::parse_int(&ival, self.now)
             .filter(|&i| (0..i64::from(i32::MAX)).contains(&i))
+            .or(self.lenient().then_some(0))
             .ok_or_else(|| fail(format!("$CHOICE() error: '{ival}' is invalid index")))?;
         let list = if count_items(rest) == 1 {
             let name = nth_item(rest, 0, true).unwrap_or("");
@@ -263,8 +293,25 @@ impl Expander<'_> {
 
     /// `$SUBSTR(name, start[, length])`: a negative start counts from the
     /// end, a negative length leaves that many characters off the end; an
-    /// undefined name gives nothing.
+    /// undefined name gives nothing. A start is required. HTCondor 25 gives
+    /// nothing instead of an error.
     fn substr(&self, body: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
+        if nth_item(body, 1, true).is_none() {
+            if self.lenient() {
+                return Ok(String::new());
+            }
+            return Err(fail("$SUBSTR() error: no start index"));
+        }
+        if !self.lenient() {
+            return self.substr_strict(body, stack);
+        }
+        match self.substr_strict(body, stack) {
+            Err(ExpandError::Function(_)) => Ok(String::new()),
+            other => other,
+        }
+    }
+
+    fn substr_strict(&self, body: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
         let name = nth_item(body, 0, true).unwrap_or("");
         let Some(raw) = super::lookup(self.table, self.scope, name).map(|l| l.raw) else {
             return Ok(String::new());
@@ -319,12 +366,20 @@ impl Expander<'_> {
                 _ => false,
             };
             if !ok {
+                if self.lenient() {
+                    return Ok(f.to_string());
+                }
                 return Err(fail(format!(
                     "{fname} error: '{f}' is not a valid format specifier"
                 )));
             }
         }
         let value = self.arg(body, 0, stack)?.unwrap_or_default();
+        let not_a_number = super::parse_real(&value, self.now).is_none()
+            || func == Func::Int && super::parse_int(&value, self.now).is_none();
+        if not_a_number && self.lenient() {
+            return Ok(String::new());
+        }
         if func == Func::Int {
             let v = super::parse_int(&value, self.now).ok_or_else(|| {
                 fail(format!(
@@ -359,6 +414,9 @@ impl Expander<'_> {
         if let Some(f) = fmt
             && printf::conversion(f) != Some(printf::Kind::Str)
         {
+            if self.lenient() {
+                return Ok(f.to_string());
+            }
             return Err(fail(format!(
                 "$STRING() error: '{f}' is not a valid format specifier"
             )));
@@ -399,11 +457,24 @@ impl Expander<'_> {
         body: &str,
         stack: &mut Vec<String>,
     ) -> Result<String, ExpandError> {
-        let value = match super::lookup(self.table, self.scope, body).map(|l| l.raw) {
-            Some(raw) => self.expand_value_of(body, raw, stack)?,
-            None => body.to_string(),
+        // HTCondor 25's `$BASENAME(name, suffix)` drops the suffix; the
+        // name (up to the last comma) is taken as written, the suffix
+        // without leading space.
+        let (name, suffix) = match body.rsplit_once(',') {
+            Some((name, suffix)) if func == Func::Basename && self.table.version().is_25() => {
+                (name, suffix.trim_start())
+            }
+            _ => (body, ""),
         };
-        Ok(path_parts(func, flags, &value))
+        let value = match super::lookup(self.table, self.scope, name).map(|l| l.raw) {
+            Some(raw) => self.expand_value_of(name, raw, stack)?,
+            None => name.to_string(),
+        };
+        let base = path_parts(func, flags, &value);
+        Ok(match base.strip_suffix(suffix) {
+            Some(stem) if !suffix.is_empty() => stem.to_string(),
+            _ => base,
+        })
     }
 }
 

@@ -76,7 +76,7 @@ pub fn load_text(
     };
     load(&input, &One(name, text))
 }
-pub use table::{ParamType, Table};
+pub use table::{ParamType, Table, Version};
 
 /// Where a definition came from: an index into [`MacroTable::sources`] and
 /// a line, and the template when it came from a `use` line.
@@ -118,6 +118,8 @@ pub struct MacroTable {
     items: Vec<Macro>,
     index: HashMap<String, usize>,
     sources: Vec<String>,
+    /// The HTCondor release whose defaults and templates lookups use.
+    version: Version,
 }
 
 impl Default for MacroTable {
@@ -129,11 +131,27 @@ impl Default for MacroTable {
                 .iter()
                 .map(|s| (*s).to_string())
                 .collect(),
+            version: Version::default(),
         }
     }
 }
 
 impl MacroTable {
+    /// The HTCondor release whose defaults and templates apply.
+    pub fn version(&self) -> Version {
+        self.version
+    }
+
+    /// Switches the release whose defaults and templates apply.
+    pub fn set_version(&mut self, version: Version) {
+        self.version = version;
+    }
+
+    /// The built-in defaults and templates of this table's release.
+    pub fn defaults(&self) -> &'static Table {
+        Table::of(self.version)
+    }
+
     /// The definition of exactly `name` (case-insensitive), no defaults.
     pub fn get(&self, name: &str) -> Option<&Macro> {
         with_folded(&[name], |key| self.get_folded(key))
@@ -729,7 +747,7 @@ fn with_folded<R>(parts: &[&str], f: impl FnOnce(&str) -> R) -> R {
 }
 
 pub(crate) fn lookup<'a>(table: &'a MacroTable, scope: &Scope, name: &str) -> Option<Lookup<'a>> {
-    let defaults = Table::builtin();
+    let defaults = table.defaults();
     for prefix in [scope.localname.as_deref(), scope.subsys.as_deref()]
         .into_iter()
         .flatten()

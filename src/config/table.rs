@@ -1,9 +1,10 @@
-//! HTCondor's built-in parameter table: the default of every knob and the
-//! text of every `use CATEGORY : Template` meta-knob.
+//! HTCondor's built-in parameter tables: the default of every knob and the
+//! text of every `use CATEGORY : Template` meta-knob, one table per HTCondor
+//! release the configuration reader can behave as ([`Version`]).
 //!
-//! The data is `param_table.txt`, generated from HTCondor's `param_info.in`
-//! by `tools/gen_param_table.py` and compiled into the binary; it is parsed
-//! once, on first use.
+//! The data is `param_table_<MAJOR>.txt`, read out of HTCondor's own library
+//! by `tools/gen_param_table.py` and compiled into the binary; a table is
+//! parsed once, on first use.
 
 use std::borrow::Cow;
 use std::cmp::Ordering;
@@ -24,6 +25,57 @@ pub enum ParamType {
     Double,
     /// A file system path.
     Path,
+}
+
+/// The HTCondor release whose configuration language Roost reads: its
+/// defaults and templates, its `if version` number and its syntax
+/// (`NAME += value` and `$BASENAME(name, suffix)` are HTCondor 25's).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Version {
+    /// HTCondor 23 (23.10), for sites migrating from it.
+    V23,
+    /// HTCondor 25 (25.14), the current release: the default.
+    #[default]
+    V25,
+}
+
+impl Version {
+    /// The knob (and `_CONDOR_` environment variable) that selects it.
+    pub const KNOB: &'static str = "ROOST_HTCONDOR_VERSION";
+
+    /// Reads a value of [`Version::KNOB`]: `23` or `25`, optionally with a
+    /// minor version (`23.10`).
+    pub fn parse(text: &str) -> Option<Version> {
+        let t = text.trim();
+        let major = t.split('.').next().unwrap_or("");
+        let rest_ok = t[major.len()..]
+            .split('.')
+            .skip(1)
+            .all(|p| !p.is_empty() && p.bytes().all(|c| c.is_ascii_digit()));
+        match (major, rest_ok) {
+            ("23", true) => Some(Version::V23),
+            ("25", true) => Some(Version::V25),
+            _ => None,
+        }
+    }
+
+    /// The release number, from the table's `CONDOR_VERSION` default.
+    pub fn number(self) -> (i64, i64, i64) {
+        let text = Table::of(self)
+            .get("CONDOR_VERSION")
+            .map_or("", |d| &*d.value);
+        let mut parts = text.split('.').map(|p| p.parse::<i64>().unwrap_or(0));
+        (
+            parts.next().unwrap_or(0),
+            parts.next().unwrap_or(0),
+            parts.next().unwrap_or(0),
+        )
+    }
+
+    /// Whether HTCondor 25's configuration syntax applies.
+    pub fn is_25(self) -> bool {
+        self == Version::V25
+    }
 }
 
 /// One built-in default.
@@ -55,7 +107,8 @@ pub struct Table {
     templates: Vec<Template>,
 }
 
-const DATA: &str = include_str!("param_table.txt");
+const DATA_23: &str = include_str!("param_table_23.txt");
+const DATA_25: &str = include_str!("param_table_25.txt");
 
 /// `a` against `b`, ignoring ASCII case.
 fn cmp_folded(a: &str, b: &str) -> Ordering {
@@ -65,10 +118,19 @@ fn cmp_folded(a: &str, b: &str) -> Ordering {
 }
 
 impl Table {
-    /// The table compiled into Roost.
+    /// The table of `version`, compiled into Roost.
+    pub fn of(version: Version) -> &'static Table {
+        static V23: OnceLock<Table> = OnceLock::new();
+        static V25: OnceLock<Table> = OnceLock::new();
+        match version {
+            Version::V23 => V23.get_or_init(|| Table::parse(DATA_23)),
+            Version::V25 => V25.get_or_init(|| Table::parse(DATA_25)),
+        }
+    }
+
+    /// The table of the default version (HTCondor 25).
     pub fn builtin() -> &'static Table {
-        static TABLE: OnceLock<Table> = OnceLock::new();
-        TABLE.get_or_init(|| Table::parse(DATA))
+        Table::of(Version::default())
     }
 
     fn parse(data: &'static str) -> Table {
@@ -206,6 +268,29 @@ mod tests {
         assert!(t.template("FEATURE", "PartitionableSlot").is_some());
         assert!(t.has_category("Role"));
         assert!(t.template("POLICY", "NoSuchThing").is_none());
+    }
+
+    #[test]
+    fn every_template_of_23_loads_under_25() {
+        let (t23, t25) = (Table::of(Version::V23), Table::of(Version::V25));
+        for category in [
+            "FEATURE",
+            "POLICY",
+            "ROLE",
+            "SECURITY",
+            "EXPERIMENTAL",
+            "UPGRADE",
+        ] {
+            for name in t23.template_names(category) {
+                assert!(t25.template(category, &name).is_some(), "{category}:{name}");
+            }
+        }
+        assert!(t25.template("SECURITY", "Recommended_v24_0").is_some());
+        assert!(t23.template("FEATURE", "Librarian").is_none());
+        assert_eq!(
+            t25.get("CONDOR_VERSION").map(|d| &*d.value),
+            Some("25.14.1")
+        );
     }
 
     #[test]

@@ -1,9 +1,11 @@
 //! Differential tests against HTCondor's own configuration reader.
 //!
-//! `tests/fixtures/config/cases.jsonl` holds configuration files and what
-//! HTCondor 23.10's reader (`htcondor2`) answered for them
-//! (`tools/config_oracle.py`). Each case is written to a fresh directory and
-//! loaded by Roost the way `roost config` loads it.
+//! `tests/fixtures/config/cases-25.jsonl` holds configuration files and what
+//! HTCondor 25.14's reader (`htcondor2`) answered for them, `cases-23.jsonl`
+//! the same for HTCondor 23.10's (`tools/config_oracle.py`). Each case is
+//! written to a fresh directory and loaded by Roost the way `roost config`
+//! loads it: as HTCondor 25 (the default), or with
+//! `_CONDOR_ROOST_HTCONDOR_VERSION=23` for the 23 answers.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,40 +27,30 @@ const KNOWN_DIFFERENCES: &[(&str, &str, &str)] = &[
         "PERIODIC_CHECKPOINT",
         "$RANDOM_INTEGER(): a random value",
     ),
-    // Roost's templates are HTCondor 23.9.6's (the reference node's release);
-    // 23.10 rewrote these three security templates.
-    (
-        "use-security-user_based",
-        "*",
-        "template changed in HTCondor 23.10",
-    ),
-    (
-        "use-security-get_htcondor_idtokens",
-        "*",
-        "template changed in HTCondor 23.10",
-    ),
-    (
-        "use-role-get_htcondor_submit",
-        "*",
-        "template changed in HTCondor 23.10",
-    ),
 ];
 
-fn cases() -> Vec<Json> {
-    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/config/cases.jsonl");
+/// The cases answered by HTCondor `major`'s reader.
+fn cases(major: u32) -> Vec<Json> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join(format!("tests/fixtures/config/cases-{major}.jsonl"));
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     text.lines()
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad case line {l}: {e}")))
         .collect()
 }
 
-fn scratch(name: &str) -> PathBuf {
-    let dir = std::env::temp_dir()
-        .join(format!("roost-config-oracle-{}", std::process::id()))
-        .join(name);
+fn scratch(major: u32, name: &str) -> PathBuf {
+    let dir = scratch_root(major).join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("temp dir");
     dir
+}
+
+fn scratch_root(major: u32) -> PathBuf {
+    std::env::temp_dir().join(format!(
+        "roost-config-oracle-{}-{major}",
+        std::process::id()
+    ))
 }
 
 fn write_files(dir: &Path, files: &serde_json::Map<String, Json>) {
@@ -91,12 +83,23 @@ fn machine_facts(cases: &[Json]) -> Vec<(String, String)> {
 }
 
 /// Loads a case the way `roost config` does, with the oracle's machine facts.
-fn load_case(case: &Json, dir: &Path, facts: &[(String, String)]) -> Result<Config, ConfigError> {
+fn load_case(
+    major: u32,
+    case: &Json,
+    dir: &Path,
+    facts: &[(String, String)],
+) -> Result<Config, ConfigError> {
     let root = dir.to_str().expect("utf-8");
     let mut env = vec![
         ("PATH".to_string(), "/usr/bin:/bin".to_string()),
         ("HOME".to_string(), root.to_string()),
     ];
+    if major == 23 {
+        env.push((
+            "_CONDOR_ROOST_HTCONDOR_VERSION".to_string(),
+            "23".to_string(),
+        ));
+    }
     if let Some(e) = case["env"].as_object() {
         for (k, v) in e {
             env.push((k.clone(), v.as_str().unwrap_or("").replace("{ROOT}", root)));
@@ -116,12 +119,12 @@ fn load_case(case: &Json, dir: &Path, facts: &[(String, String)]) -> Result<Conf
     load(&input, &FsFiles)
 }
 
-fn check(case: &Json, facts: &[(String, String)]) -> Vec<String> {
+fn check(major: u32, case: &Json, facts: &[(String, String)]) -> Vec<String> {
     let name = case["name"].as_str().expect("case name");
-    let dir = scratch(name);
+    let dir = scratch(major, name);
     write_files(&dir, case["files"].as_object().expect("files"));
     let root = dir.to_str().expect("utf-8").to_string();
-    let loaded = load_case(case, &dir, facts);
+    let loaded = load_case(major, case, &dir, facts);
     let mut problems = Vec::new();
     if let Some(err) = case.get("load_error") {
         let err = err.as_str().unwrap_or("");
@@ -202,23 +205,31 @@ fn check(case: &Json, facts: &[(String, String)]) -> Vec<String> {
     problems
 }
 
-#[test]
-fn configuration_matches_htcondor() {
-    let cases = cases();
+/// Every case of HTCondor `major`'s fixture, read by Roost as that release.
+fn matches(major: u32) {
+    let cases = cases(major);
     assert!(cases.len() >= 250, "only {} cases", cases.len());
     let facts = machine_facts(&cases);
     let mut problems = Vec::new();
     for case in &cases {
-        problems.extend(check(case, &facts));
+        problems.extend(check(major, case, &facts));
     }
-    let _ = std::fs::remove_dir_all(
-        std::env::temp_dir().join(format!("roost-config-oracle-{}", std::process::id())),
-    );
+    let _ = std::fs::remove_dir_all(scratch_root(major));
     assert!(
         problems.is_empty(),
-        "{} differences in {} cases:\n{}",
+        "{} differences in {} cases of HTCondor {major}:\n{}",
         problems.len(),
         cases.len(),
         problems.join("\n")
     );
+}
+
+#[test]
+fn configuration_matches_htcondor_25() {
+    matches(25);
+}
+
+#[test]
+fn configuration_matches_htcondor_23() {
+    matches(23);
 }

@@ -41,8 +41,8 @@ fn a_reconfig_that_does_not_read_is_refused_naming_knob_value_and_line_and_the_o
             "STARTER_UPDATE_INTERVAL is not a whole number of 0 or more: -60",
         ),
         (
-            "BASE_CGROUP = $INT(nope)",
-            "BASE_CGROUP does not expand: $INT() error: nope does not evaluate to an integer",
+            "BASE_CGROUP = $(CG)\nCG = $(BASE_CGROUP)",
+            "BASE_CGROUP does not expand: circular reference",
         ),
         (
             "START = (Owner == \"nobody\"",

@@ -2,8 +2,7 @@
 //! condition apart as HTCondor's reader does (`defined`, `version`, a
 //! boolean, a number) and evaluating them.
 
-use super::super::table::Table;
-use super::{CONDOR_VERSION, ConfigError, IfFrame, MAX_IF_DEPTH, Reader, Src};
+use super::{ConfigError, IfFrame, MAX_IF_DEPTH, Reader, Src};
 
 /// Why an `if` or `elif` line's condition cannot be evaluated.
 #[derive(Debug, thiserror::Error)]
@@ -352,12 +351,13 @@ impl Reader<'_> {
         if fields.len() < 2 || fields[0] < 6 {
             return Err(CondError::BadVersion);
         }
+        let ours = self.table.version().number();
         let given = (
             fields[0],
             fields[1],
-            fields.get(2).copied().unwrap_or(CONDOR_VERSION.2),
+            fields.get(2).copied().unwrap_or(ours.2),
         );
-        let diff = match CONDOR_VERSION.cmp(&given) {
+        let diff = match ours.cmp(&given) {
             std::cmp::Ordering::Less => -1,
             std::cmp::Ordering::Equal => 0,
             std::cmp::Ordering::Greater => 1,
@@ -388,7 +388,7 @@ impl Reader<'_> {
                     if what.contains([' ', '\t', '\r']) {
                         return Err(CondError::UseWithSpaces);
                     }
-                    let table = Table::builtin();
+                    let table = self.table.defaults();
                     let (cat, name) = match what.split_once(':') {
                         Some((c, n)) => (c, Some(n)),
                         None => (what, None),

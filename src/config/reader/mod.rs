@@ -5,16 +5,12 @@
 use std::cell::Cell;
 use std::collections::HashMap;
 
-use super::expand::{self, Expander, is_id_char};
+use super::expand::{self, Expander};
 use super::source::{Files, SourceError};
-use super::table::Table;
 use super::{
-    Config, ConfigError, MacroTable, Origin, SOURCE_DETECTED, SOURCE_ENVIRONMENT, Scope, Warning,
+    Config, ConfigError, MacroTable, Origin, SOURCE_DETECTED, SOURCE_ENVIRONMENT, Scope, Version,
+    Warning,
 };
-
-/// The HTCondor version Roost's configuration reader behaves as, for
-/// `if version …` lines: the release whose reader is the test oracle.
-pub const CONDOR_VERSION: (i64, i64, i64) = (23, 10, 29);
 
 /// How deep `include` and `use` may nest.
 const MAX_NESTING: usize = 20;
@@ -23,6 +19,9 @@ const MAX_IF_DEPTH: usize = 63;
 
 mod conditions;
 mod persistent;
+mod version;
+
+use version::Assignment;
 
 pub use persistent::{StatementError, edit_persistent, persistent_file, statement_name};
 
@@ -86,6 +85,7 @@ pub fn load(input: &LoadInput, files: &dyn Files) -> Result<Config, ConfigError>
     for (name, value) in &input.attributes {
         r.define(name, value.clone(), detected_origin());
     }
+    r.version_from_env(&input.env)?;
     let detected = |r: &mut Reader<'_>| {
         for (name, value) in &input.specials {
             r.define(
@@ -174,6 +174,7 @@ pub fn load(input: &LoadInput, files: &dyn Files) -> Result<Config, ConfigError>
         })?;
         r.define(name, value, origin);
     }
+    r.version_from_env(&input.env)?;
     r.persistent()?;
     detected(&mut r);
     r.auto_use()?;
@@ -323,7 +324,7 @@ impl Reader<'_> {
     /// does: `true` and `false` compare without regard to case, so
     /// `CONTINUE = TRUE` reads back as `True`.
     fn define(&mut self, name: &str, value: String, origin: Origin) {
-        let table = super::table::Table::builtin();
+        let table = self.table.defaults();
         let default = table
             .get(name)
             .or_else(|| table.get(name.split_once('.')?.1));
@@ -570,6 +571,8 @@ impl Reader<'_> {
                 let value = self
                     .expand_self(&data, &name)
                     .map_err(|e| src.err(e.to_string()))?;
+                self.select_version(&name, &value)
+                    .map_err(|e| src.err(e.to_string()))?;
                 let origin = src.origin();
                 self.define(&name, value, origin);
             } else {
@@ -685,35 +688,16 @@ impl Reader<'_> {
                 ),
             });
         }
-        if !between.is_empty() && op != b'@' {
-            // HTCondor ignores words between the name and the operator.
-            self.warnings.push(Warning {
-                file: src.name.clone(),
-                line: src.line,
-                message: format!("ignored '{between}' between the name and the operator: {line}"),
-            });
-        }
-        let name = if template {
-            name_raw.to_string()
-        } else {
-            self.expand_full(name_raw)
-                .map_err(|e| src.err(e.to_string()))?
+        let head = &line[..op_at];
+        let a = Assignment {
+            name_raw,
+            between,
+            head,
+            op,
+            rhs,
+            line,
         };
-        if name.is_empty() || !name.bytes().all(is_id_char) {
-            return Err(src.err(format!(
-                "illegal knob name <{name}>: names are letters, digits and _ . /"
-            )));
-        }
-        if op == b'@' {
-            src.here = Some((name, rhs.to_string(), Vec::new()));
-            return Ok(());
-        }
-        let value = self
-            .expand_self(rhs, &name)
-            .map_err(|e| src.err(e.to_string()))?;
-        let origin = src.origin();
-        self.define(&name, value, origin);
-        Ok(())
+        self.assign(&a, src, template)
     }
 
     fn include_line(
@@ -767,7 +751,7 @@ impl Reader<'_> {
         rhs: &str,
         src: &mut Src,
     ) -> Result<(), ConfigError> {
-        let table = Table::builtin();
+        let table = self.table.defaults();
         if !table.has_category(category) {
             return Err(src.err(format!(
                 "use {category}: unknown template category '{category}'"

@@ -863,6 +863,45 @@ def gen_unresolved():
     w.finish()
 
 
+# cycles.jsonl: attributes that refer to themselves, directly or through
+# others, nested ads and the other ad of a match. HTCondor evaluates a
+# reference back to an attribute being evaluated as undefined; the attribute
+# asked for is evaluated directly (its own text as the expression) or through
+# a reference (the name as the expression), which differ by one level.
+
+CYCLE_ADS = [
+    "[a = a + 1]", "[a = a]", "[a = isUndefined(a)]", "[a = isError(a)]", "[a = a =?= undefined]",
+    "[a = a ?: 3]", "[a = ifThenElse(isUndefined(a), 1, 2)]", "[a = strcat(\"x\", a)]",
+    "[a = size(a)]", "[a = {1, a}]", "[a = {a}[0]]", "[a = b; b = a]", "[a = b + 1; b = a]",
+    "[a = b + 1; b = c + 1; c = a + 1]", "[a = isUndefined(b) && b =?= undefined; b = a]",
+    "[a = b; b = isUndefined(a)]", "[a = b + b; b = a]", "[a = [x = a.x + 1].x]",
+    "[n = [x = x + 1]; a = n.x]", "[a = [y = parent.a].y]", "[a = my.a + 1]", "[a = .a + 1]",
+    "[a = b ?: 5; b = a]", "[a = member(a, {1})]", "[a = a || true]", "[a = a && false]",
+    "[a = false && a]", "[a = true || a]", "[a = a is undefined]", "[a = a isnt undefined]",
+    "[a = eval(\"a\")]", "[a = eval(\"a + 1\")]", "[a = unparse(a)]", "[a = ifThenElse(a, 1, 2)]",
+    "[a = a == a]", "[a = -a]", "[a = !a]", "[a = string(a)]", "[a = int(a)]", "[a = {a, a}]",
+    "[a = [b = a].b]", "[a = n.b; n = [b = a]]", "[a = n.b; n = [b = parent.a]]",
+    "[a = b[0]; b = {a}]", "[a = b.c; b = [c = a]]", "[a = isUndefined(b); b = c; c = b]",
+    "[a = b; b = c; c = isUndefined(b)]", "[a = b =?= c; b = c; c = b]", "[a = A + 1]",
+    "[a = toUpper(a)]", "[a = a * 0]", "[a = a < 1 ? 1 : 2]", "[a = sum({a, 1})]",
+    "[a = isUndefined(a) ? a : 7]", "[a = 1; b = b + a]", "[a = target.a]", "[a = other.b]",
+    "[a = target.b; c = 1]", "[a = b; b = target.c]",
+]
+CYCLE_TARGETS = [None, "[a = 5; b = target.a; c = my.c]", "[b = target.a + 1; c = target.b]"]
+
+
+def gen_cycles():
+    w = Cases("cycles.jsonl")
+    for text in CYCLE_ADS:
+        ad = classad2.ClassAd(text)
+        for target in CYCLE_TARGETS:
+            exprs = ["a", "MY.a", repr(ad.lookup("a")), "a + 0", "isUndefined(a)", "[x = a].x"]
+            exprs += [n for n in ("b", "c", "n") if n in ad]
+            for e in exprs:
+                eval_case(w, e, text, target)
+    w.finish()
+
+
 # syntax.jsonl: where an expression or an ad may end, and what an ad's
 # attribute list may hold (semicolons, comments, names).
 
@@ -895,12 +934,12 @@ GENERATORS = {"eval": lambda: gen_eval(), "parse": lambda: gen_parse(),
               "print": lambda: gen_print(), "old": lambda: gen_old(),
               "match": lambda: gen_match(), "time": lambda: gen_time(),
               "corners": lambda: gen_corners(), "unresolved": lambda: gen_unresolved(),
-              "oldads": lambda: gen_oldads()}
+              "oldads": lambda: gen_oldads(), "cycles": lambda: gen_cycles()}
 
 
 def main():
     """All fixtures, or those named after --only (eval, parse, syntax, print,
-    old, oldads, match, time, corners, unresolved)."""
+    old, oldads, match, time, corners, unresolved, cycles)."""
     os.makedirs(OUT, exist_ok=True)
     only = sys.argv[sys.argv.index("--only") + 1:] if "--only" in sys.argv else list(GENERATORS)
     for name in only:

@@ -282,6 +282,21 @@ mod tests {
     }
 
     #[test]
+    fn a_reference_back_to_an_attribute_being_evaluated_is_undefined() {
+        use crate::classad::{FixedEnv, parse_ad, parse_expr};
+        let env = FixedEnv::new(0);
+        let ad =
+            parse_ad("[a = isUndefined(a); b = c + 1; c = b; d = 1; e = d + a]").expect("parses");
+        // Asked for directly (HTCondor's EvaluateAttr): one level more
+        // than through a reference, as in HTCondor.
+        assert!(matches!(ad.eval_attr("a", &env), Value::Bool(false)));
+        let through = parse_expr("a").expect("parses");
+        assert!(matches!(ad.eval(&through, &env), Value::Bool(true)));
+        assert!(matches!(ad.eval_attr("b", &env), Value::Undefined));
+        assert!(matches!(ad.eval_attr("e", &env), Value::Int(2)));
+    }
+
+    #[test]
     fn remove_keeps_the_index_consistent() {
         let mut ad = ClassAd::new();
         for (i, n) in ["a", "b", "c", "d"].iter().enumerate() {

@@ -13,9 +13,15 @@
 //! * `MY`/`SELF`, `PARENT`, `ROOT`/`TOPLEVEL` and `CurrentTime` have their
 //!   own meaning unless the ad defines them.
 //!
+//! A reference back to an attribute that is being evaluated (a cycle) is
+//! `undefined`, as in HTCondor; the attribute an entry point is asked for is
+//! evaluated directly, so it is not yet "being evaluated" for the first
+//! reference back to it (HTCondor's `EvaluateAttr` against its `ExprTree`
+//! evaluation).
+//!
 //! Evaluation never fails with a Rust error. HTCondor distinguishes a
-//! *failed* evaluation (a reference cycle, more than 400 nested attribute
-//! evaluations, an absolute reference without a root) from the `error`
+//! *failed* evaluation (more than 400 nested attribute evaluations, an
+//! absolute reference without a root) from the `error`
 //! value (Roost adds one cause HTCondor lacks: more than
 //! [`MAX_EVAL_STEPS`] expression nodes evaluated by one evaluator, which only
 //! attributes referencing each other exponentially often reach); inside the
@@ -26,6 +32,8 @@
 
 use std::cell::Cell;
 use std::sync::{Arc, OnceLock};
+
+use smallvec::SmallVec;
 
 use super::ad::ClassAd;
 use super::ast::{BinOp, Expr};
@@ -133,6 +141,10 @@ pub struct Evaluator<'a> {
     depth_remaining: u32,
     level: u32,
     steps_remaining: u64,
+    /// The attribute expressions being evaluated, by address (a reference
+    /// back to one is a cycle: `undefined`); inline, so a pair allocates
+    /// nothing.
+    active: SmallVec<[usize; 8]>,
 }
 
 /// The helper ads HTCondor puts around the two ads of a match.
@@ -182,6 +194,7 @@ impl<'a> Evaluator<'a> {
             depth_remaining: MAX_ATTR_RECURSION,
             level: 0,
             steps_remaining: MAX_EVAL_STEPS,
+            active: SmallVec::new(),
         }
     }
 
@@ -194,7 +207,7 @@ impl<'a> Evaluator<'a> {
 
     /// Evaluates a free-standing expression; `None` when the evaluation
     /// fails (what HTCondor reports as an evaluation failure rather than the
-    /// `error` value: a reference cycle, attributes nested more than 400
+    /// `error` value: attributes nested more than 400
     /// deep, an absolute reference with no root ad).
     pub fn try_eval_expr(&mut self, e: &Expr) -> Option<Value> {
         let frame = self.top_frame();
@@ -208,7 +221,7 @@ impl<'a> Evaluator<'a> {
     pub fn eval_attr(&mut self, name: &Name) -> Value {
         let frame = self.top_frame();
         let v = match self.lookup(name, &frame, false) {
-            Ok(found) => self.eval_found(found).unwrap_or(Value::Error),
+            Ok(found) => self.eval_found_as(found, false).unwrap_or(Value::Error),
             Err(Fail) => Value::Error,
         };
         self.detach(v)
@@ -222,7 +235,7 @@ impl<'a> Evaluator<'a> {
         }
         let frame = Frame::Top(Side::Right);
         let v = match self.lookup(name, &frame, false) {
-            Ok(found) => self.eval_found(found).unwrap_or(Value::Error),
+            Ok(found) => self.eval_found_as(found, false).unwrap_or(Value::Error),
             Err(Fail) => Value::Error,
         };
         self.detach(v)
@@ -399,17 +412,37 @@ impl<'a> Evaluator<'a> {
         match expr {
             // Most attributes are literals: no need to go deeper.
             Expr::Lit(v) => Ok(v.clone()),
-            _ => {
-                self.depth_remaining -= 1;
-                let r = self.eval(expr, frame);
-                self.depth_remaining += 1;
-                r
-            }
+            _ => self.eval_marked(expr, frame, true),
         }
     }
 
-    /// Evaluates what a lookup found.
+    /// Evaluates an attribute's expression one level deeper; when `mark`, a
+    /// reference back to it meanwhile is a cycle (`undefined`). What an entry
+    /// point is asked for is not marked (HTCondor's `EvaluateAttr`).
+    fn eval_marked(&mut self, expr: &Expr, frame: &Frame, mark: bool) -> R<Value> {
+        let key = std::ptr::from_ref(expr) as usize;
+        if mark && self.active.contains(&key) {
+            return Ok(Value::Undefined);
+        }
+        if mark {
+            self.active.push(key);
+        }
+        self.depth_remaining -= 1;
+        let r = self.eval(expr, frame);
+        self.depth_remaining += 1;
+        if mark {
+            self.active.pop();
+        }
+        r
+    }
+
+    /// Evaluates what a lookup found (a reference: marked, see
+    /// [`Evaluator::eval_marked`]).
     pub(crate) fn eval_found(&mut self, found: Found) -> R<Value> {
+        self.eval_found_as(found, true)
+    }
+
+    fn eval_found_as(&mut self, found: Found, mark: bool) -> R<Value> {
         match found {
             Found::Undefined => Ok(Value::Undefined),
             Found::Value(v) => Ok(v),
@@ -417,16 +450,13 @@ impl<'a> Evaluator<'a> {
                 if self.depth_remaining == 0 {
                     return Err(Fail);
                 }
-                self.depth_remaining -= 1;
                 // The expression borrows from the frame's ad (owned by
                 // `frame` or by the caller), not from `self`.
                 let (left, right) = (self.left, self.right);
-                let r = match frame_ad(left, right, &frame).and_then(|ad| ad.entry(i)) {
-                    Some((_, expr)) => self.eval(expr, &frame),
+                match frame_ad(left, right, &frame).and_then(|ad| ad.entry(i)) {
+                    Some((_, expr)) => self.eval_marked(expr, &frame, mark),
                     None => Ok(Value::Undefined),
-                };
-                self.depth_remaining += 1;
-                r
+                }
             }
         }
     }

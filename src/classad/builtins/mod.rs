@@ -313,7 +313,7 @@ pub(crate) fn call(ev: &mut Evaluator<'_>, call: &Call, frame: &Frame) -> R<Valu
         | B::VersionLT
         | B::VersionGE
         | B::VersionGT
-        | B::VersionEQ => string::version_compare(ev, &call.name, func, &args),
+        | B::VersionEQ => string::version_compare(ev, func, &args),
         B::VersionInRange => string::version_in_range(ev, &args),
         B::Split => string::split(ev, &args),
         B::SplitUserName | B::SplitSlotName => {

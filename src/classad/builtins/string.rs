@@ -229,12 +229,7 @@ pub(crate) fn natural_cmp(s1: &[u8], s2: &[u8]) -> i64 {
     if l1 != l2 { l1 - l2 } else { chr(c1) - chr(c2) }
 }
 
-pub(super) fn version_compare(
-    ev: &mut Evaluator<'_>,
-    name: &str,
-    f: Builtin,
-    a: &Args<'_>,
-) -> R<Value> {
+pub(super) fn version_compare(ev: &mut Evaluator<'_>, f: Builtin, a: &Args<'_>) -> R<Value> {
     if a.len() != 2 {
         return Ok(Value::Error);
     }
@@ -246,14 +241,15 @@ pub(super) fn version_compare(
         return Ok(Value::Error);
     };
     let r = natural_cmp(x.as_bytes(), y.as_bytes());
-    // HTCondor matches these names case-sensitively once dispatched.
+    // Function names are matched without regard to case (HTCondor 23
+    // matched these five case-sensitively; 25 does not).
     Ok(match f {
         Builtin::VersionCmp => Value::Int(r),
-        Builtin::VersionLE if name == "versionLE" => Value::Bool(r <= 0),
-        Builtin::VersionLT if name == "versionLT" => Value::Bool(r < 0),
-        Builtin::VersionGE if name == "versionGE" => Value::Bool(r >= 0),
-        Builtin::VersionGT if name == "versionGT" => Value::Bool(r > 0),
-        Builtin::VersionEQ if name == "versionEQ" => Value::Bool(r == 0),
+        Builtin::VersionLE => Value::Bool(r <= 0),
+        Builtin::VersionLT => Value::Bool(r < 0),
+        Builtin::VersionGE => Value::Bool(r >= 0),
+        Builtin::VersionGT => Value::Bool(r > 0),
+        Builtin::VersionEQ => Value::Bool(r == 0),
         _ => Value::Error,
     })
 }

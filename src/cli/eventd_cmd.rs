@@ -155,17 +155,14 @@ impl Eventd {
                 if self.active.contains_key(&event.name) {
                     continue;
                 }
-                let Some((start, end)) = event.occurrence(now, &self.tz) else {
-                    continue;
-                };
                 let prep = self.settings.max_preparation;
-                if prep > 0 && start - now > prep {
+                if event.to_consider(now, prep, &self.tz).is_none() {
                     continue;
                 }
                 let Some(a) = load(self) else { continue };
-                let env = crate::classad::FixedEnv::new(now);
-                let needed = event.time_needed(a.iter().filter(|ad| event.takes(ad, &env)));
-                if event.due(now, self.settings.interval, needed, &self.tz) {
+                let settings = (self.settings.interval, prep);
+                if let Some(act) = event.activation(now, settings, &a, &self.tz) {
+                    let (start, end, needed) = (act.start, act.end, act.needed);
                     info!(message = "Event active.", event = %event.name, start, end, needed);
                     let e = EventdEvent::Activated {
                         event: event.name.clone(),

@@ -206,6 +206,45 @@ impl Shutdown {
         self.occurrence(now, tz)
             .is_some_and(|(start, _)| now + interval + needed >= start)
     }
+
+    /// The occurrence worth a look at the pool at `now`: the current or
+    /// next one, unless `EVENTD_MAX_PREPARATION` (`max_preparation`, 0 for
+    /// no limit) says its start is still too far off to prepare for.
+    pub fn to_consider(&self, now: i64, max_preparation: i64, tz: &TimeZone) -> Option<(i64, i64)> {
+        let (start, end) = self.occurrence(now, tz)?;
+        (max_preparation <= 0 || start - now <= max_preparation).then_some((start, end))
+    }
+
+    /// Whether the event becomes active at `now`, given the startd ads of
+    /// the pool: the occurrence is worth considering and, with the vacate
+    /// time the ads it takes need, due. The decision the eventd records
+    /// (`Eventd.Activated`).
+    pub fn activation(
+        &self,
+        now: i64,
+        settings: (i64, i64),
+        ads: &[ClassAd],
+        tz: &TimeZone,
+    ) -> Option<Activation> {
+        let (interval, max_preparation) = settings;
+        let (start, end) = self.to_consider(now, max_preparation, tz)?;
+        let env = FixedEnv::new(now);
+        let needed = self.time_needed(ads.iter().filter(|ad| self.takes(ad, &env)));
+        self.due(now, interval, needed, tz)
+            .then_some(Activation { start, end, needed })
+    }
+}
+
+/// An occurrence the eventd acts on: its start and end, and the seconds
+/// its vacates are estimated to need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Activation {
+    /// When the occurrence begins (seconds).
+    pub start: i64,
+    /// When it ends.
+    pub end: i64,
+    /// The vacate estimate that made it due.
+    pub needed: i64,
 }
 
 /// The name of the attribute a machine's shutdown configuration ends at.
@@ -280,6 +319,52 @@ mod tests {
             assert!(err.to_string().contains(says), "{text}: {err}");
             assert!(err.to_string().starts_with("event E: "), "{err}");
         }
+    }
+
+    #[test]
+    fn activation_weighs_the_preparation_window_and_the_vacates_the_ads_need() {
+        // Wednesday 16:00 for an hour, 2 Mbit/s: a 128,000 KiB standard
+        // universe image on froth takes 500 s; other machines and vanilla
+        // jobs cost nothing.
+        let e = event("SHUTDOWN W 16:00 3600 2 Froth SmallFirst");
+        let tz = zone();
+        let start = local("2026-12-02T16:00");
+        let ad = |machine: &str, universe: i64| {
+            parse_ad(&format!(
+                "[Machine = \"{machine}\"; JobUniverse = {universe}; ImageSize = 128000]"
+            ))
+            .expect("parses")
+        };
+        let pool = vec![
+            ad("froth.cs.wisc.edu", 1),
+            ad("other", 1),
+            ad("froth.cs.wisc.edu", 5),
+        ];
+        let interval = 300;
+        // 900 s before the start: 300 + 500 < 900, not yet due.
+        assert_eq!(e.activation(start - 900, (interval, 0), &pool, &tz), None);
+        // 700 s before: 300 + 500 >= 700, due, with the estimate.
+        assert_eq!(
+            e.activation(start - 700, (interval, 0), &pool, &tz),
+            Some(Activation {
+                start,
+                end: start + 3600,
+                needed: 500
+            })
+        );
+        // Without the costly job the start itself is needed.
+        assert_eq!(
+            e.activation(start - 700, (interval, 0), &pool[1..], &tz),
+            None
+        );
+        assert!(e.activation(start - 300, (interval, 0), &[], &tz).is_some());
+        // A preparation window shorter than the lead leaves it for later.
+        assert_eq!(e.to_consider(start - 700, 600, &tz), None);
+        assert_eq!(e.activation(start - 700, (interval, 600), &pool, &tz), None);
+        assert_eq!(
+            e.to_consider(start - 500, 600, &tz),
+            Some((start, start + 3600))
+        );
     }
 
     #[test]

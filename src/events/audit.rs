@@ -74,6 +74,11 @@ pub struct ClaimRecord {
     /// of its start comes from a snapshot.
     #[serde(default)]
     pub begins_before_log: bool,
+    /// For a record that begins before the log: its ending was cancelled
+    /// in the log (a drain called off), so an earlier piece's `ending` no
+    /// longer holds when the pieces are joined.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub ending_cancelled: bool,
 }
 
 impl ClaimRecord {
@@ -101,6 +106,7 @@ impl ClaimRecord {
             anomalies: Vec::new(),
             seq: env.seq,
             begins_before_log: false,
+            ending_cancelled: false,
         }
     }
 }
@@ -272,7 +278,9 @@ impl Audit {
             }
             SlotEvent::ClaimEndingCancelled { .. } => {
                 if let Some(i) = t.current {
-                    self.claims[i].ending = None;
+                    let c = &mut self.claims[i];
+                    c.ending = None;
+                    c.ending_cancelled = c.begins_before_log;
                 }
             }
             SlotEvent::ClaimEnded { at, cause } => {
@@ -465,8 +473,13 @@ pub fn join(records: Vec<ClaimRecord>) -> Vec<ClaimRecord> {
         e.suspensions += c.suspensions;
         e.suspended_secs += c.suspended_secs;
         // The first time it began to end is the one that counts (after the
-        // cut, only a snapshot's word for it).
-        e.ending = e.ending.take().or(c.ending);
+        // cut, only a snapshot's word for it), unless that ending was called
+        // off after the cut: then the later piece's word stands.
+        e.ending = if c.ending_cancelled {
+            c.ending
+        } else {
+            e.ending.take().or(c.ending)
+        };
         e.ended_at = c.ended_at.or(e.ended_at);
         e.end_cause = c.end_cause.or(e.end_cause.take());
         e.job_outcome = c.job_outcome.or(e.job_outcome.take());
@@ -511,6 +524,45 @@ mod tests {
             schema: SCHEMA,
             event,
         }
+    }
+
+    #[test]
+    fn an_ending_called_off_after_the_cut_does_not_survive_the_join() {
+        let piece = |ending: Option<(i64, &str)>, later: bool, cancelled: bool| ClaimRecord {
+            slot: "slot1".into(),
+            claim: 3,
+            job: "-".into(),
+            owner: String::new(),
+            keyword: None,
+            fetched: true,
+            fetched_at: None,
+            accepted_at: 100,
+            started_at: vec![100],
+            suspensions: 0,
+            suspended_secs: 0,
+            ending: ending.map(|(t, c)| (t, c.to_string())),
+            ended_at: None,
+            end_cause: None,
+            job_outcome: None,
+            hooks: Vec::new(),
+            anomalies: Vec::new(),
+            seq: 1,
+            begins_before_log: later,
+            ending_cancelled: cancelled,
+        };
+        // A drain began at 123 before the cut, was called off after it, and
+        // a second drain began at 163.
+        let joined = join(vec![
+            piece(Some((123, "Shutdown")), false, false),
+            piece(Some((163, "Shutdown")), true, true),
+        ]);
+        assert_eq!(joined[0].ending, Some((163, "Shutdown".to_string())));
+        // Not called off: the first time it began to end counts.
+        let joined = join(vec![
+            piece(Some((123, "Shutdown")), false, false),
+            piece(Some((130, "Shutdown")), true, false),
+        ]);
+        assert_eq!(joined[0].ending, Some((123, "Shutdown".to_string())));
     }
 
     /// The tail of a log whose beginning was cut: a checkpoint shows

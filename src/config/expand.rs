@@ -192,6 +192,15 @@ impl Expander<'_> {
         self.table.version().is_25()
     }
 
+    /// A function's failure as the release takes it: nothing (HTCondor 25)
+    /// or the error (HTCondor 23).
+    fn or_empty(&self, r: Result<String, ExpandError>) -> Result<String, ExpandError> {
+        match r {
+            Err(ExpandError::Function(_)) if self.lenient() => Ok(String::new()),
+            other => other,
+        }
+    }
+
     fn random(&self) -> u64 {
         // xorshift64*: deterministic per configuration, good enough to
         // spread choices across a pool.
@@ -208,10 +217,7 @@ impl Expander<'_> {
             body.to_string()
         } else {
             if body.is_empty() {
-                if self.lenient() {
-                    return Ok(String::new());
-                }
-                return Err(fail("$RANDOM_CHOICE() error: no list"));
+                return self.or_empty(Err(fail("$RANDOM_CHOICE() error: no list")));
             }
             self.arg(body, 0, stack)?.unwrap_or_default()
         };
@@ -257,10 +263,7 @@ impl Expander<'_> {
     /// `$CHOICE(index, list)`. HTCondor 25 gives nothing instead of an
     /// error, and reads an index that is not a number (or is negative) as 0.
     fn choice(&self, body: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
-        match self.choice_strict(body, stack) {
-            Err(ExpandError::Function(_)) if self.lenient() => Ok(String::new()),
-            other => other,
-        }
+        self.or_empty(self.choice_strict(body, stack))
     }
 
     fn choice_strict(&self, body: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
@@ -296,22 +299,13 @@ impl Expander<'_> {
     /// undefined name gives nothing. A start is required. HTCondor 25 gives
     /// nothing instead of an error.
     fn substr(&self, body: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
-        if nth_item(body, 1, true).is_none() {
-            if self.lenient() {
-                return Ok(String::new());
-            }
-            return Err(fail("$SUBSTR() error: no start index"));
-        }
-        if !self.lenient() {
-            return self.substr_strict(body, stack);
-        }
-        match self.substr_strict(body, stack) {
-            Err(ExpandError::Function(_)) => Ok(String::new()),
-            other => other,
-        }
+        self.or_empty(self.substr_strict(body, stack))
     }
 
     fn substr_strict(&self, body: &str, stack: &mut Vec<String>) -> Result<String, ExpandError> {
+        if nth_item(body, 1, true).is_none() {
+            return Err(fail("$SUBSTR() error: no start index"));
+        }
         let name = nth_item(body, 0, true).unwrap_or("");
         let Some(raw) = super::lookup(self.table, self.scope, name).map(|l| l.raw) else {
             return Ok(String::new());
@@ -375,27 +369,22 @@ impl Expander<'_> {
             }
         }
         let value = self.arg(body, 0, stack)?.unwrap_or_default();
-        let not_a_number = super::parse_real(&value, self.now).is_none()
-            || func == Func::Int && super::parse_int(&value, self.now).is_none();
-        if not_a_number && self.lenient() {
-            return Ok(String::new());
-        }
         if func == Func::Int {
-            let v = super::parse_int(&value, self.now).ok_or_else(|| {
-                fail(format!(
+            let Some(v) = super::parse_int(&value, self.now) else {
+                return self.or_empty(Err(fail(format!(
                     "$INT() error: {value} does not evaluate to an integer"
-                ))
-            })?;
+                ))));
+            };
             Ok(match fmt {
                 Some(f) => printf::format(f, Arg::Int(v)),
                 None => v.to_string(),
             })
         } else {
-            let v = super::parse_real(&value, self.now).ok_or_else(|| {
-                fail(format!(
+            let Some(v) = super::parse_real(&value, self.now) else {
+                return self.or_empty(Err(fail(format!(
                     "$REAL() error: {value} does not evaluate to a real"
-                ))
-            })?;
+                ))));
+            };
             Ok(match fmt {
                 Some(f) => {
                     let mut s = printf::format(f, Arg::Float(v));

@@ -160,8 +160,8 @@ impl Eventd {
                     continue;
                 }
                 let Some(a) = load(self) else { continue };
-                let settings = (self.settings.interval, prep);
-                if let Some(act) = event.activation(now, settings, &a, &self.tz) {
+                let interval = self.settings.interval;
+                if let Some(act) = event.activation(now, interval, prep, &a, &self.tz) {
                     let (start, end, needed) = (act.start, act.end, act.needed);
                     info!(message = "Event active.", event = %event.name, start, end, needed);
                     let e = EventdEvent::Activated {

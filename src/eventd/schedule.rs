@@ -222,11 +222,11 @@ impl Shutdown {
     pub fn activation(
         &self,
         now: i64,
-        settings: (i64, i64),
+        interval: i64,
+        max_preparation: i64,
         ads: &[ClassAd],
         tz: &TimeZone,
     ) -> Option<Activation> {
-        let (interval, max_preparation) = settings;
         let (start, end) = self.to_consider(now, max_preparation, tz)?;
         let env = FixedEnv::new(now);
         let needed = self.time_needed(ads.iter().filter(|ad| self.takes(ad, &env)));
@@ -342,10 +342,10 @@ mod tests {
         ];
         let interval = 300;
         // 900 s before the start: 300 + 500 < 900, not yet due.
-        assert_eq!(e.activation(start - 900, (interval, 0), &pool, &tz), None);
+        assert_eq!(e.activation(start - 900, interval, 0, &pool, &tz), None);
         // 700 s before: 300 + 500 >= 700, due, with the estimate.
         assert_eq!(
-            e.activation(start - 700, (interval, 0), &pool, &tz),
+            e.activation(start - 700, interval, 0, &pool, &tz),
             Some(Activation {
                 start,
                 end: start + 3600,
@@ -354,13 +354,13 @@ mod tests {
         );
         // Without the costly job the start itself is needed.
         assert_eq!(
-            e.activation(start - 700, (interval, 0), &pool[1..], &tz),
+            e.activation(start - 700, interval, 0, &pool[1..], &tz),
             None
         );
-        assert!(e.activation(start - 300, (interval, 0), &[], &tz).is_some());
+        assert!(e.activation(start - 300, interval, 0, &[], &tz).is_some());
         // A preparation window shorter than the lead leaves it for later.
         assert_eq!(e.to_consider(start - 700, 600, &tz), None);
-        assert_eq!(e.activation(start - 700, (interval, 600), &pool, &tz), None);
+        assert_eq!(e.activation(start - 700, interval, 600, &pool, &tz), None);
         assert_eq!(
             e.to_consider(start - 500, 600, &tz),
             Some((start, start + 3600))

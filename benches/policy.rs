@@ -10,6 +10,7 @@ use roost::classad::parse_ad;
 use roost::config::{Scope, load_text};
 use roost::policy::engine::{AdCache, Ctx, Input, Policy, decide};
 use roost::policy::layout::{MachineInputs, layout, machine};
+use roost::policy::publish::Publish;
 use roost::policy::sim::{Scenario, simulate};
 use roost::policy::slot::{Resources, Slot, SlotKind, apply};
 
@@ -42,6 +43,13 @@ fn bench_round(c: &mut Criterion) {
         "[ KeyboardIdle = 100000; ConsoleIdle = 100000; LoadAvg = 1.0; CondorLoadAvg = 1.0 ]",
     )
     .expect("ad");
+    let publish = Publish {
+        machine: &m,
+        detected: (256, 512 * 1024),
+        host: "bench",
+        total_slots: 257,
+        drain_times: (0, 0),
+    };
     let mut slots = Vec::new();
     let mut policies = Vec::new();
     let caches: Vec<AdCache> = (0..256).map(|_| AdCache::default()).collect();
@@ -74,6 +82,7 @@ fn bench_round(c: &mut Criterion) {
             machine: &machine_ad,
             now: 10,
             drain: None,
+            publish: &publish,
             cache: &caches[(i - 1) as usize],
         };
         for e in decide(&slot, &ctx, &Input::Claimed(claim)).events {
@@ -93,6 +102,7 @@ fn bench_round(c: &mut Criterion) {
                     machine: &machine_ad,
                     now: 1000,
                     drain: None,
+                    publish: &publish,
                     cache,
                 };
                 n += decide(black_box(slot), &ctx, &Input::Evaluate).events.len();

@@ -12,7 +12,6 @@ use tracing::error;
 
 use crate::policy::engine::{Input, Policy};
 use crate::policy::node::SlotView;
-use crate::policy::publish::StartdAttrs;
 use crate::policy::slot::{Claim, Resources};
 
 /// A starter of the daemon's last run called the admin socket: its hello
@@ -57,7 +56,7 @@ pub struct PublicAd;
 /// new configuration makes them (already checked by the supervisor).
 #[derive(Message)]
 #[rtype(result = "()")]
-pub struct NewPolicy(pub Policy, pub StartdAttrs);
+pub struct NewPolicy(pub Policy);
 
 /// A slot's state after one of its steps, for the supervisor.
 #[derive(Message, Clone, Debug)]

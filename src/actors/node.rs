@@ -39,7 +39,6 @@ pub use crate::policy::node::DrainRequest;
 use crate::policy::node::{
     self, NodeEffect, NodeEvent, NodeInput, NodeState, ShutdownCause, SlotView,
 };
-use crate::policy::publish::StartdAttrs;
 use crate::policy::slot::{Claim, Resources, Slot, SlotKind};
 
 /// A signal or an admin command.
@@ -71,7 +70,7 @@ pub type Reload = Box<dyn Fn() -> anyhow::Result<Config>>;
 /// The supervisor.
 pub struct NodeActor {
     pub(super) shared: Rc<Shared>,
-    initial: Vec<(Slot, SlotSpec, Policy, StartdAttrs)>,
+    initial: Vec<(Slot, SlotSpec, Policy)>,
     slots: BTreeMap<String, Addr<SlotActor>>,
     /// The node core's state.
     state: NodeState,
@@ -113,7 +112,7 @@ impl NodeActor {
     /// `Control::Reconfig`. Called within the actor system.
     pub fn new(
         shared: Rc<Shared>,
-        slots: Vec<(Slot, SlotSpec, Policy, StartdAttrs)>,
+        slots: Vec<(Slot, SlotSpec, Policy)>,
         reload: Reload,
     ) -> NodeActor {
         let manager = BackfillActor::new(&shared).start();
@@ -323,8 +322,7 @@ impl NodeActor {
                 let type_id = self.specs.get(id).map_or(0, |s| s.type_id);
                 let policy = Policy::from_config(&config, id, type_id)
                     .with_context(|| format!("policy of {id}"))?;
-                let attrs = StartdAttrs::from_config(&config, id).context(id.clone())?;
-                policies.push((addr.clone(), policy, attrs));
+                policies.push((addr.clone(), policy));
             }
             Ok((config, settings, policies))
         });
@@ -336,8 +334,8 @@ impl NodeActor {
                 }
                 self.shared.set_config(config, settings);
                 let n = policies.len();
-                for (addr, policy, attrs) in policies {
-                    deliver(&addr, NewPolicy(policy, attrs), "a slot's new policy");
+                for (addr, policy) in policies {
+                    deliver(&addr, NewPolicy(policy), "a slot's new policy");
                 }
                 let message = format!(
                     "configuration re-read: {n} slot(s) use the new policy now; \
@@ -429,10 +427,6 @@ impl NodeActor {
                 return;
             }
         };
-        let attrs = StartdAttrs::from_config(&config, id).unwrap_or_else(|e| {
-            warn!(message = "The dynamic slot publishes no STARTD_ATTRS.", slot = %id, error = %e);
-            StartdAttrs(Vec::new())
-        });
         spec.partitionable = false;
         self.specs.insert(id.to_string(), spec.clone());
         let now = self.shared.clock.now();
@@ -447,7 +441,6 @@ impl NodeActor {
             slot,
             spec,
             policy,
-            attrs,
             Input::Claimed(claim),
         )
         .start();
@@ -547,7 +540,7 @@ impl Actor for NodeActor {
             error!(message = "Cannot record the daemon's start.", error = %err);
         }
         crate::failpoint::hit("started");
-        for (slot, spec, policy, attrs) in initial {
+        for (slot, spec, policy) in initial {
             let id = slot.id.clone();
             self.specs.insert(id.clone(), spec.clone());
             let (mine, others) = std::mem::take(&mut self.lost)
@@ -574,7 +567,6 @@ impl Actor for NodeActor {
                 slot,
                 spec,
                 policy,
-                attrs,
                 Input::Evaluate,
             )
             .with_lost(mine, owed)

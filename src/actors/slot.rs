@@ -29,7 +29,7 @@ use crate::policy::engine::{
 };
 use crate::policy::layout::SlotSpec;
 use crate::policy::node::{SlotView, wakeup};
-use crate::policy::publish::{Publish, StartdAttrs, public_ad};
+use crate::policy::publish::{Publish, public_ad};
 use crate::policy::slot::{Slot, SlotEvent, apply};
 use crate::starter::protocol::Command;
 
@@ -44,7 +44,6 @@ pub struct SlotActor {
     cache: AdCache,
     /// The machine ad with this slot's cron ads merged in.
     merged: SlotCronAd,
-    attrs: StartdAttrs,
     starter: Option<Addr<StarterActor>>,
     pids: Option<StarterPids>,
     eval_at: Option<(i64, SpawnHandle)>,
@@ -81,7 +80,6 @@ impl SlotActor {
         slot: Slot,
         spec: SlotSpec,
         policy: Policy,
-        attrs: StartdAttrs,
         first: Input,
     ) -> SlotActor {
         SlotActor {
@@ -92,7 +90,6 @@ impl SlotActor {
             policy,
             cache: AdCache::default(),
             merged: SlotCronAd::default(),
-            attrs,
             starter: None,
             pids: None,
             eval_at: None,
@@ -151,30 +148,26 @@ impl SlotActor {
         let node = self.shared.node.borrow();
         let machine =
             (self.merged).machine_ad(&self.shared, &node.machine, &self.slot, &self.spec, now);
+        let publish = Publish {
+            machine: &self.shared.machine,
+            detected: self.shared.detected,
+            host: &self.shared.host,
+            total_slots: node.total_slots,
+            drain_times: node.drain_times,
+        };
         f(&Ctx {
             policy: &self.policy,
             spec: &self.spec,
             machine: &machine,
             now,
             drain: node.drain.as_ref(),
+            publish: &publish,
             cache: &self.cache,
         })
     }
 
     fn public(&self, now: i64) -> ClassAd {
-        let (total_slots, drain_times) = {
-            let node = self.shared.node.borrow();
-            (node.total_slots, node.drain_times)
-        };
-        let p = Publish {
-            machine: &self.shared.machine,
-            detected: self.shared.detected,
-            host: &self.shared.host,
-            total_slots,
-            attrs: &self.attrs,
-            drain_times,
-        };
-        let mut ad = self.with_ctx(now, |ctx| public_ad(&self.slot, ctx, &p));
+        let mut ad = self.with_ctx(now, |ctx| public_ad(&self.slot, ctx));
         if let Some(c) = &self.slot.claim {
             let id = format!(
                 "<{}>#{}#{}#...",
@@ -708,10 +701,9 @@ impl Handler<StarterPids> for SlotActor {
 impl Handler<NewPolicy> for SlotActor {
     type Result = ();
 
-    fn handle(&mut self, NewPolicy(policy, attrs): NewPolicy, ctx: &mut Context<Self>) {
+    fn handle(&mut self, NewPolicy(policy): NewPolicy, ctx: &mut Context<Self>) {
         info!(message = "Slot policy reconfigured.", slot = %self.slot.name);
         self.policy = policy;
-        self.attrs = attrs;
         self.step(&Input::Evaluate, ctx);
     }
 }

@@ -33,7 +33,6 @@ use crate::events::{
 };
 use crate::policy::engine::{DrainHow, Policy};
 use crate::policy::layout::{MachineInputs, layout, machine};
-use crate::policy::publish::StartdAttrs;
 use crate::policy::slot::SlotEvent;
 
 /// `roost startd` options.
@@ -388,7 +387,6 @@ pub struct Prepared {
         crate::policy::slot::Slot,
         crate::policy::layout::SlotSpec,
         Policy,
-        StartdAttrs,
     )>,
     dirs: Dirs,
     host: String,
@@ -452,14 +450,13 @@ impl Prepared {
             let id = format!("slot{}", spec.id);
             let policy = Policy::from_config(config, &id, spec.type_id)
                 .map_err(|e| anyhow!("policy of {id}: {e}"))?;
-            let attrs = StartdAttrs::from_config(config, &id).map_err(|e| anyhow!("{id}: {e}"))?;
             // A slot whose starter is taken again goes on as it was.
             let slot = restored.remove(&id).unwrap_or_else(|| {
                 let mut slot = spec.new_slot(&m, &name, now);
                 slot.next_claim = last.next_claim(&id);
                 slot
             });
-            slots.push((slot, spec, policy, attrs));
+            slots.push((slot, spec, policy));
         }
         // The dynamic slots of starters taken again, under their parents.
         for (id, slot) in restored {
@@ -476,8 +473,7 @@ impl Prepared {
             spec.partitionable = false;
             let policy = Policy::from_config(config, &id, spec.type_id)
                 .map_err(|e| anyhow!("policy of {id}: {e}"))?;
-            let attrs = StartdAttrs::from_config(config, &id).map_err(|e| anyhow!("{id}: {e}"))?;
-            slots.push((slot, spec, policy, attrs));
+            slots.push((slot, spec, policy));
         }
         let hooks = HookSettings {
             user: hook_user(config),

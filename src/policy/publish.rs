@@ -2,63 +2,17 @@
 //! would receive. Attribute names, types and forms follow what a real
 //! HTCondor 23 node publishes (`../shared/reference/captures/`).
 
-use crate::classad::{ClassAd, Expr, FixedEnv, Value, parse_ad, parse_expr};
-use crate::config::Config;
+use crate::classad::{ClassAd, Expr, FixedEnv, Name, Value, parse_expr};
 
-use super::engine::{Ctx, PolicyError, fetch_delay};
+use super::engine::Ctx;
+pub use super::engine::StartdAttrs;
 use super::layout::Machine;
 use super::slot::{Claim, Slot, SlotKind, State};
 
-/// `STARTD_ATTRS` (and `SLOT<N>_STARTD_ATTRS`, and their older names
-/// `STARTD_EXPRS`, `SLOT<N>_STARTD_EXPRS`, which HTCondor still reads and
-/// the eventd's shutdown configuration extends) resolved for one slot:
-/// each name with its expression (`SLOT<N>_<name>` overriding `<name>`).
-#[derive(Clone, Debug, Default)]
-pub struct StartdAttrs(pub Vec<(String, Expr)>);
-
-impl StartdAttrs {
-    /// Reads the attributes slot `slot_id` (`slot1`) publishes.
-    pub fn from_config(config: &Config, slot_id: &str) -> Result<StartdAttrs, PolicyError> {
-        let err = |knob: &str, message: String| PolicyError {
-            knob: knob.to_string(),
-            message,
-        };
-        let mut names: Vec<String> = Vec::new();
-        for knob in [
-            "STARTD_ATTRS".to_string(),
-            "STARTD_EXPRS".to_string(),
-            format!("{slot_id}_STARTD_ATTRS"),
-            format!("{slot_id}_STARTD_EXPRS"),
-        ] {
-            let list = config.get(&knob).map_err(|e| err(&knob, e.to_string()))?;
-            for n in list
-                .unwrap_or_default()
-                .split([',', ' ', '\t', '\n'])
-                .filter(|s| !s.is_empty())
-            {
-                if !names.iter().any(|x| x.eq_ignore_ascii_case(n)) {
-                    names.push(n.to_string());
-                }
-            }
-        }
-        let mut out = Vec::new();
-        for n in names {
-            let per_slot = format!("{slot_id}_{n}");
-            let found = config
-                .get_first_named(&[&per_slot, &n])
-                .map_err(|e| err(&n, e.to_string()))?;
-            if let Some((name, t)) = found {
-                let e = config
-                    .parse_knob_expr(name, &t)
-                    .map_err(|e| err(name, e.message))?;
-                out.push((n, e));
-            }
-        }
-        Ok(StartdAttrs(out))
-    }
-}
-
-/// Everything the public ad needs besides the slot and its policy.
+/// What the slot ad publishes of the node beyond the machine's ad: part
+/// of every decision's [`Ctx`], since the policy is evaluated in the ad
+/// that is published.
+#[derive(Clone, Copy, Debug)]
 pub struct Publish<'a> {
     /// The machine's resources.
     pub machine: &'a Machine,
@@ -68,8 +22,6 @@ pub struct Publish<'a> {
     pub host: &'a str,
     /// How many slots the machine advertises.
     pub total_slots: usize,
-    /// The slot's STARTD_ATTRS.
-    pub attrs: &'a StartdAttrs,
     /// When the machine's last drain started and stopped (0: never).
     pub drain_times: (i64, i64),
 }
@@ -78,89 +30,218 @@ fn expr(text: &str) -> Expr {
     parse_expr(text).unwrap_or_else(|_| Expr::from_value(Value::Undefined))
 }
 
-/// The slot's public ad at `ctx.now`.
-pub fn public_ad(slot: &Slot, ctx: &Ctx<'_>, p: &Publish<'_>) -> ClassAd {
-    // These evaluate in the slot ad the policy keeps and refills; asked
-    // while `internal` below holds it, each refill would copy all of it.
-    let retirement = super::engine::retirement_remaining(slot, ctx);
-    let fetch_delay = (ctx.policy.keyword.as_deref())
-        .is_some_and(|k| !k.is_empty())
-        .then(|| fetch_delay(slot, ctx));
-    let internal = super::engine::slot_ad(slot, ctx);
-    let mut ad = ClassAd::new();
-    for (n, e) in ctx.machine.iter() {
-        ad.insert(n.clone(), e.clone());
-    }
-    ad.insert_value("MyType", "Machine");
-    ad.insert_value("TargetType", "Job");
-    ad.insert_value("Name", slot.name.as_str());
-    ad.insert_value("Machine", p.host);
-    ad.insert_value("SlotID", i64::from(ctx.spec.id));
-    ad.insert_value("SlotTypeID", i64::from(ctx.spec.type_id.max(1)));
-    let (kind, pslot) = match slot.kind {
-        SlotKind::Static => ("Static", false),
-        SlotKind::Partitionable => ("Partitionable", true),
-        SlotKind::Dynamic { .. } => ("Dynamic", false),
+/// Names of the attributes [`fill`] sets, interned once.
+macro_rules! names {
+    ($($field:ident = $text:literal),* $(,)?) => {
+        struct Names { $($field: Name),* }
+        static N: std::sync::LazyLock<Names> =
+            std::sync::LazyLock::new(|| Names { $($field: Name::new($text)),* });
     };
-    ad.insert_value("SlotType", kind);
-    if pslot {
-        ad.insert_value("PartitionableSlot", true);
-        ad.insert_value(
-            "NumDynamicSlots",
-            i64::try_from(slot.children.len()).unwrap_or(0),
-        );
+}
+
+names! {
+    my_type = "MyType",
+    target_type = "TargetType",
+    name = "Name",
+    machine = "Machine",
+    slot_id = "SlotID",
+    slot_type_id = "SlotTypeID",
+    slot_type = "SlotType",
+    partitionable = "PartitionableSlot",
+    num_dynamic = "NumDynamicSlots",
+    dynamic = "DynamicSlot",
+    cpus = "Cpus",
+    memory = "Memory",
+    disk = "Disk",
+    total_cpus = "TotalCpus",
+    total_memory = "TotalMemory",
+    total_disk = "TotalDisk",
+    total_vm = "TotalVirtualMemory",
+    detected_cpus = "DetectedCpus",
+    detected_memory = "DetectedMemory",
+    slot_cpus = "TotalSlotCpus",
+    slot_memory = "TotalSlotMemory",
+    slot_disk = "TotalSlotDisk",
+    machine_resources = "MachineResources",
+    total_slots = "TotalSlots",
+    slot_weight = "SlotWeight",
+    state = "State",
+    activity = "Activity",
+    entered_state = "EnteredCurrentState",
+    entered_activity = "EnteredCurrentActivity",
+    current_time = "MyCurrentTime",
+    current_rank = "CurrentRank",
+    last_fetch_spawned = "LastFetchWorkSpawned",
+    last_fetch_completed = "LastFetchWorkCompleted",
+    draining = "Draining",
+    drain_reason = "DrainReason",
+    drain_request = "DrainingRequestId",
+    drain_start = "LastDrainStartTime",
+    drain_stop = "LastDrainStopTime",
+    remote_owner = "RemoteOwner",
+    remote_user = "RemoteUser",
+    job_id = "JobId",
+    global_job_id = "GlobalJobId",
+    job_start = "JobStart",
+    job_universe = "JobUniverse",
+    image_size = "ImageSize",
+    retirement = "RetirementTimeRemaining",
+    fetch_delay = "NextFetchWorkDelay",
+}
+
+/// Binds `name` to `v` unless it already is (an unchanged ad is not
+/// written to, so a clone of it handed out earlier is not copied).
+fn set(ad: &mut ClassAd, name: &Name, v: impl Into<Value>) {
+    let v = v.into();
+    if !ad
+        .get(name)
+        .and_then(Expr::as_literal)
+        .is_some_and(|old| old.identical(&v))
+    {
+        ad.insert(name.clone(), Expr::from_value(v));
     }
-    if matches!(slot.kind, SlotKind::Dynamic { .. }) {
-        ad.insert_value("DynamicSlot", true);
+}
+
+/// Removes `name` if the ad has it.
+fn unset(ad: &mut ClassAd, name: &Name) {
+    if ad.get(name).is_some() {
+        ad.remove(name.as_str());
     }
+}
+
+/// Binds `name` to `v`, or removes it for `None`.
+fn set_or_unset<V: Into<Value>>(ad: &mut ClassAd, name: &Name, v: Option<V>) {
+    match v {
+        Some(v) => set(ad, name, v),
+        None => unset(ad, name),
+    }
+}
+
+/// Writes into `ad` every attribute the slot publishes of itself and the
+/// node — its identity, resources and totals, state and times, claim,
+/// fetches and the node's drain — over what it holds already (the
+/// machine's ad, and for the policy's ad its knobs). The policy's ad
+/// ([`super::engine::slot_ad`]) and the public one ([`public_ad`]) are
+/// both written by it, so whatever a slot publishes its policy sees.
+/// Attributes a slot publishes only sometimes (a claim's, a drain's) are
+/// removed when they no longer hold. `RetirementTimeRemaining` and
+/// `NextFetchWorkDelay`, which evaluate the policy's own knobs, are
+/// written by the policy's ad.
+pub(crate) fn fill(ad: &mut ClassAd, slot: &Slot, ctx: &Ctx<'_>) {
+    let n = &*N;
+    let p = ctx.publish;
     let m = p.machine;
+    set(ad, &n.my_type, "Machine");
+    set(ad, &n.target_type, "Job");
+    set(ad, &n.name, slot.name.as_str());
+    set(ad, &n.machine, p.host);
+    set(ad, &n.slot_id, i64::from(ctx.spec.id));
+    set(ad, &n.slot_type_id, i64::from(ctx.spec.type_id.max(1)));
+    let kind = match slot.kind {
+        SlotKind::Static => "Static",
+        SlotKind::Partitionable => "Partitionable",
+        SlotKind::Dynamic { .. } => "Dynamic",
+    };
+    set(ad, &n.slot_type, kind);
+    let pslot = slot.kind == SlotKind::Partitionable;
+    set_or_unset(ad, &n.partitionable, pslot.then_some(true));
+    set_or_unset(
+        ad,
+        &n.num_dynamic,
+        pslot.then(|| i64::try_from(slot.children.len()).unwrap_or(0)),
+    );
+    let dslot = matches!(slot.kind, SlotKind::Dynamic { .. });
+    set_or_unset(ad, &n.dynamic, dslot.then_some(true));
     #[allow(clippy::cast_possible_truncation)]
-    ad.insert_value("Cpus", slot.resources.cpus.round() as i64);
-    ad.insert_value("Memory", slot.resources.memory_mb);
-    ad.insert_value("Disk", slot.resources.disk_kb);
+    set(ad, &n.cpus, slot.resources.cpus.round() as i64);
+    set(ad, &n.memory, slot.resources.memory_mb);
+    set(ad, &n.disk, slot.resources.disk_kb);
     #[allow(clippy::cast_precision_loss)]
-    ad.insert_value("TotalCpus", m.cpus as f64);
-    ad.insert_value("TotalMemory", m.memory_mb);
-    ad.insert_value("TotalDisk", m.disk_kb);
-    ad.insert_value("TotalVirtualMemory", m.swap_kb);
-    ad.insert_value("DetectedCpus", i64::from(p.detected.0));
-    ad.insert_value("DetectedMemory", p.detected.1);
+    set(ad, &n.total_cpus, m.cpus as f64);
+    set(ad, &n.total_memory, m.memory_mb);
+    set(ad, &n.total_disk, m.disk_kb);
+    set(ad, &n.total_vm, m.swap_kb);
+    set(ad, &n.detected_cpus, i64::from(p.detected.0));
+    set(ad, &n.detected_memory, p.detected.1);
     #[allow(clippy::cast_possible_truncation)]
-    ad.insert_value("TotalSlotCpus", ctx.spec.cpus.round() as i64);
-    ad.insert_value("TotalSlotMemory", ctx.spec.memory_mb);
+    set(ad, &n.slot_cpus, ctx.spec.cpus.round() as i64);
+    set(ad, &n.slot_memory, ctx.spec.memory_mb);
     #[allow(clippy::cast_precision_loss)]
-    ad.insert_value("TotalSlotDisk", ctx.spec.disk_kb(m) as f64);
-    publish_custom(&mut ad, slot, ctx, m);
-    ad.insert_value("TotalSlots", i64::try_from(p.total_slots).unwrap_or(0));
-    ad.insert("SlotWeight", expr("Cpus"));
-    for n in [
-        "State",
-        "Activity",
-        "EnteredCurrentState",
-        "EnteredCurrentActivity",
-        "MyCurrentTime",
-    ] {
-        if let Some(e) = internal.lookup(n) {
-            ad.insert(n, e.clone());
-        }
+    set(ad, &n.slot_disk, ctx.spec.disk_kb(m) as f64);
+    publish_custom(ad, slot, ctx, m);
+    set(
+        ad,
+        &n.total_slots,
+        i64::try_from(p.total_slots).unwrap_or(0),
+    );
+    if ad.get(&n.slot_weight).is_none() {
+        ad.insert(n.slot_weight.clone(), expr("Cpus"));
     }
+    set(ad, &n.state, slot.state.as_str());
+    set(ad, &n.activity, slot.activity.as_str());
+    set(ad, &n.entered_state, slot.entered_state);
+    set(ad, &n.entered_activity, slot.entered_activity);
+    set(ad, &n.current_time, ctx.now);
     for (key, secs) in &slot.total_time {
         if *secs > 0 {
             ad.insert_value(format!("TotalTime{key}").as_str(), *secs);
         }
     }
-    let current = format!("{}{}", slot.state, slot.activity);
     let now_in = ctx.now - slot.entered_activity;
     if now_in > 0 {
+        let current = format!("{}{}", slot.state, slot.activity);
         let before = slot.total_time.get(&current).copied().unwrap_or(0);
         ad.insert_value(format!("TotalTime{current}").as_str(), before + now_in);
     }
-    ad.insert_value("CurrentRank", slot.claim.as_ref().map_or(0.0, |c| c.rank));
+    set(
+        ad,
+        &n.current_rank,
+        slot.claim.as_ref().map_or(0.0, |c| c.rank),
+    );
+    set_or_unset(ad, &n.last_fetch_spawned, slot.last_fetch_spawned);
+    set_or_unset(ad, &n.last_fetch_completed, slot.last_fetch_completed);
+    let drain = ctx.drain.filter(|d| !d.shutdown);
+    set_or_unset(ad, &n.draining, drain.map(|_| true));
+    set_or_unset(ad, &n.drain_reason, drain.map(|d| d.reason.as_str()));
+    set_or_unset(
+        ad,
+        &n.drain_request,
+        drain.map(|d| d.request_id.to_string()).as_deref(),
+    );
+    set_or_unset(
+        ad,
+        &n.drain_start,
+        (p.drain_times.0 != 0).then_some(p.drain_times.0),
+    );
+    set_or_unset(
+        ad,
+        &n.drain_stop,
+        (p.drain_times.1 != 0).then_some(p.drain_times.1),
+    );
+    publish_claim(ad, slot.claim.as_ref(), ctx);
+}
+
+/// The slot's public ad at `ctx.now`: the machine's attributes (with its
+/// cron jobs' ads), the slot's [`fill`], and of the policy its `Start`,
+/// `Rank`, retirement and vacate times and `Requirements`, the
+/// `STARTD_ATTRS` under the machine's attributes as in the policy's ad.
+pub fn public_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
+    let internal = super::engine::slot_ad(slot, ctx);
+    let mut ad = ClassAd::new();
+    for (n, e) in &ctx.policy.attrs.0 {
+        ad.insert(n.as_str(), e.clone());
+    }
+    for (n, e) in ctx.machine.iter() {
+        ad.insert(n.clone(), e.clone());
+    }
+    fill(&mut ad, slot, ctx);
     for (published, knob) in [
         ("Start", "START"),
         ("Rank", "Rank"),
         ("MaxJobRetirementTime", "MaxJobRetirementTime"),
         ("MachineMaxVacateTime", "MachineMaxVacateTime"),
+        ("RetirementTimeRemaining", "RetirementTimeRemaining"),
+        ("NextFetchWorkDelay", "NextFetchWorkDelay"),
     ] {
         if let Some(e) = internal.lookup(knob) {
             ad.insert(published, e.clone());
@@ -179,39 +260,16 @@ pub fn public_ad(slot: &Slot, ctx: &Ctx<'_>, p: &Publish<'_>) -> ClassAd {
             ad.insert("WithinResourceLimits", e.clone());
         }
     }
-    ad.insert_value("RetirementTimeRemaining", retirement);
-    if let Some(t) = slot.last_fetch_spawned {
-        ad.insert_value("LastFetchWorkSpawned", t);
-    }
-    if let Some(t) = slot.last_fetch_completed {
-        ad.insert_value("LastFetchWorkCompleted", t);
-    }
-    if let Some(d) = fetch_delay {
-        ad.insert_value("NextFetchWorkDelay", d);
-    }
-    if let Some(d) = ctx.drain.filter(|d| !d.shutdown) {
-        ad.insert_value("Draining", true);
-        ad.insert_value("DrainReason", d.reason.as_str());
-        ad.insert_value("DrainingRequestId", d.request_id.to_string().as_str());
-    }
-    if p.drain_times.0 != 0 {
-        ad.insert_value("LastDrainStartTime", p.drain_times.0);
-    }
-    if p.drain_times.1 != 0 {
-        ad.insert_value("LastDrainStopTime", p.drain_times.1);
-    }
-    if let Some(c) = &slot.claim {
-        publish_claim(&mut ad, c, ctx.now);
-    }
-    for (n, e) in &p.attrs.0 {
-        ad.insert(n.as_str(), e.clone());
-    }
     ad
 }
 
 /// Each custom resource of `m`: the slot's amount, the totals, its devices
 /// (`Assigned<Name>`); and `MachineResources` naming them all.
 fn publish_custom(ad: &mut ClassAd, slot: &Slot, ctx: &Ctx<'_>, m: &Machine) {
+    if m.custom.is_empty() {
+        set(ad, &N.machine_resources, "Cpus Memory Disk Swap");
+        return;
+    }
     let mut resources = String::from("Cpus Memory Disk Swap");
     for (name, total) in &m.custom {
         let have = slot.resources.custom.get(name).copied().unwrap_or(0.0);
@@ -228,50 +286,58 @@ fn publish_custom(ad: &mut ClassAd, slot: &Slot, ctx: &Ctx<'_>, m: &Machine) {
         }
         resources.push(' ');
         resources.push_str(name);
-        if let Some((attr, ids)) = slot.resources.assigned(name) {
-            ad.insert_value(attr.as_str(), ids.as_str());
+        match slot.resources.assigned(name) {
+            Some((attr, ids)) => ad.insert_value(attr.as_str(), ids.as_str()),
+            None => {
+                let attr = format!("Assigned{name}");
+                if ad.contains(&attr) {
+                    ad.remove(&attr);
+                }
+            }
         }
     }
-    ad.insert_value("MachineResources", resources.as_str());
+    set(ad, &N.machine_resources, resources.as_str());
 }
 
 /// What a claimed slot says about its job: `RemoteOwner`, `RemoteUser`,
 /// `JobId`, `GlobalJobId`, `JobStart`, and the job's `JobUniverse` and
 /// `ImageSize` (0 when the job has none), as HTCondor's busy slot ad has
-/// them (the eventd's vacate estimate reads them).
-fn publish_claim(ad: &mut ClassAd, c: &Claim, now: i64) {
-    let Ok(job) = parse_ad(&c.job) else {
-        return;
+/// them (the eventd's vacate estimate reads them); none of them without
+/// a claim.
+fn publish_claim(ad: &mut ClassAd, c: Option<&Claim>, ctx: &Ctx<'_>) {
+    let n = &*N;
+    let job = c.and_then(|c| ctx.cache.job_ad(&c.job));
+    let env = FixedEnv::new(ctx.now);
+    let eval = |name: &str| {
+        job.as_ref()
+            .map_or(Value::Undefined, |j| j.eval_attr(name, &env))
     };
-    let env = FixedEnv::new(now);
-    let text = |n: &str| match job.eval_attr(n, &env) {
+    let text = |name: &str| match eval(name) {
         Value::Str(s) => Some(s.to_string_lossy()),
         _ => None,
     };
-    if let Some(owner) = text("Owner") {
-        ad.insert_value("RemoteOwner", owner.as_str());
-    }
-    if let Some(user) = text("User") {
-        ad.insert_value("RemoteUser", user.as_str());
-    }
-    if let (Value::Int(cl), Value::Int(pr)) = (
-        job.eval_attr("ClusterId", &env),
-        job.eval_attr("ProcId", &env),
-    ) {
-        ad.insert_value("JobId", format!("{cl}.{pr}").as_str());
-    }
-    if let Some(g) = text("GlobalJobId") {
-        ad.insert_value("GlobalJobId", g.as_str());
-    }
-    if let Some(t) = c.job_start {
-        ad.insert_value("JobStart", t);
-    }
-    if let Value::Int(u) = job.eval_attr("JobUniverse", &env) {
-        ad.insert_value("JobUniverse", u);
-        let size = match job.eval_attr("ImageSize", &env) {
-            Value::Int(n) => n,
-            _ => 0,
-        };
-        ad.insert_value("ImageSize", size);
-    }
+    set_or_unset(ad, &n.remote_owner, text("Owner").as_deref());
+    set_or_unset(ad, &n.remote_user, text("User").as_deref());
+    let job_id = match (eval("ClusterId"), eval("ProcId")) {
+        (Value::Int(cl), Value::Int(pr)) => Some(format!("{cl}.{pr}")),
+        _ => None,
+    };
+    set_or_unset(ad, &n.job_id, job_id.as_deref());
+    set_or_unset(ad, &n.global_job_id, text("GlobalJobId").as_deref());
+    set_or_unset(ad, &n.job_start, c.and_then(|c| c.job_start));
+    let universe = match eval("JobUniverse") {
+        Value::Int(u) => Some(u),
+        _ => None,
+    };
+    set_or_unset(ad, &n.job_universe, universe);
+    let size = universe.map(|_| match eval("ImageSize") {
+        Value::Int(n) => n,
+        _ => 0,
+    });
+    set_or_unset(ad, &n.image_size, size);
+}
+
+/// The names [`fill`] may remove, and the policy's ad writes itself.
+pub(crate) fn retirement_names() -> (&'static Name, &'static Name) {
+    (&N.retirement, &N.fetch_delay)
 }

@@ -48,15 +48,45 @@ pub enum Activity {
     Benchmarking,
 }
 
+impl State {
+    /// The state's name, as the slot ad's `State` gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::Owner => "Owner",
+            State::Unclaimed => "Unclaimed",
+            State::Matched => "Matched",
+            State::Claimed => "Claimed",
+            State::Preempting => "Preempting",
+            State::Backfill => "Backfill",
+            State::Drained => "Drained",
+        }
+    }
+}
+
+impl Activity {
+    /// The activity's name, as the slot ad's `Activity` gives it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Activity::Idle => "Idle",
+            Activity::Busy => "Busy",
+            Activity::Suspended => "Suspended",
+            Activity::Retiring => "Retiring",
+            Activity::Vacating => "Vacating",
+            Activity::Killing => "Killing",
+            Activity::Benchmarking => "Benchmarking",
+        }
+    }
+}
+
 impl fmt::Display for State {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self, f)
+        f.write_str(self.as_str())
     }
 }
 
 impl fmt::Display for Activity {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Debug::fmt(self, f)
+        f.write_str(self.as_str())
     }
 }
 

@@ -570,3 +570,104 @@ fn an_idle_node_writes_its_empty_polls_as_runs() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A directory under `dir` that a job running as `nobody` (the daemon as
+/// root) can write to.
+fn open_to_the_job(dir: &Path) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let out = dir.join("out");
+    std::fs::create_dir_all(&out).expect("mkdir");
+    std::fs::set_permissions(&out, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+    out
+}
+
+/// A fetched job is judged in the ad the slot publishes: START that reads
+/// an attribute of `STARTD_ATTRS`, a cron job's attribute and one of the
+/// machine's totals accepts it and runs it, as HTCondor's does (before,
+/// such a START saw none of them and refused every job while `roost
+/// status` showed `Start = true`).
+#[test]
+fn start_sees_startd_attrs_and_cron_attributes_when_it_judges_a_fetched_job() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp("start-attrs");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let health = dir.join("health");
+    std::fs::write(&health, "#!/bin/sh\necho 'HealthOk = true'\n").expect("cron");
+    std::fs::set_permissions(&health, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let out = open_to_the_job(&dir);
+    let child = fetch_hook_daemon(
+        &dir,
+        &format!(
+            "#!/bin/sh\nd={d}\n[ -e $d/ran ] && exit 0\n\
+             printf 'Cmd = \"/bin/touch\"\\nArguments = \"%s/ran\"\\nOwner = \"nobody\"\\n' $d\n",
+            d = out.display()
+        ),
+        1,
+        &format!(
+            "STARTD_ATTRS = MyAttr\nMyAttr = 1\nFetchWorkDelay = 1\n\
+             START = MyAttr == 1 && HealthOk =?= true && TotalCpus >= 1 && TotalSlots == 1\n\
+             STARTD_CRON_JOBLIST = health\nSTARTD_CRON_HEALTH_EXECUTABLE = {}\n\
+             STARTD_CRON_HEALTH_PERIOD = 1s\n",
+            health.display()
+        ),
+    );
+    wait_for("the fetched job to run", || out.join("ran").exists());
+    let status = stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+    let ev = events(&dir.join("spool/roost-events"));
+    assert!(count(&ev, "/event/Slot/ClaimCreated", |_| true) >= 1);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A machine put down by a SHUTDOWN event (the statements the eventd
+/// writes, as the spec gives them: `EndDownTime` in `STARTD_EXPRS`, read by
+/// START) takes no work until its own `EndDownTime`, then takes it — with
+/// no eventd cleanup — which is what makes the event's slow start work.
+#[test]
+fn a_machine_down_for_a_shutdown_event_comes_back_at_its_own_end_down_time() {
+    let dir = temp("end-down-time");
+    std::fs::create_dir_all(&dir).expect("mkdir");
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    let until = now + 4;
+    let out = open_to_the_job(&dir);
+    let child = fetch_hook_daemon(
+        &dir,
+        &format!(
+            "#!/bin/sh\nd={d}\n[ -e $d/ran ] && exit 0\ndate +%s >> $d/polls\n\
+             printf 'Cmd = \"/bin/touch\"\\nArguments = \"%s/ran\"\\nOwner = \"nobody\"\\n' $d\n",
+            d = out.display()
+        ),
+        1,
+        &format!(
+            "FetchWorkDelay = 1\nEndDownTime = {until}\nShutdown = (CurrentTime < EndDownTime)\n\
+             START : ($(START)) && ($(Shutdown) == False)\n\
+             STARTD_EXPRS = $(STARTD_EXPRS), EndDownTime\n"
+        ),
+    );
+    wait_for("the fetched job to run", || out.join("ran").exists());
+    let status = stop(child);
+    assert!(status.success(), "daemon exit: {status}");
+    let polls: Vec<u64> = std::fs::read_to_string(out.join("polls"))
+        .expect("polls")
+        .lines()
+        .filter_map(|l| l.trim().parse().ok())
+        .collect();
+    // While START is false the slot does not even ask for work (as
+    // HTCondor's); it asks again every FetchWorkDelay, and takes what it
+    // gets once its EndDownTime has passed.
+    assert!(
+        polls.first().is_some_and(|t| *t >= until),
+        "asked for work while down: {polls:?} (EndDownTime {until})"
+    );
+    let ran = std::fs::metadata(out.join("ran"))
+        .and_then(|m| m.modified())
+        .expect("ran")
+        .duration_since(std::time::UNIX_EPOCH)
+        .expect("clock")
+        .as_secs();
+    assert!(ran >= until, "ran at {ran}, before EndDownTime {until}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -10,9 +10,11 @@ use roost::policy::engine::{
     evaluation_interval,
 };
 use roost::policy::layout::{MachineInputs, layout, machine};
+use roost::policy::publish::Publish;
 use roost::policy::slot::{Activity, EndCause, Slot, SlotEvent, State, apply};
 
 struct Node {
+    m: roost::policy::layout::Machine,
     policy: Policy,
     spec: roost::policy::layout::SlotSpec,
     machine: ClassAd,
@@ -51,6 +53,7 @@ impl Node {
         let spec = layout(&cfg, &m).expect("layout").remove(0);
         let slot = spec.new_slot(&m, "sim", 0);
         Node {
+            m,
             policy: Policy::from_config(&cfg, "slot1", spec.type_id).expect("policy"),
             spec,
             machine: parse_ad("[ KeyboardIdle = 1000; LoadAvg = 0.0; CondorLoadAvg = 0.0 ]")
@@ -62,9 +65,22 @@ impl Node {
         }
     }
 
+    /// What the slot publishes of its one-slot machine.
+    fn publish(&self) -> Publish<'_> {
+        Publish {
+            machine: &self.m,
+            detected: (1, 1024),
+            host: "sim",
+            total_slots: 1,
+            drain_times: (0, 0),
+        }
+    }
+
     /// What the slot would decide at `t` on `input`, nothing applied.
     fn decision(&self, t: i64, input: &Input) -> Decision {
+        let publish = self.publish();
         let ctx = Ctx {
+            publish: &publish,
             policy: &self.policy,
             spec: &self.spec,
             machine: &self.machine,
@@ -304,7 +320,9 @@ fn another_slots_work_prompts_a_fetch_when_fetch_work_delay_allows_one() {
     assert!(n.at(100, Input::WorkFound("slot2".into())).is_empty());
     // From the next second on it is: the slot fetches at once, and the
     // event says which slot's work brought the fetch.
+    let publish = n.publish();
     let ctx = Ctx {
+        publish: &publish,
         policy: &n.policy,
         spec: &n.spec,
         machine: &n.machine,
@@ -850,7 +868,9 @@ fn a_match_waits_for_its_claim_request_until_match_timeout() {
     n.at(5, Input::Match(JOB.into()));
     n.is(State::Matched, Activity::Idle);
     // Matched slots say no to everyone else, and wake up for the timeout.
+    let publish = n.publish();
     let ctx = Ctx {
+        publish: &publish,
         policy: &n.policy,
         spec: &n.spec,
         machine: &n.machine,
@@ -1174,7 +1194,9 @@ fn the_slot_ad_shows_the_machine_drain_and_state_of_each_call() {
     use roost::classad::unparse::expr_to_string;
     let mut n = Node::new("SLOT_TYPE_0_PARTITIONABLE = False\nMATCH_TIMEOUT = 60\n");
     let ad_of = |n: &Node, machine: &ClassAd, drain: Option<&Drain>| {
+        let publish = n.publish();
         let ctx = Ctx {
+            publish: &publish,
             policy: &n.policy,
             spec: &n.spec,
             machine,

@@ -8,7 +8,8 @@ use proptest::prelude::*;
 use roost::classad::{ClassAd, parse_ad};
 use roost::config::{Scope, load_text};
 use roost::policy::engine::{AdCache, Ctx, Effect, Input, Policy, decide};
-use roost::policy::layout::{MachineInputs, SlotSpec, layout, machine};
+use roost::policy::layout::{Machine, MachineInputs, SlotSpec, layout, machine};
+use roost::policy::publish::Publish;
 use roost::policy::slot::{Activity, Slot, State, apply};
 
 const POLICY: &str = "STARTD_JOB_HOOK_KEYWORD = ROOST\nSLOT_TYPE_0_PARTITIONABLE = False\n\
@@ -20,7 +21,7 @@ const POLICY: &str = "STARTD_JOB_HOOK_KEYWORD = ROOST\nSLOT_TYPE_0_PARTITIONABLE
     EVICT_BACKFILL = KeyboardIdle < 100\nBOINC_Executable = /bin/true\nBOINC_InitialDir = /\n\
     BOINC_Universe = vanilla\nMATCH_TIMEOUT = 30\nALIVE_INTERVAL = 10\nMAX_CLAIM_ALIVES_MISSED = 3\n";
 
-fn setup() -> (Policy, SlotSpec, Slot) {
+fn setup() -> (Policy, SlotSpec, Slot, Machine) {
     let scope = Scope {
         subsys: Some("STARTD".into()),
         localname: None,
@@ -46,6 +47,7 @@ fn setup() -> (Policy, SlotSpec, Slot) {
         Policy::from_config(&cfg, "slot1", spec.type_id).expect("policy"),
         spec,
         slot,
+        m,
     )
 }
 
@@ -103,7 +105,8 @@ proptest! {
 
     #[test]
     fn random_runs_keep_the_invariants(steps in prop::collection::vec(step(), 1..80)) {
-        let (policy, spec, mut slot) = setup();
+        let (policy, spec, mut slot, m) = setup();
+        let publish = Publish { machine: &m, detected: (1, 1024), host: "sim", total_slots: 1, drain_times: (0, 0) };
         let mut machine_ad: ClassAd = parse_ad("[ KeyboardIdle = 1000; LoadAvg = 0 ]").expect("ad");
         let cache = AdCache::default();
         let mut now = 0;
@@ -136,7 +139,7 @@ proptest! {
                     _ => if slot.starter { Input::StarterLost } else { Input::Evaluate },
                 },
             };
-            let ctx = Ctx { policy: &policy, spec: &spec, machine: &machine_ad, now, drain: None, cache: &cache };
+            let ctx = Ctx { policy: &policy, spec: &spec, machine: &machine_ad, now, drain: None, publish: &publish, cache: &cache };
             let d = decide(&slot, &ctx, &input);
             prop_assert_eq!(&d, &decide(&slot, &ctx, &input), "decisions are deterministic");
             let fresh = AdCache::default();

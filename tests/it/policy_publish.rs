@@ -7,7 +7,7 @@ use roost::classad::unparse::{Syntax, expr_to_string_in};
 use roost::config::{Scope, load_text};
 use roost::policy::engine::{AdCache, Ctx, Input, Policy, decide};
 use roost::policy::layout::{MachineInputs, layout, machine};
-use roost::policy::publish::{Publish, StartdAttrs, public_ad};
+use roost::policy::publish::{Publish, public_ad};
 use roost::policy::slot::apply;
 
 const NODE: &str = "NUM_CPUS = 2\nMEMORY = 4096\nSTARTD_JOB_HOOK_KEYWORD = ROOST\n\
@@ -44,10 +44,17 @@ fn ads(extra: &str) -> Vec<ClassAd> {
         .map(|spec| {
             let id = format!("slot{}", spec.id);
             let policy = Policy::from_config(&cfg, &id, spec.type_id).expect("policy");
-            let attrs = StartdAttrs::from_config(&cfg, &id).expect("attrs");
             let mut slot = spec.new_slot(&m, "vm", 1000);
             let cache = AdCache::default();
+            let p = Publish {
+                machine: &m,
+                detected: (2, 24105),
+                host: "vm",
+                total_slots: total,
+                drain_times: (0, 0),
+            };
             let ctx = Ctx {
+                publish: &p,
                 policy: &policy,
                 spec,
                 machine: &machine_ad,
@@ -59,15 +66,7 @@ fn ads(extra: &str) -> Vec<ClassAd> {
                 apply(&mut slot, &e);
             }
             let ctx = Ctx { now: 1007, ..ctx };
-            let p = Publish {
-                machine: &m,
-                detected: (2, 24105),
-                host: "vm",
-                total_slots: total,
-                attrs: &attrs,
-                drain_times: (0, 0),
-            };
-            public_ad(&slot, &ctx, &p)
+            public_ad(&slot, &ctx)
         })
         .collect()
 }
@@ -184,4 +183,204 @@ fn startd_attrs_per_slot_as_in_the_manual() {
             ("\"blue\"".into(), "\"summer\"".into(), "<absent>".into()),
         ]
     );
+}
+
+/// The startd's configuration `text` on a machine of `cpus` CPUs and
+/// `cpus` GiB of memory, and its resources.
+fn node(cpus: u32, text: &str) -> (roost::config::Config, roost::policy::layout::Machine) {
+    let scope = Scope {
+        subsys: Some("STARTD".into()),
+        localname: None,
+    };
+    let detected = vec![("DETECTED_CPUS".into(), cpus.to_string())];
+    let cfg = load_text("c", text, scope, detected).expect("config");
+    let inputs = MachineInputs {
+        cpus,
+        memory_mb: 1024 * i64::from(cpus),
+        disk_kb: 1_000_000,
+        swap_kb: 0,
+        gpus: 0,
+    };
+    let m = machine(&cfg, &inputs).expect("machine");
+    (cfg, m)
+}
+
+/// What the slot publishes, its policy sees: every attribute of the public
+/// ad, whatever its source — `STARTD_ATTRS` (and a slot's own value of
+/// one), a cron job's or a benchmark's attribute in the machine's ad, a
+/// custom machine resource, the slot's claim, the node's drain — is in the
+/// ad the policy is evaluated in, bound to the same expression. The one
+/// attribute that differs is `Requirements` of a static slot, which the
+/// public ad gives as HTCondor's does (`START`) and the policy keeps whole
+/// (`START && WithinResourceLimits`).
+#[test]
+fn every_attribute_the_slot_publishes_its_policy_sees() {
+    use roost::classad::parse_ad;
+    use roost::policy::engine::{Drain, DrainHow, slot_ad};
+    use roost::policy::slot::Claim;
+    let (cfg, m) = node(
+        2,
+        "NUM_CPUS = 2\nMEMORY = 4096\nSTARTD_JOB_HOOK_KEYWORD = ROOST\n\
+         MACHINE_RESOURCE_GPUs = CUDA0, CUDA1\nNUM_SLOTS_TYPE_1 = 2\nSLOT_TYPE_1 = cpus=1\n\
+         STARTD_ATTRS = MyAttr, Site\nMyAttr = 1\nSite = \"lab\"\nSLOT2_MyAttr = 2\n\
+         START = MyAttr == 1\nMAXJOBRETIREMENTTIME = 600\n",
+    );
+    let specs = layout(&cfg, &m).expect("layout");
+    // The machine's ad as the daemon makes it, with a cron job's and the
+    // benchmarks' attributes merged in.
+    let machine_ad = parse_ad(
+        "[ KeyboardIdle = 1205; LoadAvg = 0.5; OpSys = \"LINUX\"; HealthOk = true; \
+         LastBenchmark = 900; Mips = 12000; KFlops = 900000 ]",
+    )
+    .expect("ad");
+    let drain = Drain {
+        reason: "maintenance".into(),
+        request_id: 7,
+        started: 500,
+        ..Drain::closed(DrainHow::Graceful)
+    };
+    let job = "[ Owner = \"alice\"; User = \"alice@lab\"; ClusterId = 4; ProcId = 2; \
+               JobUniverse = 5; ImageSize = 1000; GlobalJobId = \"ap#4.2#1\" ]";
+    let p = Publish {
+        machine: &m,
+        detected: (2, 2048),
+        host: "vm",
+        total_slots: specs.len(),
+        drain_times: (500, 0),
+    };
+    let mut seen_policy = Vec::new();
+    for spec in &specs {
+        let id = format!("slot{}", spec.id);
+        let policy = Policy::from_config(&cfg, &id, spec.type_id).expect("policy");
+        let mut slot = spec.new_slot(&m, "vm", 1000);
+        let cache = AdCache::default();
+        for (claimed, drain) in [(false, None), (true, None), (true, Some(&drain))] {
+            if claimed && slot.claim.is_none() {
+                let mut claim = Claim::new(1, job.into(), 0.0, true, 0);
+                claim.job_start = Some(1003);
+                slot.claim = Some(claim);
+            }
+            let ctx = Ctx {
+                policy: &policy,
+                spec,
+                machine: &machine_ad,
+                now: 1010,
+                drain,
+                publish: &p,
+                cache: &cache,
+            };
+            let public = public_ad(&slot, &ctx);
+            let internal = slot_ad(&slot, &ctx);
+            for (name, e) in public.iter() {
+                if name.as_str() == "Requirements" {
+                    continue;
+                }
+                let seen = internal
+                    .get(name)
+                    .map_or_else(|| "<absent>".into(), |e| expr_to_string_in(e, Syntax::Old));
+                assert_eq!(
+                    seen,
+                    expr_to_string_in(e, Syntax::Old),
+                    "{id} (claimed {claimed}, draining {}): {name}",
+                    drain.is_some()
+                );
+            }
+            // What the policy reads of them: START is MyAttr == 1.
+            let env = roost::classad::FixedEnv::new(1010);
+            seen_policy.push(format!(
+                "{id} {:?} {:?}",
+                internal.eval_attr("START", &env),
+                internal.eval_attr("RemoteOwner", &env),
+            ));
+        }
+        let public = public_ad(
+            &slot,
+            &Ctx {
+                policy: &policy,
+                spec,
+                machine: &machine_ad,
+                now: 1010,
+                drain: Some(&drain),
+                publish: &p,
+                cache: &cache,
+            },
+        );
+        for name in [
+            "MyAttr",
+            "Site",
+            "HealthOk",
+            "Mips",
+            "GPUs",
+            "AssignedGPUs",
+            "TotalGPUs",
+            "RemoteOwner",
+            "JobId",
+            "Draining",
+            "LastDrainStartTime",
+            "RetirementTimeRemaining",
+            "TotalSlots",
+            "DetectedCpus",
+        ] {
+            assert!(public.contains(name), "{id} publishes {name}");
+        }
+    }
+    assert_eq!(
+        seen_policy,
+        [
+            "slot1 true undefined",
+            "slot1 true \"alice\"",
+            "slot1 true \"alice\"",
+            "slot2 false undefined",
+            "slot2 false \"alice\"",
+            "slot2 false \"alice\"",
+        ]
+    );
+}
+
+/// A cron job's attribute of the same name as one of `STARTD_ATTRS` wins,
+/// in the published ad and in the policy's, as in HTCondor (the slot's
+/// dynamic attributes lie over its configured ones).
+#[test]
+fn a_cron_attribute_wins_over_a_startd_attr_of_the_same_name_in_both_ads() {
+    use roost::classad::{FixedEnv, parse_ad};
+    use roost::policy::engine::slot_ad;
+    let (cfg, m) = node(
+        1,
+        "NUM_CPUS = 1\nSTARTD_ATTRS = Value\nValue = 1\nSTART = Value == 10\n",
+    );
+    let spec = layout(&cfg, &m).expect("layout").remove(0);
+    let policy = Policy::from_config(&cfg, "slot1", spec.type_id).expect("policy");
+    let slot = spec.new_slot(&m, "vm", 0);
+    let cache = AdCache::default();
+    let p = Publish {
+        machine: &m,
+        detected: (1, 1024),
+        host: "vm",
+        total_slots: 1,
+        drain_times: (0, 0),
+    };
+    let env = FixedEnv::new(5);
+    for (machine_text, want) in [("[ LoadAvg = 0.0 ]", 1), ("[ Value = 10 ]", 10)] {
+        let machine_ad = parse_ad(machine_text).expect("ad");
+        let ctx = Ctx {
+            policy: &policy,
+            spec: &spec,
+            machine: &machine_ad,
+            now: 5,
+            drain: None,
+            publish: &p,
+            cache: &cache,
+        };
+        let public = public_ad(&slot, &ctx);
+        let internal = slot_ad(&slot, &ctx);
+        let seen =
+            |ad: &roost::classad::ClassAd, name: &str| format!("{:?}", ad.eval_attr(name, &env));
+        assert_eq!(seen(&public, "Value"), want.to_string());
+        assert_eq!(seen(&internal, "Value"), want.to_string());
+        assert_eq!(
+            seen(&internal, "START"),
+            (want == 10).to_string(),
+            "{machine_text}"
+        );
+    }
 }

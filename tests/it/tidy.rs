@@ -141,7 +141,6 @@ const OVERSIZE: &[(&str, usize)] = &[
     ("src/policy/layout.rs::layout", 166),
     ("src/policy/layout.rs::request", 123),
     ("src/policy/publish.rs::public_ad", 146),
-    ("src/policy/sim/mod.rs", 817),
     ("src/policy/sim/scenario.rs::parse", 142),
     ("src/policy/slot.rs::apply", 121),
     ("src/spawn/mod.rs", 830),

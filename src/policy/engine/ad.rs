@@ -8,7 +8,9 @@ use std::collections::HashMap;
 
 use crate::classad::{ClassAd, Expr, Name, Value, parse_ad};
 
-use super::super::slot::{Activity, Slot, SlotKind, State};
+use super::super::publish::{fill, retirement_names};
+use super::super::slot::{Slot, State};
+use super::work::Work;
 use super::{Ctx, Policy};
 
 /// One slot's cache, owned by its shell (the slot actor, the simulator's
@@ -44,7 +46,7 @@ const JOB_CACHE: usize = 8;
 
 impl AdCache {
     /// The job ad of a claim, parsed once (`None` when it does not parse).
-    pub(super) fn job_ad(&self, text: &str) -> Option<ClassAd> {
+    pub(crate) fn job_ad(&self, text: &str) -> Option<ClassAd> {
         if let Some(ad) = self.jobs.borrow().get(text) {
             return Some(ad.clone());
         }
@@ -58,8 +60,11 @@ impl AdCache {
     }
 }
 
-/// The slot ad a policy is evaluated in: machine attributes, resources,
-/// state, and the policy knobs.
+/// The slot ad a policy is evaluated in: the policy's knobs and
+/// `STARTD_ATTRS`, the machine's attributes (with its cron jobs' ads)
+/// over them, and over those every attribute the slot publishes
+/// ([`fill`]), `Requirements`, `RetirementTimeRemaining` and
+/// `NextFetchWorkDelay`: what the slot publishes, its policy sees.
 pub fn slot_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
     // The cache keeps one ad with the knobs bound; each call overwrites
     // the slot's dynamic attributes in place (nothing is copied unless a
@@ -94,35 +99,9 @@ pub fn slot_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
         // Whatever the machine ad bound is bound again below.
         filled.own_requirements = false;
     }
-    let n = &*NAMES;
-    set_str(ad, &n[0], slot.name.as_str());
-    set_str(ad, &n[1], state_str(slot.state));
-    set_str(ad, &n[2], activity_str(slot.activity));
-    ad.insert_value(n[3].clone(), slot.entered_state);
-    ad.insert_value(n[4].clone(), slot.entered_activity);
-    ad.insert_value(n[5].clone(), ctx.now);
-    #[allow(clippy::cast_possible_truncation)]
-    ad.insert_value(n[6].clone(), slot.resources.cpus.round() as i64);
-    ad.insert_value(n[7].clone(), slot.resources.memory_mb);
-    ad.insert_value(n[8].clone(), slot.resources.disk_kb);
-    ad.insert_value(n[9].clone(), i64::from(ctx.spec.id));
-    ad.insert_value(n[10].clone(), i64::from(ctx.spec.type_id));
-    ad.insert_value(n[11].clone(), slot.kind == SlotKind::Partitionable);
-    ad.insert_value(n[12].clone(), matches!(slot.kind, SlotKind::Dynamic { .. }));
-    for (k, v) in &slot.resources.custom {
-        ad.insert_value(k.as_str(), *v);
-    }
-    let claim = slot.claim.as_ref();
-    ad.insert_value(
-        n[13].clone(),
-        claim.map_or(Value::Undefined, |c| Value::Real(c.rank)),
-    );
-    ad.insert_value(
-        n[14].clone(),
-        claim
-            .and_then(|c| c.job_start)
-            .map_or(Value::Undefined, Value::Int),
-    );
+    let requirements = &*REQUIREMENTS;
+    // Everything the slot publishes, as its public ad has it.
+    fill(ad, slot, ctx);
     // While draining, the draining START expression stands in for START in
     // Requirements (HTCondor leaves START itself alone, so drained slots
     // still fetch, and reject what they get).
@@ -130,11 +109,28 @@ pub fn slot_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
         slot.state,
         State::Matched | State::Preempting | State::Drained
     ) {
-        ad.insert_value(n[15].clone(), false);
+        ad.insert_value(requirements.clone(), false);
         filled.own_requirements = false;
     } else if ctx.drain.is_some() || !filled.own_requirements {
-        ad.insert(n[15].clone(), requirements(ctx).clone());
+        ad.insert(requirements.clone(), self::requirements(ctx).clone());
         filled.own_requirements = ctx.drain.is_none();
+    }
+    // Last, what the policy's own knobs give, evaluated in the ad as it
+    // now is (their last values left out, so that a fresh cache gives the
+    // same ones).
+    let (retirement, fetch_delay) = retirement_names();
+    ad.insert_value(retirement.clone(), Value::Undefined);
+    let fetches = ctx.policy.keyword.as_deref().is_some_and(|k| !k.is_empty());
+    if fetches {
+        ad.insert_value(fetch_delay.clone(), Value::Undefined);
+    }
+    let (remaining, delay) = {
+        let w = Work::over(slot, ctx, ad.clone());
+        (w.retirement_remaining(), fetches.then(|| w.fetch_delay()))
+    };
+    ad.insert_value(retirement.clone(), remaining);
+    if let Some(d) = delay {
+        ad.insert_value(fetch_delay.clone(), d);
     }
     ad.clone()
 }
@@ -149,69 +145,15 @@ pub(super) fn requirements<'a>(ctx: &'a Ctx<'_>) -> &'a Expr {
     }
 }
 
-/// Binds `name` to the string `s` unless it already is.
-fn set_str(ad: &mut ClassAd, name: &Name, s: &str) {
-    let same = matches!(ad.get(name).and_then(Expr::as_literal),
-        Some(Value::Str(v)) if v.as_bytes() == s.as_bytes());
-    if !same {
-        ad.insert_value(name.clone(), s);
-    }
-}
-
 /// When a Matched slot gives up waiting for its claimant: MATCH_TIMEOUT
 /// after the match.
 pub(super) fn match_expires(slot: &Slot, policy: &Policy) -> i64 {
     slot.matched_at.unwrap_or(slot.entered_state) + policy.match_timeout
 }
 
-/// Names of the attributes `slot_ad` sets on every call, interned once.
-static NAMES: std::sync::LazyLock<Vec<Name>> = std::sync::LazyLock::new(|| {
-    [
-        "Name",
-        "State",
-        "Activity",
-        "EnteredCurrentState",
-        "EnteredCurrentActivity",
-        "MyCurrentTime",
-        "Cpus",
-        "Memory",
-        "Disk",
-        "SlotID",
-        "SlotTypeID",
-        "PartitionableSlot",
-        "DynamicSlot",
-        "CurrentRank",
-        "JobStart",
-        "Requirements",
-    ]
-    .iter()
-    .map(|n| Name::new(n))
-    .collect()
-});
-
-fn state_str(s: State) -> &'static str {
-    match s {
-        State::Owner => "Owner",
-        State::Unclaimed => "Unclaimed",
-        State::Matched => "Matched",
-        State::Claimed => "Claimed",
-        State::Preempting => "Preempting",
-        State::Backfill => "Backfill",
-        State::Drained => "Drained",
-    }
-}
-
-fn activity_str(a: Activity) -> &'static str {
-    match a {
-        Activity::Idle => "Idle",
-        Activity::Busy => "Busy",
-        Activity::Suspended => "Suspended",
-        Activity::Retiring => "Retiring",
-        Activity::Vacating => "Vacating",
-        Activity::Killing => "Killing",
-        Activity::Benchmarking => "Benchmarking",
-    }
-}
+/// `Requirements`, interned once.
+static REQUIREMENTS: std::sync::LazyLock<Name> =
+    std::sync::LazyLock::new(|| Name::new("Requirements"));
 
 #[cfg(test)]
 mod tests {

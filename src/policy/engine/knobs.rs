@@ -83,8 +83,11 @@ pub struct Policy {
     /// `START && WithinResourceLimits`: the slot's Requirements when it
     /// is willing to be matched and not draining.
     pub(super) requirements: Expr,
-    /// The knobs bound in an ad, `Rank` and `WithinResourceLimits`: what
-    /// every slot ad starts from (never changed once built).
+    /// The slot's `STARTD_ATTRS`.
+    pub attrs: StartdAttrs,
+    /// The knobs bound in an ad, the `STARTD_ATTRS`, `Rank` and
+    /// `WithinResourceLimits`: what every slot ad starts from (never
+    /// changed once built).
     pub(super) template: ClassAd,
 }
 
@@ -128,8 +131,10 @@ impl Policy {
             .bool("MUST_MODIFY_REQUEST_EXPRS")
             .map_err(|e| err("MUST_MODIFY_REQUEST_EXPRS", e.message))?
             .unwrap_or(false);
+        let attrs = StartdAttrs::from_config(config, slot_id)?;
         Ok(Policy {
-            template: template(config, rank.as_ref())?,
+            template: template(config, rank.as_ref(), &attrs)?,
+            attrs,
             requirements: fixed("START && WithinResourceLimits")?,
             modify_request: modify_requests(config, type_id)?,
             must_modify,
@@ -153,9 +158,15 @@ fn fixed(text: &str) -> Result<Expr, PolicyError> {
 }
 
 /// The ad every slot ad starts from: each policy knob (its configured
-/// value, else HTCondor's built-in one), `Rank` (0.0 without RANK) and
-/// `WithinResourceLimits`.
-fn template(config: &Config, rank: Option<&Expr>) -> Result<ClassAd, PolicyError> {
+/// value, else HTCondor's built-in one), the `STARTD_ATTRS`, `Rank` (0.0
+/// without RANK) and `WithinResourceLimits`. What the machine's ad and
+/// its cron jobs publish is laid over it, as HTCondor lays a slot's
+/// dynamic attributes over its configured ones.
+fn template(
+    config: &Config,
+    rank: Option<&Expr>,
+    attrs: &StartdAttrs,
+) -> Result<ClassAd, PolicyError> {
     let mut template = ClassAd::new();
     for knob in POLICY_KNOBS {
         let text = config
@@ -169,6 +180,9 @@ fn template(config: &Config, rank: Option<&Expr>) -> Result<ClassAd, PolicyError
                 .map_err(|e| err(knob, e.message))?;
             template.insert(*knob, e);
         }
+    }
+    for (n, e) in &attrs.0 {
+        template.insert(n.as_str(), e.clone());
     }
     match rank {
         Some(r) => template.insert("Rank", r.clone()),
@@ -290,4 +304,54 @@ pub fn backfill_job(config: &Config) -> Result<ClassAd, PolicyError> {
     ad.insert_value("ProcId", 0i64);
     ad.insert_value("IsBackfillClient", true);
     Ok(ad)
+}
+
+/// `STARTD_ATTRS` (and `SLOT<N>_STARTD_ATTRS`, and their older names
+/// `STARTD_EXPRS`, `SLOT<N>_STARTD_EXPRS`, which HTCondor still reads and
+/// the eventd's shutdown configuration extends) resolved for one slot:
+/// each name with its expression (`SLOT<N>_<name>` overriding `<name>`).
+/// They are part of the slot's [`Policy`]: bound in the ad every policy
+/// expression is evaluated in, as they are in the ad the slot publishes.
+#[derive(Clone, Debug, Default)]
+pub struct StartdAttrs(pub Vec<(String, Expr)>);
+
+impl StartdAttrs {
+    /// Reads the attributes slot `slot_id` (`slot1`; a dynamic slot
+    /// `slot1_2` reads its partitionable slot's `SLOT1_` knobs, as in
+    /// HTCondor) publishes.
+    pub fn from_config(config: &Config, slot_id: &str) -> Result<StartdAttrs, PolicyError> {
+        let slot_id = slot_id.split('_').next().unwrap_or(slot_id);
+        let mut names: Vec<String> = Vec::new();
+        for knob in [
+            "STARTD_ATTRS".to_string(),
+            "STARTD_EXPRS".to_string(),
+            format!("{slot_id}_STARTD_ATTRS"),
+            format!("{slot_id}_STARTD_EXPRS"),
+        ] {
+            let list = config.get(&knob).map_err(|e| err(&knob, e.to_string()))?;
+            for n in list
+                .unwrap_or_default()
+                .split([',', ' ', '\t', '\n'])
+                .filter(|s| !s.is_empty())
+            {
+                if !names.iter().any(|x| x.eq_ignore_ascii_case(n)) {
+                    names.push(n.to_string());
+                }
+            }
+        }
+        let mut out = Vec::new();
+        for n in names {
+            let per_slot = format!("{slot_id}_{n}");
+            let found = config
+                .get_first_named(&[&per_slot, &n])
+                .map_err(|e| err(&n, e.to_string()))?;
+            if let Some((name, t)) = found {
+                let e = config
+                    .parse_knob_expr(name, &t)
+                    .map_err(|e| err(name, e.message))?;
+                out.push((n, e));
+            }
+        }
+        Ok(StartdAttrs(out))
+    }
 }

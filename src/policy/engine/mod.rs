@@ -30,7 +30,7 @@ mod work;
 
 pub use ad::{AdCache, slot_ad};
 pub use decide::decide;
-pub use knobs::{POLICY_KNOBS, Policy, PolicyError, backfill_job};
+pub use knobs::{POLICY_KNOBS, Policy, PolicyError, StartdAttrs, backfill_job};
 pub use queries::{
     evaluation_interval, fetch_delay, hibernate_state, next_fetch_at, retirement_remaining,
     wants_news_of_work,
@@ -172,6 +172,8 @@ pub struct Ctx<'a> {
     pub now: i64,
     /// Draining, when the machine is being drained.
     pub drain: Option<&'a Drain>,
+    /// What the slot ad publishes of the node beyond `machine`.
+    pub publish: &'a crate::policy::publish::Publish<'a>,
     /// The shell's cache of this slot's ad and parsed jobs: one per slot,
     /// kept across decisions (a fresh one gives the same decisions, only
     /// slower).

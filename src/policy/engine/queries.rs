@@ -32,14 +32,17 @@ pub fn evaluation_interval(slot: &Slot, policy: &Policy, now: i64) -> i64 {
 
 /// When FETCH_WORK may next run, if the slot fetches at all: when the
 /// delay since the last fetch (`FetchWorkDelay`; 1 s when it is 0 or
-/// less) ends. `None` before the first fetch and while one runs.
+/// less) ends; now before the first fetch (which is not throttled: a
+/// slot whose START kept it from fetching tries again a whole delay
+/// later, as HTCondor's fetch timer does). `None` while one runs.
 pub fn next_fetch_at(slot: &Slot, ctx: &Ctx<'_>) -> Option<i64> {
     if ctx.policy.keyword.as_deref().is_none_or(str::is_empty) || slot.fetching {
         return None;
     }
-    let w = Work::new(slot, ctx);
-    let delay = w.fetch_delay();
-    let last = slot.last_fetch_completed?;
+    let Some(last) = slot.last_fetch_completed else {
+        return Some(ctx.now);
+    };
+    let delay = fetch_delay(slot, ctx);
     Some(if delay > 0 { last + delay } else { last + 1 })
 }
 

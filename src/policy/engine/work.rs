@@ -64,6 +64,14 @@ impl<'c, 'a> Work<'c, 'a> {
         }
     }
 
+    /// A working copy whose slot ad is `ad` until its first event: the
+    /// policy's ad asks its own knobs while it is being filled.
+    pub(super) fn over(slot: &'c Slot, ctx: &'c Ctx<'a>, ad: ClassAd) -> Self {
+        let w = Work::new(slot, ctx);
+        w.ad.replace(Some(ad));
+        w
+    }
+
     pub(super) fn emit(&mut self, e: SlotEvent) {
         apply(self.s.to_mut(), &e);
         self.out.events.push(e);

@@ -21,10 +21,13 @@ use super::node::{
     self, DrainRequest, NodeEffect, NodeEvent, NodeInput, NodeSnapshot, NodeState, SlotView,
     hibernation,
 };
+use super::publish::Publish;
 use super::slot::{Activity, Slot, SlotEvent, SlotKind, State, Transition, apply};
 
+mod check;
 mod scenario;
 
+use check::check_resources;
 use scenario::{Action, machine_ad, machine_attrs};
 pub use scenario::{Scenario, ScenarioError};
 
@@ -303,12 +306,14 @@ where
                 }
             }
             Due::Hibernate => {
+                let publish = self.publish();
                 let states: Vec<_> = self
                     .slots
                     .iter()
                     .filter(|s| !s.gone)
                     .map(|s| {
-                        let ctx = sim_ctx(s, &self.machine_ad, t, self.node.drain.as_ref());
+                        let ctx =
+                            sim_ctx(s, &self.machine_ad, t, self.node.drain.as_ref(), &publish);
                         hibernate_state(&s.slot, &ctx)
                     })
                     .collect();
@@ -474,7 +479,8 @@ where
         let t = self.now;
         let d = {
             let s = &self.slots[i];
-            let ctx = sim_ctx(s, &self.machine_ad, t, self.node.drain.as_ref());
+            let publish = self.publish();
+            let ctx = sim_ctx(s, &self.machine_ad, t, self.node.drain.as_ref(), &publish);
             decide(&s.slot, &ctx, input)
         };
         if !d.events.is_empty() {
@@ -715,13 +721,25 @@ where
         }
     }
 
+    /// What the simulated slots publish of the node, as the daemon's do.
+    fn publish(&self) -> Publish<'_> {
+        Publish {
+            machine: &self.machine,
+            detected: (self.sc.inputs.cpus, self.sc.inputs.memory_mb),
+            host: &self.host,
+            total_slots: self.node.total_slots(),
+            drain_times: self.node.drain_times(),
+        }
+    }
+
     /// Slot `i`'s timers after a step, as its actor sets them
     /// ([`node::wakeup`]), and its claimant's next keep-alive.
     fn reschedule(&mut self, i: usize) {
         let t = self.now;
         let wake = {
             let s = &self.slots[i];
-            let ctx = sim_ctx(s, &self.machine_ad, t, self.node.drain.as_ref());
+            let publish = self.publish();
+            let ctx = sim_ctx(s, &self.machine_ad, t, self.node.drain.as_ref(), &publish);
             node::wakeup(&s.slot, &ctx, Some(s.next_eval), s.next_fetch)
         };
         if let Some(at) = wake.evaluate_at {
@@ -758,6 +776,7 @@ fn sim_ctx<'a>(
     machine: &'a ClassAd,
     now: i64,
     drain: Option<&'a Drain>,
+    publish: &'a Publish<'a>,
 ) -> Ctx<'a> {
     Ctx {
         policy: &s.policy,
@@ -765,37 +784,7 @@ fn sim_ctx<'a>(
         machine,
         now,
         drain,
+        publish,
         cache: &s.cache,
     }
-}
-
-/// A partitionable slot's free resources and its live dynamic slots' always
-/// add up to what it was given.
-fn check_resources(slots: &[SimSlot], m: &super::layout::Machine) -> Result<(), ScenarioError> {
-    for p in slots
-        .iter()
-        .filter(|s| s.slot.kind == SlotKind::Partitionable)
-    {
-        let mut cpus = p.slot.resources.cpus;
-        let mut memory = p.slot.resources.memory_mb;
-        for c in slots.iter().filter(|s| !s.gone) {
-            if let SlotKind::Dynamic { parent } = &c.slot.kind
-                && *parent == p.slot.id
-            {
-                cpus += c.slot.resources.cpus;
-                memory += c.slot.resources.memory_mb;
-            }
-        }
-        let spec = &p.spec;
-        if (cpus - spec.cpus).abs() > 1e-9 || memory != spec.memory_mb {
-            return Err(ScenarioError(format!(
-                "resources of {} and its dynamic slots do not add up: {cpus} CPUs, {memory} MiB of {} and {} (disk {})",
-                p.slot.id,
-                spec.cpus,
-                spec.memory_mb,
-                spec.disk_kb(m)
-            )));
-        }
-    }
-    Ok(())
 }

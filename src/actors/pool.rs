@@ -152,7 +152,7 @@ impl Handler<PoolAsk> for NodeActor {
         let PoolAsk { ask, reply } = m;
         let (request, refused) = match &ask.verdict {
             Verdict::Accept(a) => (a.describe(), String::new()),
-            Verdict::Refuse(why) => (String::new(), why.clone()),
+            Verdict::Refuse { why, request } => (request.clone(), why.clone()),
         };
         self.record(DaemonEvent::PoolRequest {
             by: ask.by.clone(),
@@ -167,8 +167,8 @@ impl Handler<PoolAsk> for NodeActor {
             });
         };
         match ask.verdict {
-            Verdict::Refuse(why) => {
-                warn!(message = "Pool request refused.", by = %ask.by, id = %ask.id, why = %why);
+            Verdict::Refuse { why, .. } => {
+                warn!(message = "Pool request refused.", by = %ask.by, id = %ask.id, request = %request, why = %why);
                 send(Response::refused(format!("refused: {why}")));
             }
             Verdict::Accept(Action::Config { set, unset }) => {

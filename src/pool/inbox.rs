@@ -95,8 +95,15 @@ pub struct Reply {
 pub enum Verdict {
     /// To be carried out.
     Accept(Action),
-    /// Refused, and why.
-    Refuse(String),
+    /// Refused.
+    Refuse {
+        /// Why.
+        why: String,
+        /// What was asked ([`Action::describe`], or as much of the body
+        /// as reads when it is not a request; empty without a body), so
+        /// that the node's log keeps what it turned down.
+        request: String,
+    },
 }
 
 /// One request for the node, judged.
@@ -135,31 +142,57 @@ pub fn judge(
     id: &str,
     body: Option<&[u8]>,
 ) -> Verdict {
+    let refuse = |why: String, request: String| Verdict::Refuse { why, request };
     let Some(body) = body else {
-        return Verdict::Refuse(format!(
-            "no request {id} from {by} in etcd: a pointer without its request (forged, or expired)"
-        ));
+        return refuse(
+            format!(
+                "no request {id} from {by} in etcd: a pointer without its request (forged, or expired)"
+            ),
+            String::new(),
+        );
+    };
+    if body.len() > MAX_BODY {
+        let request = format!("{} bytes", body.len());
+        if !settings.admits(by) {
+            return refuse(not_admin(by), request);
+        }
+        return refuse(
+            format!("the request is larger than {MAX_BODY} bytes"),
+            request,
+        );
+    }
+    let parsed = serde_json::from_slice::<Body>(body);
+    let request = match &parsed {
+        Ok(b) => b.action.describe(),
+        Err(_) => String::from_utf8_lossy(&body[..body.len().min(SHOWN)]).into_owned(),
     };
     if !settings.admits(by) {
-        return Verdict::Refuse(format!("{by} is not among the node's ROOST_POOL_ADMINS"));
+        return refuse(not_admin(by), request);
     }
-    if body.len() > MAX_BODY {
-        return Verdict::Refuse(format!("the request is larger than {MAX_BODY} bytes"));
-    }
-    let body: Body = match serde_json::from_slice(body) {
+    let body = match parsed {
         Ok(b) => b,
-        Err(e) => return Verdict::Refuse(format!("the request does not read: {e}")),
+        Err(e) => return refuse(format!("the request does not read: {e}"), request),
     };
     if body.node != node {
-        return Verdict::Refuse(format!("the request is for {}, not this node", body.node));
+        return refuse(
+            format!("the request is for {}, not this node", body.node),
+            request,
+        );
     }
     match body.action {
-        Action::Command { request } if !remote(&request) => Verdict::Refuse(format!(
-            "{} cannot be asked through the pool",
-            Action::Command { request }.describe()
-        )),
+        Action::Command { request: r } if !remote(&r) => refuse(
+            format!("{request} cannot be asked through the pool"),
+            request,
+        ),
         action => Verdict::Accept(action),
     }
+}
+
+/// How much of a body that is not a request the node's log keeps.
+const SHOWN: usize = 256;
+
+fn not_admin(by: &str) -> String {
+    format!("{by} is not among the node's ROOST_POOL_ADMINS")
 }
 
 /// Splits an inbox key's tail `<principal>/<id>`.
@@ -289,8 +322,21 @@ pub fn ask(
     action: Action,
     wait: Duration,
 ) -> Result<Reply, PoolError> {
-    let by = settings.principal();
     let id = new_id();
+    send(settings, node, &id, action)?;
+    wait_reply(settings, node, &id, wait)
+}
+
+/// Sends request `id` (unique for this process's principal) to `node`:
+/// its body and the inbox's pointer, together, under a lease of
+/// `ROOST_POOL_REQUEST_LIFETIME`.
+pub fn send(
+    settings: &PoolSettings,
+    node: &str,
+    id: &str,
+    action: Action,
+) -> Result<(), PoolError> {
+    let by = settings.principal();
     let etcd = settings.client();
     let body = serde_json::to_vec(&Body {
         node: node.to_string(),
@@ -300,22 +346,27 @@ pub fn ask(
     let lease = etcd.grant(settings.request_lifetime)?;
     etcd.write(
         &[
-            (settings.request_key(by, &id), body),
-            (settings.inbox_key(node, by, &id), Vec::new()),
+            (settings.request_key(by, id), body),
+            (settings.inbox_key(node, by, id), Vec::new()),
         ],
         &[],
         Some(lease),
     )?;
-    let reply_key = settings.reply_key(node, by, &id);
+    Ok(())
+}
+
+/// Waits up to `wait` for `node`'s reply to request `id`.
+pub fn wait_reply(
+    settings: &PoolSettings,
+    node: &str,
+    id: &str,
+    wait: Duration,
+) -> Result<Reply, PoolError> {
+    let etcd = settings.client();
     let start = Instant::now();
     loop {
-        if let Some(text) = etcd.get(&reply_key)? {
-            return serde_json::from_slice(&text).map_err(|e| {
-                PoolError::Etcd(EtcdError::Garbled {
-                    call: reply_key.clone(),
-                    message: e.to_string(),
-                })
-            });
+        if let Sent::Replied(r) = sent_in(&etcd, settings, node, id)? {
+            return Ok(r);
         }
         if start.elapsed() >= wait {
             return Err(PoolError::NoReply {
@@ -326,6 +377,43 @@ pub fn ask(
         }
         std::thread::sleep(Duration::from_millis(100));
     }
+}
+
+/// Where request `id` of this process's principal to `node` is.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Sent {
+    /// Not in etcd: never sent (or gone with its lease).
+    No,
+    /// Sent, not answered yet.
+    Waiting,
+    /// Answered.
+    Replied(Reply),
+}
+
+/// Where request `id` to `node` is: what an asker that may have died
+/// between recording a request and sending it, or between sending it and
+/// hearing back, looks up before it sends it (again).
+pub fn sent(settings: &PoolSettings, node: &str, id: &str) -> Result<Sent, PoolError> {
+    sent_in(&settings.client(), settings, node, id)
+}
+
+fn sent_in(etcd: &Etcd, settings: &PoolSettings, node: &str, id: &str) -> Result<Sent, PoolError> {
+    let reply_key = settings.reply_key(node, settings.principal(), id);
+    if let Some(text) = etcd.get(&reply_key)? {
+        return serde_json::from_slice(&text)
+            .map(Sent::Replied)
+            .map_err(|e| {
+                PoolError::Etcd(EtcdError::Garbled {
+                    call: reply_key.clone(),
+                    message: e.to_string(),
+                })
+            });
+    }
+    let request = settings.request_key(settings.principal(), id);
+    Ok(match etcd.get(&request)? {
+        Some(_) => Sent::Waiting,
+        None => Sent::No,
+    })
 }
 
 #[cfg(test)]
@@ -367,9 +455,21 @@ mod tests {
             Verdict::Accept(vacate.clone())
         );
         let refused = |v: Verdict| match v {
-            Verdict::Refuse(why) => why,
+            Verdict::Refuse { why, .. } => why,
             Verdict::Accept(a) => panic!("accepted {a:?}"),
         };
+        // What was asked is kept with the refusal, whenever there is a
+        // body to read it from.
+        let asked = |v: Verdict| match v {
+            Verdict::Refuse { request, .. } => request,
+            Verdict::Accept(a) => panic!("accepted {a:?}"),
+        };
+        assert_eq!(
+            asked(judge("n1", &s, "mallory", "1", Some(&body("n1", &vacate)))),
+            r#"command {"command":"vacate","slot":null,"fast":true}"#
+        );
+        assert_eq!(asked(judge("n1", &s, "alice", "1", Some(b"{"))), "{");
+        assert_eq!(asked(judge("n1", &s, "alice", "1", None)), "");
         assert!(refused(judge("n1", &s, "alice", "1", None)).contains("forged"));
         assert!(
             refused(judge("n1", &s, "mallory", "1", Some(&body("n1", &vacate))))

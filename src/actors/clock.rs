@@ -14,6 +14,11 @@ pub trait Clock: Send + Sync {
     /// point within a second use it.
     fn now_nanos(&self) -> i128;
 
+    /// Now in milliseconds, on the same time line.
+    fn now_ms(&self) -> i64 {
+        i64::try_from(self.now_nanos() / 1_000_000).unwrap_or(i64::MAX)
+    }
+
     /// Whether time moves only when the actors' runtime has nothing to do
     /// (virtual time). The actors then wait for the event log in place,
     /// blocking their thread: awaited as a future, the writer thread's

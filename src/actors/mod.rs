@@ -32,6 +32,7 @@ pub mod backfill;
 pub mod clock;
 pub mod cron;
 pub mod cron_host;
+pub mod eventd;
 pub mod hook;
 pub mod machine;
 pub mod messages;

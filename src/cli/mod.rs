@@ -3,7 +3,7 @@
 mod admin_cmd;
 mod classad_cmd;
 pub mod config_cmd;
-mod daemon_log;
+pub(crate) mod daemon_log;
 pub mod docs;
 pub mod eventd_cmd;
 mod log_writer;

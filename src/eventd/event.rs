@@ -1,8 +1,14 @@
 //! The eventd's decisions, as events in its own log (`$(SPOOL)/roost-eventd-events`,
-//! read with `roost-log --log …`): for audit only — the eventd is
-//! stateless, and a restarted one starts again from the pool's ads.
+//! read with `roost-log --log …`): each is recorded before the request it
+//! asks for goes out, each answer when it comes; a restarted eventd
+//! replays them (`core::apply`) and carries on. The variants
+//! `Configured`, `Vacated` and `Cleaned` (a request and its answer in one)
+//! are what logs written before requests were recorded hold; they are
+//! still read.
 
 use serde::{Deserialize, Serialize};
+
+use super::core::Ask;
 
 /// One decision of the eventd, or what came of it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -19,7 +25,48 @@ pub enum EventdEvent {
         /// The estimated seconds of vacates, at the event's bandwidth.
         needed: i64,
     },
-    /// A machine was given (or refused) the shutdown configuration.
+    /// A request to a machine, recorded before it is sent.
+    Asked {
+        /// Its id (the pool request's, unique across runs).
+        id: String,
+        /// The machine (its startd's name).
+        machine: String,
+        /// What it asks.
+        ask: Ask,
+    },
+    /// What the machine answered (or why it could not be asked).
+    Answered {
+        /// The request's id.
+        id: String,
+        /// Whether the machine did what it was asked.
+        ok: bool,
+        /// Its answer.
+        answer: String,
+    },
+    /// A round of an active event was made: its requests are the
+    /// `Asked` before it.
+    Round {
+        /// The event.
+        event: String,
+        /// Whether its last vacate costs time: the next round waits for
+        /// its answer, then for that time (`Paced`).
+        waits: bool,
+    },
+    /// The costly vacate a round waited for was taken: the next round
+    /// comes when its estimated vacate time has passed.
+    Paced {
+        /// The event.
+        event: String,
+        /// When its next round is due (milliseconds since the epoch).
+        next_round: i64,
+    },
+    /// An active event left `EVENT_LIST` (a reconfiguration): given up.
+    Withdrawn {
+        /// The event.
+        event: String,
+    },
+    /// A machine was given (or refused) the shutdown configuration (logs
+    /// written before requests were recorded).
     Configured {
         /// The event.
         event: String,
@@ -32,7 +79,8 @@ pub enum EventdEvent {
         /// Whether it took it.
         ok: bool,
     },
-    /// A slot was told to vacate.
+    /// A slot was told to vacate (logs written before requests were
+    /// recorded).
     Vacated {
         /// The event.
         event: String,
@@ -43,7 +91,8 @@ pub enum EventdEvent {
         /// Whether it took it.
         ok: bool,
     },
-    /// A machine's expired shutdown configuration was removed.
+    /// A machine's expired shutdown configuration was removed (logs
+    /// written before requests were recorded).
     Cleaned {
         /// The machine.
         machine: String,

@@ -9,6 +9,7 @@
 //! (`roost eventd`, `cli::eventd_cmd`) logs of its decisions;
 //! [`settings`] its knobs.
 
+pub mod core;
 pub mod event;
 pub mod plan;
 pub mod schedule;

@@ -40,6 +40,9 @@ pub struct Round {
     pub vacate: Vec<String>,
     /// Seconds until the next round.
     pub next_in: i64,
+    /// The estimated seconds the last vacate takes, when it costs any
+    /// (the next round then waits that long after it is sent); else 0.
+    pub vacate_wait: i64,
 }
 
 /// The knobs a round uses.
@@ -133,6 +136,7 @@ pub fn round(
         }
     }
     out.next_in = if wait > 0 { wait } else { pacing.interval };
+    out.vacate_wait = wait;
     out
 }
 

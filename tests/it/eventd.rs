@@ -87,23 +87,49 @@ fn down(node: &Node) -> Vec<String> {
         .collect()
 }
 
-/// The eventd's decisions in its log: `Kind what` per line.
+/// The eventd's decisions in its log, one line each: `Activated E`,
+/// `Configured machine until`, `Vacated slot`, `Cleaned machine`, `Ended E`
+/// (a request as it was recorded, before it was sent).
 fn decisions(dir: &Path) -> Vec<String> {
     events(&dir.join("spool/roost-eventd-events"))
         .iter()
         .filter_map(|e| {
             let (kind, body) = e.pointer("/event/Eventd")?.as_object()?.iter().next()?;
-            let what = ["machine", "slot", "event"]
-                .iter()
-                .find_map(|k| body.get(*k).and_then(|v| v.as_str()))
-                .unwrap_or("");
-            let until = body
-                .get("until")
-                .map(|u| format!(" {u}"))
-                .unwrap_or_default();
-            Some(format!("{kind} {what}{until}"))
+            let s = |v: &serde_json::Value, k: &str| {
+                v.get(k).and_then(|x| x.as_str()).map(str::to_string)
+            };
+            match kind.as_str() {
+                "Activated" | "Ended" => Some(format!("{kind} {}", s(body, "event")?)),
+                "Asked" => {
+                    let machine = s(body, "machine")?;
+                    let (what, ask) = body.get("ask")?.as_object()?.iter().next()?;
+                    Some(match what.as_str() {
+                        "configure" => format!("Configured {machine} {}", ask.get("until")?),
+                        "vacate" => format!("Vacated {}", s(ask, "slot")?),
+                        _ => format!("Cleaned {machine}"),
+                    })
+                }
+                _ => None,
+            }
         })
         .collect()
+}
+
+/// Each request of the eventd's log with how many answers it got.
+fn answers_per_request(dir: &Path) -> std::collections::BTreeMap<String, usize> {
+    let mut out = std::collections::BTreeMap::new();
+    for e in events(&dir.join("spool/roost-eventd-events")) {
+        if let Some(id) = e.pointer("/event/Eventd/Asked/id").and_then(|v| v.as_str()) {
+            out.entry(id.to_string()).or_insert(0);
+        }
+        if let Some(id) = e
+            .pointer("/event/Eventd/Answered/id")
+            .and_then(|v| v.as_str())
+        {
+            *out.entry(id.to_string()).or_insert(0) += 1;
+        }
+    }
+    out
 }
 
 #[test]
@@ -174,8 +200,10 @@ fn a_shutdown_event_puts_the_pool_down_in_rank_order_and_back() {
     );
     std::fs::remove_file(nodes[1].dir.join("jobs/turned-down.job")).expect("rm");
 
-    // A fourth node joins with a job; the eventd, started again, leaves
-    // the three alone and puts n4 down (the slow-start count starts over).
+    // A fourth node joins with a job; the eventd, started again, replays
+    // its log: it leaves the three alone and puts n4 down next in the
+    // slow start (its count goes on from the log; without a log it would
+    // start over, as the spec's stateless eventd's does).
     let d4 = nodes[3].start();
     nodes[3].job("long", 4, "300");
     wait_for("n4 busy in the pool", || {
@@ -183,7 +211,7 @@ fn a_shutdown_event_puts_the_pool_down_in_rank_order_and_back() {
         text(&o).contains("@n4@pool.test Busy")
     });
     let ev = eventd(&cfg);
-    wait_for("n4 down", || expect_down(4, 0)(&down(&nodes[0])));
+    wait_for("n4 down", || expect_down(4, 3)(&down(&nodes[0])));
     wait_for("n4's job vacated", || {
         records(&nodes[3].dir, "exit")
             .iter()
@@ -192,7 +220,7 @@ fn a_shutdown_event_puts_the_pool_down_in_rank_order_and_back() {
     daemons.push(Some(d4));
 
     // After the event: cleaned up, and jobs run again.
-    let over = end + 2 * SLOW_START - now();
+    let over = end + 3 * SLOW_START - now();
     if over > 0 {
         std::thread::sleep(std::time::Duration::from_secs(over.unsigned_abs() + 1));
     }
@@ -212,14 +240,112 @@ fn a_shutdown_event_puts_the_pool_down_in_rank_order_and_back() {
         .filter(|d| d.starts_with("Configured"))
         .collect();
     assert_eq!(configured.len(), 1, "{second:#?}");
-    assert_eq!(configured[0], &format!("Configured n4@pool.test {end}"));
+    assert_eq!(
+        configured[0],
+        &format!("Configured n4@pool.test {}", end + 3 * SLOW_START)
+    );
     let cleaned = second.iter().filter(|d| d.starts_with("Cleaned")).count();
     assert_eq!(cleaned, 4, "{second:#?}");
     assert!(second.iter().any(|d| d == "Ended Nightly"), "{second:#?}");
+    // The second run activated nothing again: the event was in its log.
+    assert!(
+        !second.iter().any(|d| d.starts_with("Activated")),
+        "{second:#?}"
+    );
+    // Every request it recorded was answered once, those of the first run
+    // it was killed before hearing of included.
+    let answers = answers_per_request(&dir);
+    assert!(answers.values().all(|n| *n == 1), "{answers:#?}");
     for (n, d) in nodes.iter().zip(daemons) {
         if let Some(d) = d {
             let _ = n;
             d.kill();
         }
+    }
+}
+
+/// The eventd killed at each step of a request's life — recorded and not
+/// sent, sent and not answered, answered and not recorded — then started
+/// again: each run replays its log and looks up what the last one left
+/// (taken from etcd if answered, waited for if sent, sent if not), so
+/// every request is recorded once, reaches its machine once and is
+/// answered once, and the event is carried to its end: both machines down
+/// in RANK order, both jobs vacated.
+#[test]
+fn an_eventd_killed_at_each_step_of_a_request_neither_repeats_nor_skips_one() {
+    let etcd = Etcd::start("eventd-crash-etcd");
+    let nodes: Vec<Node> = (1..=2).map(|n| node(&etcd, n)).collect();
+    let daemons: Vec<Daemon> = nodes.iter().map(Node::start).collect();
+    for (i, n) in nodes.iter().enumerate() {
+        n.job("long", u32::try_from(i + 1).expect("small"), "300");
+    }
+    wait_for("two busy nodes in the pool", || {
+        nodes.iter().all(|n| n.states().contains("Claimed Busy")) && down(&nodes[0]).len() == 4
+    });
+    // An event on now: begun this minute, five minutes long.
+    let start = now() / 60 * 60;
+    let dir = temp("eventd-crash");
+    let cfg = eventd_config(&dir, &etcd, start, 300);
+    for failpoint in ["eventd-recorded", "eventd-sent", "eventd-answered"] {
+        let mut ev = Daemon::spawn(
+            Command::new(env!("CARGO_BIN_EXE_roost"))
+                .args(["eventd", "-f", "--config"])
+                .arg(&cfg)
+                .env("TZ", "UTC")
+                .env("ROOST_FAILPOINT", failpoint)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null()),
+        );
+        let status = ev.wait(std::time::Duration::from_secs(60));
+        assert!(
+            status.is_some_and(|s| !s.success()),
+            "the eventd did not die at {failpoint}: {status:?}"
+        );
+    }
+    let ev = eventd(&cfg);
+    for n in &nodes {
+        wait_for("the job vacated", || {
+            records(&n.dir, "exit")
+                .iter()
+                .any(|r| r.starts_with("argv: evict\n"))
+        });
+    }
+    // Its log is the eventd's own while it runs: EventdLog says when each
+    // request recorded has its answer recorded.
+    wait_for("every request answered", || {
+        let log = std::fs::read_to_string(dir.join("log/EventdLog")).unwrap_or_default();
+        let asked = log.matches("Asking.").count();
+        asked >= 4 && log.matches("Answered.").count() == asked
+    });
+    let status = stop(ev);
+    assert!(status.success(), "eventd exit: {status}");
+    // Decided once each: n2 (RANK 2) first.
+    let d = decisions(&dir);
+    let asked: Vec<&String> = d.iter().filter(|l| !l.starts_with("Activated")).collect();
+    let end = start + 300;
+    assert_eq!(
+        asked,
+        [
+            &format!("Configured n2@pool.test {end}"),
+            &format!("Configured n1@pool.test {}", end + SLOW_START),
+            &"Vacated slot1@n2@pool.test".to_string(),
+            &"Vacated slot1@n1@pool.test".to_string(),
+        ],
+        "{d:#?}"
+    );
+    assert_eq!(d.iter().filter(|l| l.starts_with("Activated")).count(), 1);
+    // Answered once each.
+    let answers = answers_per_request(&dir);
+    assert!(answers.values().all(|n| *n == 1), "{answers:#?}");
+    // Carried out once each by the machines.
+    for n in &nodes {
+        let log = n.start_log();
+        let taken = log.matches("Pool request: runtime configuration.").count();
+        assert_eq!(taken, 1, "{log}");
+        let vacates = log.matches("Pool request: command.").count();
+        assert_eq!(vacates, 1, "{log}");
+    }
+    for d in daemons {
+        d.kill();
     }
 }

@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use roost::cron::metrics::SlotUsage;
+use roost::eventd::core::Ask;
+use roost::eventd::event::EventdEvent;
 use roost::events::replay::{Handout, OpenHook, OpenStarter};
 use roost::events::{CronEvent, CronJobState, LostClaim, PublishedAd};
 use roost::events::{
@@ -664,6 +666,7 @@ fn samples() -> Vec<(&'static str, Event)> {
             hook_seconds: 1.5,
         }),
     ));
+    v.extend(eventd_samples());
     v
 }
 
@@ -822,6 +825,111 @@ fn job_samples() -> Vec<(&'static str, Event)> {
                 id,
                 attrs: vec![("JobPrio".into(), "5".into())],
             }),
+        ),
+    ]
+}
+
+/// The eventd's events: those a log written before requests were
+/// recorded holds, and today's.
+fn eventd_samples() -> Vec<(&'static str, Event)> {
+    let e = |x: EventdEvent| Event::Eventd(x);
+    let event = || "Nightly".to_string();
+    vec![
+        (
+            "eventd-activated",
+            e(EventdEvent::Activated {
+                event: event(),
+                start: 1_700_003_600,
+                end: 1_700_007_200,
+                needed: 30,
+            }),
+        ),
+        (
+            "eventd-configured",
+            e(EventdEvent::Configured {
+                event: event(),
+                machine: "n1@pool".into(),
+                until: 1_700_007_200,
+                answer: "configuration re-read".into(),
+                ok: true,
+            }),
+        ),
+        (
+            "eventd-vacated",
+            e(EventdEvent::Vacated {
+                event: event(),
+                slot: "slot1@n1@pool".into(),
+                answer: "vacating 1 slot(s)".into(),
+                ok: true,
+            }),
+        ),
+        (
+            "eventd-cleaned",
+            e(EventdEvent::Cleaned {
+                machine: "n1@pool".into(),
+                answer: "configuration re-read".into(),
+                ok: false,
+            }),
+        ),
+        ("eventd-ended", e(EventdEvent::Ended { event: event() })),
+        (
+            "eventd-asked-configure",
+            e(EventdEvent::Asked {
+                id: "18c0a2b3c4d-0".into(),
+                machine: "n1@pool".into(),
+                ask: Ask::Configure {
+                    event: event(),
+                    until: 1_700_007_200,
+                },
+            }),
+        ),
+        (
+            "eventd-asked-vacate",
+            e(EventdEvent::Asked {
+                id: "18c0a2b3c4d-1".into(),
+                machine: "n1@pool".into(),
+                ask: Ask::Vacate {
+                    event: event(),
+                    slot: "slot1@n1@pool".into(),
+                    then_wait: 15,
+                },
+            }),
+        ),
+        (
+            "eventd-asked-clean",
+            e(EventdEvent::Asked {
+                id: "18c0a2b3c4d-2".into(),
+                machine: "n1@pool".into(),
+                ask: Ask::Clean {
+                    until: 1_700_007_200,
+                },
+            }),
+        ),
+        (
+            "eventd-answered",
+            e(EventdEvent::Answered {
+                id: "18c0a2b3c4d-1".into(),
+                ok: true,
+                answer: "vacating 1 slot(s)".into(),
+            }),
+        ),
+        (
+            "eventd-round",
+            e(EventdEvent::Round {
+                event: event(),
+                waits: true,
+            }),
+        ),
+        (
+            "eventd-paced",
+            e(EventdEvent::Paced {
+                event: event(),
+                next_round: 1_700_000_115_500,
+            }),
+        ),
+        (
+            "eventd-withdrawn",
+            e(EventdEvent::Withdrawn { event: event() }),
         ),
     ]
 }

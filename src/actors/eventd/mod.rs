@@ -1,0 +1,118 @@
+//! `roost eventd`'s wing (`../shared/spec/eventd.txt`): its composition
+//! root ([`run`]: configuration, logging, its event log replayed into the
+//! core's state, the actor, the signals) and its one actor
+//! ([`actor::EventdActor`]), a thin shell around the pure core
+//! `eventd::core`: at each wake-up and each answer it asks the core, records
+//! the decision in its log (`$(SPOOL)/roost-eventd-events`), and only then
+//! sends the requests the decision asks for — machines put down (their
+//! persistent runtime configuration set through the pool), slots vacated,
+//! expired configurations removed. A restart replays the log and carries
+//! on: a request recorded and not answered is looked up in etcd first
+//! (answered, sent, or never sent), so none is sent twice or skipped.
+
+pub mod actor;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use actix::prelude::*;
+use anyhow::{Context as _, Result, anyhow};
+use tracing::{error, info, warn};
+
+use self::actor::{EventdActor, Reconfig, Stop};
+use crate::cli::daemon_log::LogSettings;
+use crate::cli::startd_cmd::{dir, init_logging_as};
+use crate::cli::sysconfig::load_daemon_config;
+use crate::eventd::core::EventdState;
+use crate::eventd::settings::EventdSettings;
+use crate::events::{Event, EventRead, SledStore};
+use crate::pool::PoolSettings;
+
+/// The exit code when the event log cannot be written.
+const LOG_FAILED: i32 = 3;
+
+/// Where the eventd keeps its log under `spool`.
+pub fn events_dir(spool: &std::path::Path) -> PathBuf {
+    spool.join("roost-eventd-events")
+}
+
+/// The state the eventd's log gives (events that do not decode are
+/// skipped, each with a warning naming its place).
+pub fn replay(store: &SledStore) -> EventdState {
+    let mut state = EventdState::default();
+    for e in store.read_from(1) {
+        match e {
+            Ok(env) => {
+                if let Event::Eventd(ev) = &env.event {
+                    crate::eventd::core::apply(&mut state, ev);
+                }
+            }
+            Err(err) => {
+                warn!(message = "An event of the eventd's log does not read; skipped.", error = %err);
+            }
+        }
+    }
+    state
+}
+
+/// Runs `roost eventd` until SIGTERM or SIGINT; SIGHUP re-reads the
+/// configuration (one that does not read is logged and the old kept).
+pub fn run(config_path: Option<&str>, foreground: bool) -> Result<ExitCode> {
+    let config = load_daemon_config(config_path, "EVENTD")?;
+    let settings = EventdSettings::read(&config).map_err(|e| anyhow!("configuration: {e}"))?;
+    let pool = PoolSettings::from_config(&config)?
+        .ok_or_else(|| anyhow!("roost eventd works on a pool: set ROOST_POOL_ETCD"))?;
+    let log_dir = dir(&config, "LOG")?;
+    let spool = dir(&config, "SPOOL")?;
+    let log_settings =
+        LogSettings::of(&config, &log_dir, "EVENTD", "EventdLog").map_err(|e| anyhow!(e))?;
+    if !foreground {
+        nix::unistd::daemon(true, false).map_err(|e| anyhow!("cannot detach: {e}"))?;
+    }
+    init_logging_as(&config, "EVENTD", &log_settings)?;
+    let events = events_dir(&spool);
+    let store = SledStore::open(&events).map_err(|e| anyhow!("event log: {e}"))?;
+    let state = replay(&store);
+    info!(message = "Starting.", events = settings.events.len(), log = %events.display(),
+        interval = settings.interval, active = state.active.len(), unanswered = state.pending.len());
+    let sys = System::new();
+    let config_path = config_path.map(str::to_string);
+    sys.block_on(async move {
+        let actor = EventdActor::new(settings, pool, store, state).start();
+        actix::spawn(signals(actor, config_path));
+    });
+    let code = sys.run_with_code().context("actor system")?;
+    if code == LOG_FAILED {
+        return Err(anyhow!(
+            "stopped: the event log could not be written (EventdLog says why); \
+             restarted, the eventd replays it and goes on"
+        ));
+    }
+    info!(message = "Stopped.");
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Stops on SIGTERM or SIGINT; reads the configuration again on SIGHUP.
+async fn signals(actor: Addr<EventdActor>, config: Option<String>) {
+    use tokio::signal::unix::{SignalKind, signal};
+    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
+        signal(SignalKind::terminate()),
+        signal(SignalKind::interrupt()),
+        signal(SignalKind::hangup()),
+    ) else {
+        error!(message = "Cannot install signal handlers.");
+        return;
+    };
+    loop {
+        tokio::select! {
+            _ = term.recv() => { actor.do_send(Stop("SIGTERM".into())); return; }
+            _ = int.recv() => { actor.do_send(Stop("SIGINT".into())); return; }
+            _ = hup.recv() => match load_daemon_config(config.as_deref(), "EVENTD")
+                .and_then(|c| EventdSettings::read(&c).map_err(|e| anyhow!("{e}")))
+            {
+                Ok(s) => actor.do_send(Reconfig(s)),
+                Err(e) => warn!(message = "Reconfiguration refused; keeping the old configuration.", error = %e),
+            },
+        }
+    }
+}

@@ -26,9 +26,11 @@ fn now() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(0))
 }
 
-fn node(etcd: &Etcd, n: u32) -> Node {
+/// Node `n` of a test's pool; `test` keeps its directory apart from the
+/// other tests' nodes of the same name.
+fn node(etcd: &Etcd, test: &str, n: u32) -> Node {
     let node = Node::setup(
-        &format!("eventd-n{n}"),
+        &format!("eventd-{test}-n{n}"),
         &format!(
             "ROOST_POOL_ETCD = {e}\nROOST_POOL_PREFIX = /ev\nROOST_POOL_ADMINS = anonymous\n\
              STARTD_NAME = n{n}@pool.test\nENABLE_PERSISTENT_CONFIG = True\n\
@@ -135,7 +137,7 @@ fn answers_per_request(dir: &Path) -> std::collections::BTreeMap<String, usize> 
 #[test]
 fn a_shutdown_event_puts_the_pool_down_in_rank_order_and_back() {
     let etcd = Etcd::start("eventd-etcd");
-    let nodes: Vec<Node> = (1..=4).map(|n| node(&etcd, n)).collect();
+    let nodes: Vec<Node> = (1..=4).map(|n| node(&etcd, "e2e", n)).collect();
     let mut daemons: Vec<Option<Daemon>> = nodes[..3].iter().map(|n| Some(n.start())).collect();
     for (i, n) in nodes[..3].iter().enumerate() {
         n.job("long", u32::try_from(i + 1).expect("small"), "300");
@@ -274,7 +276,7 @@ fn a_shutdown_event_puts_the_pool_down_in_rank_order_and_back() {
 #[test]
 fn an_eventd_killed_at_each_step_of_a_request_neither_repeats_nor_skips_one() {
     let etcd = Etcd::start("eventd-crash-etcd");
-    let nodes: Vec<Node> = (1..=2).map(|n| node(&etcd, n)).collect();
+    let nodes: Vec<Node> = (1..=2).map(|n| node(&etcd, "crash", n)).collect();
     let daemons: Vec<Daemon> = nodes.iter().map(Node::start).collect();
     for (i, n) in nodes.iter().enumerate() {
         n.job("long", u32::try_from(i + 1).expect("small"), "300");

@@ -247,7 +247,8 @@ fn admins_configure_and_command_a_node_through_etcd_and_others_are_refused() {
         .collect();
     let expect = [
         "alice config set EndDownTime",
-        "bob  bob is not among",
+        // What bob asked is kept with the refusal.
+        "bob command {\"command\":\"vacate\",\"slot\":null,\"fast\":true} bob is not among",
         "alice  no request x2 from alice",
         "alice config unset EndDownTime",
         "alice command {\"command\":\"vacate\"",

@@ -184,9 +184,9 @@ pub fn run() -> ExitCode {
         Command::Benchmark { which } => {
             let each = std::time::Duration::from_millis(250);
             if which == "mips" {
-                println!("Mips = {}", crate::actors::machine::mips(each));
+                println!("Mips = {}", crate::actors::startd::machine::mips(each));
             } else {
-                println!("KFlops = {}", crate::actors::machine::kflops(each));
+                println!("KFlops = {}", crate::actors::startd::machine::kflops(each));
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -13,7 +13,7 @@ use std::time::Duration;
 
 use tracing::{info, warn};
 
-use crate::actors::shared::Dirs;
+use crate::actors::startd::shared::Dirs;
 use crate::events::Replay;
 use crate::events::replay::{OpenHook, OpenStarter};
 use crate::events::{Event, EventStore, HookEvent};

@@ -11,7 +11,7 @@ use std::time::Duration;
 use anyhow::{Result, anyhow};
 use tracing::{error, info, warn};
 
-use crate::actors::schedd::{RouterSettings, ScheddSettings};
+use crate::actors::schedd::queue::{RouterSettings, ScheddSettings};
 use crate::config::Config;
 use crate::schedd::route::Route;
 use crate::schedd::router::{RouterConfig, RouterHook};

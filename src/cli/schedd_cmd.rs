@@ -19,10 +19,10 @@ use tracing::{error, info, warn};
 use super::daemon_log::LogSettings;
 use super::startd_cmd::{dir, init_logging_as};
 use super::sysconfig::load_daemon_config;
-use crate::actors::clock::{Clock, SystemClock};
-use crate::actors::cron_host::{CronRunSettings, ScheddCronSetup, ScheddHost};
-use crate::actors::schedd::{ScheddActor, ScheddSettings, events_dir, serve};
-use crate::actors::schedd_cron::Reconfigure;
+use crate::actors::common::clock::{Clock, SystemClock};
+use crate::actors::common::cron_host::{CronRunSettings, ScheddCronSetup, ScheddHost};
+use crate::actors::schedd::cron::Reconfigure;
+use crate::actors::schedd::queue::{ScheddActor, ScheddSettings, events_dir, serve};
 use crate::config::Config;
 use crate::cron::config::{self as cron_config, Manager};
 use crate::events::{
@@ -236,7 +236,7 @@ pub fn run(cmd: ScheddCmd) -> Result<ExitCode> {
     }
     init_logging_as(&config, "SCHEDD", &log_settings)?;
     let routing = super::router_conf::router_settings(&config, &settings, &log_dir)?;
-    let listener = crate::actors::admin::bind_mode(&socket, 0o666)
+    let listener = crate::actors::common::socket::bind_mode(&socket, 0o666)
         .map_err(|e| anyhow!("schedd socket: {e}"))?;
     let events = events_dir(&spool);
     let mut store = SledStore::open(&events).map_err(|e| anyhow!("event log: {e}"))?;

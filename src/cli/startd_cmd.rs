@@ -10,6 +10,8 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use actix::prelude::*;
+
+use crate::actors::common::socket;
 use anyhow::{Context as _, Result, anyhow};
 use clap::Args;
 use nix::sys::signal::{SigSet, Signal};
@@ -18,10 +20,10 @@ use tracing::{error, info, warn};
 use super::daemon_log::{LogFile, LogSettings};
 use super::quickstart;
 use super::sysconfig::load_startd_config;
-use crate::actors::clock::{Clock, SystemClock};
-use crate::actors::machine::detect;
-use crate::actors::node::{Control, NodeActor};
-use crate::actors::shared::{Dirs, HookSettings, Shared};
+use crate::actors::common::clock::{Clock, SystemClock};
+use crate::actors::startd::machine::detect;
+use crate::actors::startd::node::{Control, NodeActor};
+use crate::actors::startd::shared::{Dirs, HookSettings, Shared};
 use crate::admin::socket_path;
 use crate::config::Config;
 use crate::config::daemon_knobs::DaemonSettings;
@@ -525,7 +527,7 @@ impl Prepared {
         self,
         config: Config,
         clock: Arc<dyn Clock>,
-        reload: crate::actors::node::Reload,
+        reload: crate::actors::startd::node::Reload,
     ) -> (
         std::rc::Rc<Shared>,
         Addr<NodeActor>,
@@ -542,7 +544,7 @@ impl Prepared {
         wrap: impl FnOnce(SledStore) -> S,
         config: Config,
         clock: Arc<dyn Clock>,
-        reload: crate::actors::node::Reload,
+        reload: crate::actors::startd::node::Reload,
     ) -> (std::rc::Rc<Shared>, Addr<NodeActor>, GroupCommitter<S>) {
         // A log that fails a write stops the daemon: what failed is not
         // acted on, and a store that failed once may fail every write after
@@ -659,7 +661,7 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     // Hooks and jobs get files no one else may write.
     nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o022));
 
-    let listener = crate::actors::admin::bind(&socket).map_err(|e| anyhow!("admin socket: {e}"))?;
+    let listener = socket::bind(&socket).map_err(|e| anyhow!("admin socket: {e}"))?;
 
     let events_dir = dirs.spool.join("roost-events");
     let clock: Arc<dyn Clock> = Arc::new(SystemClock);
@@ -675,7 +677,7 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     let metrics = prepared
         .settings
         .metrics
-        .and_then(crate::actors::metrics_http::bind);
+        .and_then(crate::actors::startd::metrics_http::bind);
 
     let sys = System::new();
     let (shared, committer) = sys.block_on(async {
@@ -695,14 +697,14 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
                 log_file.set_limits(&s);
             }
         }));
-        actix::spawn(crate::actors::admin::serve(
+        actix::spawn(crate::actors::startd::admin::serve(
             listener,
             node.clone(),
             reader,
             shared.waiting.clone(),
         ));
         if let Some(m) = metrics {
-            actix::spawn(crate::actors::metrics_http::serve(m));
+            actix::spawn(crate::actors::startd::metrics_http::serve(m));
         }
         match Handlers::install() {
             Ok(h) => {
@@ -718,7 +720,7 @@ pub fn run(cmd: StartdCmd) -> Result<ExitCode> {
     });
     let code = sys.run_with_code().context("actor system")?;
     // The log's writer ends once every appender is gone.
-    let restart = code == crate::actors::node::RESTART;
+    let restart = code == crate::actors::startd::node::RESTART;
     shared.starters.close();
     drop(shared);
     drop(committer.finish());

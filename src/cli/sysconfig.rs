@@ -177,7 +177,7 @@ pub fn load_daemon_config(
         localname: None,
     };
     let mut input = load_input(root, scope);
-    let mem = crate::actors::machine::memory_mb();
+    let mem = crate::actors::startd::machine::memory_mb();
     input
         .specials
         .push(("DETECTED_MEMORY".to_string(), mem.to_string()));

@@ -7,9 +7,9 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use roost::actors::clock::{Clock, RuntimeClock};
-use roost::actors::node::{Control, DrainRequest};
-use roost::actors::shared::Dirs;
+use roost::actors::common::clock::{Clock, RuntimeClock};
+use roost::actors::startd::node::{Control, DrainRequest};
+use roost::actors::startd::shared::Dirs;
 use roost::cli::startd_cmd::Prepared;
 use roost::cli::sysconfig::load_startd_config;
 use roost::policy::engine::{DrainHow, OnCompletion};
@@ -44,7 +44,11 @@ impl Ad {
 pub(crate) fn prepare(
     config_path: &std::path::Path,
     now: i64,
-) -> (roost::config::Config, Prepared, roost::actors::node::Reload) {
+) -> (
+    roost::config::Config,
+    Prepared,
+    roost::actors::startd::node::Reload,
+) {
     let root = config_path.display().to_string();
     let config = load_startd_config(Some(&root)).expect("config loads");
     let mut dirs = Vec::new();

@@ -323,15 +323,19 @@ fn an_eventd_killed_at_each_step_of_a_request_neither_repeats_nor_skips_one() {
     assert!(status.success(), "eventd exit: {status}");
     // Decided once each: n2 (RANK 2) first.
     let d = decisions(&dir);
-    let asked: Vec<&String> = d.iter().filter(|l| !l.starts_with("Activated")).collect();
+    // (Which of a node's two slots ran its job does not matter.)
+    let asked: Vec<String> = (d.iter())
+        .filter(|l| !l.starts_with("Activated"))
+        .map(|l| l.replace("slot1@", "slot@").replace("slot2@", "slot@"))
+        .collect();
     let end = start + 300;
     assert_eq!(
         asked,
         [
-            &format!("Configured n2@pool.test {end}"),
-            &format!("Configured n1@pool.test {}", end + SLOW_START),
-            &"Vacated slot1@n2@pool.test".to_string(),
-            &"Vacated slot1@n1@pool.test".to_string(),
+            format!("Configured n2@pool.test {end}"),
+            format!("Configured n1@pool.test {}", end + SLOW_START),
+            "Vacated slot@n2@pool.test".to_string(),
+            "Vacated slot@n1@pool.test".to_string(),
         ],
         "{d:#?}"
     );

@@ -399,7 +399,7 @@ async fn until(what: &str, mut ok: impl FnMut() -> bool) {
 
 #[test]
 fn a_fetched_job_whose_events_cannot_be_written_is_not_acted_on_and_the_daemon_stops() {
-    use roost::actors::clock::SystemClock;
+    use roost::actors::common::clock::SystemClock;
 
     let dir = super::daemon::temp("append-fails");
     // FETCH_WORK notes each run and finds no work, until a job is offered.
@@ -416,8 +416,10 @@ fn a_fetched_job_whose_events_cannot_be_written_is_not_acted_on_and_the_daemon_s
         "RunBenchmarks = False\nSTART = True\nFetchWorkDelay = 1\n",
     );
     let clock = SystemClock;
-    let (config, prepared, reload) =
-        super::actors_virtual::prepare(&config_path, roost::actors::clock::Clock::now(&clock));
+    let (config, prepared, reload) = super::actors_virtual::prepare(
+        &config_path,
+        roost::actors::common::clock::Clock::now(&clock),
+    );
     let count = {
         let runs = runs.clone();
         move || {

@@ -7,8 +7,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use roost::actors::clock::RuntimeClock;
-use roost::actors::node::{Control, DrainRequest};
+use roost::actors::common::clock::RuntimeClock;
+use roost::actors::startd::node::{Control, DrainRequest};
 use roost::policy::engine::DrainHow;
 use roost::policy::node::NodeEvent;
 use roost::policy::sim::{Recorded, Scenario, simulate_with};

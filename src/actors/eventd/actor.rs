@@ -17,7 +17,7 @@ use actix::prelude::*;
 use tracing::{error, info, warn};
 
 use super::LOG_FAILED;
-use crate::actors::clock::{Clock, SystemClock};
+use crate::actors::common::clock::{Clock, SystemClock};
 use crate::admin::Request;
 use crate::classad::{ClassAd, parse_ad};
 use crate::eventd::core::{

@@ -23,7 +23,7 @@ pub trait Clock: Send + Sync {
     /// (virtual time). The actors then wait for the event log in place,
     /// blocking their thread: awaited as a future, the writer thread's
     /// work would leave the runtime idle and let time jump ahead of the
-    /// decision being recorded (see [`crate::actors::shared::Shared::append_later`]).
+    /// decision being recorded (see [`crate::actors::startd::shared::Shared::append_later`]).
     fn waits_in_place(&self) -> bool {
         false
     }

@@ -8,7 +8,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use tracing::{error, info, warn};
 
-use super::cron::SlotCronAd;
+use super::cron_ad::SlotCronAd;
 use super::hook::{HookActor, HookDone, Unrecorded, hook_timeout, ignored};
 use super::messages::{
     NewPolicy, NodeLink, PublicAd, Release, RunBenchmarks, SlotBorn, SlotGone, SlotInput,

@@ -12,9 +12,9 @@ use std::sync::Arc;
 use actix::prelude::*;
 use tracing::{debug, info};
 
-use super::cron::{CronChanged, CronManager, NewCron, restore};
-use super::cron_host::{CronHost, ScheddCronSetup};
-use super::schedd::{RouterSettings, ScheddActor};
+use super::queue::{RouterSettings, ScheddActor};
+use crate::actors::common::cron::{CronChanged, CronManager, NewCron, restore};
+use crate::actors::common::cron_host::{CronHost, ScheddCronSetup};
 use crate::classad::ClassAd;
 use crate::cron::config::CronSettings;
 use crate::schedd::ad::{Totals, schedd_ad};

@@ -10,7 +10,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use tracing::{info, warn};
 
-use super::schedd::ScheddActor;
+use super::queue::ScheddActor;
 use crate::classad::unparse::ad_to_string;
 use crate::pool::PoolSettings;
 use crate::pool::publish::Publisher;

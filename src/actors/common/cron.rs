@@ -7,10 +7,11 @@
 //! `Started`, the ads each `-` line (or the exit) ended as `Published`,
 //! and `Ended` (with why Roost killed it, if it did). A published ad is in
 //! the log before any slot sees it (ahead of every decision made on it,
-//! flushed with the first of them): it goes into `Shared::cron`, and the
-//! node has every slot evaluate its policy again at once.
+//! flushed with the first of them): it goes into its host's published ads
+//! (the startd's `Shared::cron`), and the startd's node has every slot
+//! evaluate its policy again at once. Shared by the daemons that run cron
+//! jobs (the startd, the schedd), each through its [`CronHost`].
 
-use std::cell::RefCell;
 use std::rc::Rc;
 use std::time::Duration;
 
@@ -18,16 +19,13 @@ use actix::prelude::*;
 use tracing::{debug, info, warn};
 
 pub use super::cron_host::CronHost;
-use super::shared::Shared;
 use crate::classad::{ClassAd, FixedEnv, Value};
 use crate::cron::config::{CronJob, CronSettings, Manager, Mode};
-use crate::cron::metrics::{self, Metrics, Target};
+use crate::cron::metrics::{self, Metrics};
 use crate::cron::schedule::{Action, Schedule};
 use crate::events::{CronEvent, CronState, Event, PublishedAd};
 use crate::hooks::follow::{self, CronRun, Piece};
 use crate::hooks::{Exit, hup, kill_group, term_group};
-use crate::policy::layout::SlotSpec;
-use crate::policy::slot::Slot;
 
 /// The most bytes of output one ad may take; lines past it are dropped up
 /// to the ad's separator (and the drop reported).
@@ -675,82 +673,4 @@ pub fn restore(shared: &dyn CronHost, managers: &[CronSettings], last: &CronStat
         }
     }
     kept
-}
-
-/// A slot's machine ad with the cron ads that go into it merged in, made
-/// again only when the machine ad or the cron ads changed, so the policy's
-/// cached slot ad sees the same ad until then. While a resource monitor is
-/// configured, the slot also tells the monitors who it is
-/// (`Shared::cron_targets`) whenever its machine ad or its job changes.
-#[derive(Debug, Default)]
-pub struct SlotCronAd {
-    merged: RefCell<Option<(ClassAd, u64, ClassAd)>>,
-    told: RefCell<Option<(ClassAd, Option<i64>)>>,
-}
-
-impl SlotCronAd {
-    /// `machine` with `slot`'s cron ads (of `shared`) merged in, at `now`.
-    pub fn machine_ad(
-        &self,
-        shared: &Shared,
-        machine: &ClassAd,
-        slot: &Slot,
-        spec: &SlotSpec,
-        now: i64,
-    ) -> ClassAd {
-        let cron = shared.cron.borrow();
-        if cron.monitoring() {
-            let job_start = slot.claim.as_ref().and_then(|c| c.job_start);
-            let mut told = self.told.borrow_mut();
-            if !told
-                .as_ref()
-                .is_some_and(|(m, j)| ClassAd::ptr_eq(m, machine) && *j == job_start)
-            {
-                let target = Target {
-                    id: spec.id,
-                    ad: target_ad(machine, slot, spec),
-                    job_start,
-                };
-                shared
-                    .cron_targets
-                    .borrow_mut()
-                    .insert(slot.id.clone(), target);
-                *told = Some((machine.clone(), job_start));
-            }
-        }
-        if cron.is_empty() {
-            return machine.clone();
-        }
-        let mut merged = self.merged.borrow_mut();
-        if let Some((m, g, ad)) = &*merged
-            && ClassAd::ptr_eq(m, machine)
-            && *g == cron.generation()
-        {
-            return ad.clone();
-        }
-        let target = target_ad(machine, slot, spec);
-        let env = FixedEnv::new(now);
-        let ad = cron.merged(machine, &target, (&slot.id, spec.id), &env);
-        *merged = Some((machine.clone(), cron.generation(), ad.clone()));
-        ad
-    }
-}
-
-/// What a cron ad targets: the slot's name, number, type, resources and
-/// devices, on the machine's attributes.
-fn target_ad(machine: &ClassAd, slot: &Slot, spec: &SlotSpec) -> ClassAd {
-    let mut target = machine.clone();
-    target.insert_value("Name", Value::from(slot.name.as_str()));
-    target.insert_value("SlotID", i64::from(spec.id));
-    target.insert_value("SlotTypeID", i64::from(spec.type_id));
-    #[allow(clippy::cast_possible_truncation)]
-    target.insert_value("Cpus", slot.resources.cpus.round() as i64);
-    target.insert_value("Memory", slot.resources.memory_mb);
-    target.insert_value("Disk", slot.resources.disk_kb);
-    for res in slot.resources.ids.keys() {
-        if let Some((attr, ids)) = slot.resources.assigned(res) {
-            target.insert_value(attr.as_str(), ids.as_str());
-        }
-    }
-    target
 }

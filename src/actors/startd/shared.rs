@@ -11,8 +11,8 @@ use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use super::clock::Clock;
 use super::supply::StarterSupply;
+use crate::actors::common::clock::Clock;
 use crate::classad::ClassAd;
 use crate::config::Config;
 use crate::config::daemon_knobs::DaemonSettings;

@@ -9,7 +9,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use tracing::{info, warn};
 
-use super::schedd::{RouterSettings, ScheddActor};
+use super::queue::{RouterSettings, ScheddActor};
 use crate::admin::Response;
 use crate::classad::FixedEnv;
 use crate::hooks::{self, HookRun};

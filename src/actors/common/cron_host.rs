@@ -1,6 +1,6 @@
 //! What the cron actors (`cron.rs`) need of the daemon that runs them,
-//! as a trait: the startd's `Shared` implements it, and [`ScheddHost`] is
-//! `roost schedd`'s. For schedd cron (`SCHEDD_CRON_*`) the clock and log
+//! as a trait: the startd's `Shared` implements it (in the startd's wing),
+//! and [`ScheddHost`] is `roost schedd`'s. For schedd cron (`SCHEDD_CRON_*`) the clock and log
 //! are the queue's (each run's events are the log's actor `cron.<name>`,
 //! recorded without a flush of their own, as the startd records them);
 //! a job's `_CONDITION` is evaluated in the schedd's own ad; what the
@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use super::clock::Clock;
-use super::shared::Shared;
 use crate::classad::ClassAd;
 use crate::cron::config::CronSettings;
 use crate::cron::merge::Published;
@@ -22,7 +21,7 @@ use crate::cron::metrics::Target;
 use crate::events::{Appender, CronState, Event, StoreError};
 
 /// What the cron actors need of the daemon that runs them: the startd's
-/// [`Shared`], or another daemon's own.
+/// `Shared`, or another daemon's own.
 pub trait CronHost {
     /// Now.
     fn now(&self) -> i64;
@@ -48,48 +47,6 @@ pub trait CronHost {
     /// replacing the last (the schedd's rule), instead of one per `- tag`.
     fn one_ad_per_job(&self) -> bool {
         false
-    }
-}
-
-impl CronHost for Shared {
-    fn now(&self) -> i64 {
-        self.clock.now()
-    }
-
-    fn record(&self, actor: &str, events: Vec<Event>) -> Result<(), crate::events::StoreError> {
-        Shared::record(self, actor, events)
-    }
-
-    fn roost_exe(&self) -> PathBuf {
-        self.roost_exe.clone()
-    }
-
-    fn config_root(&self) -> Option<String> {
-        self.config().files().first().cloned()
-    }
-
-    fn hook_env(&self) -> crate::spawn::Environment {
-        self.hooks.env.clone()
-    }
-
-    fn hook_user(&self) -> Option<(u32, u32)> {
-        self.hooks.user
-    }
-
-    fn log_dir(&self) -> PathBuf {
-        self.dirs.log.clone()
-    }
-
-    fn condition_ad(&self) -> ClassAd {
-        self.node.borrow().machine.clone()
-    }
-
-    fn published(&self) -> &RefCell<crate::cron::merge::Published> {
-        &self.cron
-    }
-
-    fn targets(&self) -> std::cell::Ref<'_, std::collections::BTreeMap<String, Target>> {
-        self.cron_targets.borrow()
     }
 }
 

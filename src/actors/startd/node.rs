@@ -14,9 +14,6 @@ use actix::prelude::*;
 use tracing::{error, info, warn};
 
 use super::backfill::BackfillActor;
-use super::cron::{
-    CronChanged, CronHost, CronIdle, CronManager, NewCron, RunNow, WhenIdle, restore,
-};
 use super::machine::machine_ad;
 use super::messages::{
     BackfillLink, NewPolicy, NodeLink, PublicAd, RunBenchmarks, SlotBorn, SlotGone, SlotInput,
@@ -25,6 +22,9 @@ use super::messages::{
 use super::shared::Shared;
 use super::slot::SlotActor;
 use super::systemd;
+use crate::actors::common::cron::{
+    CronChanged, CronHost, CronIdle, CronManager, NewCron, RunNow, WhenIdle, restore,
+};
 use crate::admin::Response;
 use crate::classad::{ClassAd, Value, parse_ad};
 use crate::config::Config;

@@ -17,10 +17,10 @@ use std::time::Duration;
 use actix::prelude::*;
 use tracing::{info, warn};
 
-use super::admin::{RequestError, answer, read_request, serve_log};
-use super::clock::Clock;
-use super::cron::CronManager;
-use super::cron_host::{ScheddCronSetup, ScheddHost};
+use crate::actors::common::clock::Clock;
+use crate::actors::common::cron::CronManager;
+use crate::actors::common::cron_host::{ScheddCronSetup, ScheddHost};
+use crate::actors::common::socket::{RequestError, answer, read_request, serve_log};
 use crate::admin::Response;
 use crate::classad::old::parse_ad_auto;
 use crate::classad::unparse::ad_to_string;

@@ -17,6 +17,7 @@ pub mod config;
 pub mod cron;
 pub mod eventd;
 pub mod events;
+pub mod exit;
 pub mod failpoint;
 pub mod hooks;
 pub mod metrics;

@@ -254,6 +254,7 @@ fn starter_run(n: u64, slot: &str, pid: u32) -> Vec<StarterEvent> {
         },
         StarterEvent::Exited {
             exit: Exit::Code(0),
+            lost: false,
         },
     ]
 }

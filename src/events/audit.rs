@@ -513,7 +513,7 @@ mod tests {
     use super::*;
     use crate::events::replay::OpenStarter;
     use crate::events::{DaemonEvent, SCHEMA};
-    use crate::hooks::Exit;
+    use crate::exit::Exit;
     use crate::policy::slot::{Activity, EndCause, Slot, State};
 
     fn env(seq: u64, actor: &str, event: Event) -> Envelope {

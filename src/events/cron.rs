@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use crate::cron::metrics::{Metrics, SlotUsage};
-use crate::hooks::Exit;
+use crate::exit::Exit;
 
 /// One ad a run published, as the log keeps it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -636,7 +636,8 @@ mod tests {
             9,
             "starter-1",
             Event::Starter(StarterEvent::Exited {
-                exit: crate::hooks::Exit::Code(0),
+                exit: crate::exit::Exit::Code(0),
+                lost: false,
             }),
         ));
         let r = Replay::run(events.into_iter().map(Ok));

@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 
 use std::collections::BTreeMap;
 
-use crate::hooks::Exit;
+use crate::exit::Exit;
 
 use super::replay::{Handout, OpenHook, OpenStarter};
 use super::restart::LostClaim;
@@ -144,6 +144,11 @@ pub enum StarterEvent {
     Exited {
         /// How.
         exit: Exit,
+        /// It left before running JOB_EXIT without saying it was done
+        /// (`starter::gone`): its job was killed and cleaned up after, and
+        /// the slot ended the claim as lost.
+        #[serde(default, skip_serializing_if = "is_false")]
+        lost: bool,
     },
     /// A warning the starter reported.
     Warning {
@@ -157,6 +162,12 @@ pub enum StarterEvent {
 #[allow(clippy::trivially_copy_pass_by_ref)]
 pub(crate) fn is_zero(n: &u64) -> bool {
     *n == 0
+}
+
+/// [`is_zero`] for flags.
+#[allow(clippy::trivially_copy_pass_by_ref)]
+pub(crate) fn is_false(b: &bool) -> bool {
+    !*b
 }
 
 /// [`is_zero`] for seconds.

@@ -114,23 +114,7 @@ pub struct HookRun {
     pub capture: Option<PathBuf>,
 }
 
-/// How a hook process ended.
-#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub enum Exit {
-    /// It exited with this code.
-    Code(i32),
-    /// A signal killed it.
-    Signal(i32),
-}
-
-impl std::fmt::Display for Exit {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Exit::Code(c) => write!(f, "exit code {c}"),
-            Exit::Signal(s) => write!(f, "signal {s}"),
-        }
-    }
-}
+pub use crate::exit::Exit;
 
 /// What a hook run produced.
 #[derive(Clone, Debug)]

@@ -23,7 +23,7 @@ pub struct Process {
 impl Process {
     /// Opens process `pid` (within a tokio runtime), if it is the one that
     /// started at `started` clock ticks after boot (see
-    /// `starter::process_started`); `Ok(None)` when it is gone or another
+    /// [`process_started`]); `Ok(None)` when it is gone or another
     /// process has its pid now.
     pub fn open(pid: u32, started: u64) -> io::Result<Option<Process>> {
         let Ok(raw) = libc::pid_t::try_from(pid) else {
@@ -42,7 +42,7 @@ impl Process {
         let fd = unsafe { OwnedFd::from_raw_fd(RawFd::try_from(fd).unwrap_or(-1)) };
         // The pidfd names whatever had the pid when it was opened: that is
         // the process sought only if it started when that one did.
-        if crate::starter::process_started(pid) != Some(started) {
+        if process_started(pid) != Some(started) {
             return Ok(None);
         }
         // SAFETY: an OwnedFd stays open and the same while registered.
@@ -86,4 +86,19 @@ pub(super) fn pidfd_signal(fd: std::os::fd::BorrowedFd<'_>, sig: i32) -> io::Res
         return Err(io::Error::last_os_error());
     }
     Ok(())
+}
+
+/// When process `pid` started, in clock ticks since boot (the 22nd field of
+/// `/proc/<pid>/stat`); `None` when there is no such process, or it has
+/// ended and waits to be reaped (a zombie). With the pid it names one
+/// process: a pid used again has a later start.
+pub fn process_started(pid: u32) -> Option<u64> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    // The command name (field 2) is in parentheses and may hold anything.
+    let (_, rest) = stat.rsplit_once(')')?;
+    let mut fields = rest.split_ascii_whitespace();
+    if matches!(fields.next(), Some("Z" | "X" | "x")) {
+        return None;
+    }
+    fields.nth(18)?.parse().ok()
 }

@@ -6,6 +6,7 @@
 
 pub mod cgroup;
 pub mod error;
+pub mod gone;
 pub mod job;
 pub mod link;
 pub mod protocol;
@@ -71,20 +72,7 @@ pub fn cgroup_name(slot: &str, pid: u32) -> String {
     format!("{slot}.{pid}")
 }
 
-/// When process `pid` started, in clock ticks since boot (the 22nd field of
-/// `/proc/<pid>/stat`); `None` when there is no such process, or it has
-/// ended and waits to be reaped (a zombie). With the pid it names one
-/// process: a pid used again has a later start.
-pub fn process_started(pid: u32) -> Option<u64> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    // The command name (field 2) is in parentheses and may hold anything.
-    let (_, rest) = stat.rsplit_once(')')?;
-    let mut fields = rest.split_ascii_whitespace();
-    if matches!(fields.next(), Some("Z" | "X" | "x")) {
-        return None;
-    }
-    fields.nth(18)?.parse().ok()
-}
+pub use crate::spawn::process::process_started;
 
 /// The machine's current boot, as the kernel names it
 /// (`/proc/sys/kernel/random/boot_id`; empty when it cannot be read). Two

@@ -1004,6 +1004,15 @@ fn a_starter_killed_mid_job_takes_its_job_down_and_the_fetcher_hears() {
         count(&ev, "/event/Slot/ClaimEnded/cause", |v| v == "StarterLost"),
         1
     );
+    // The loss was decided and recorded (`Starter.Exited` with `lost`)
+    // before the slot heard of it.
+    let at = |pred: &dyn Fn(&serde_json::Value) -> bool| ev.iter().position(pred);
+    let exited = at(&|e| e.pointer("/event/Starter/Exited/lost") == Some(&serde_json::json!(true)));
+    let ended = at(&|e| {
+        e.pointer("/event/Slot/ClaimEnded/cause")
+            .is_some_and(|v| v == "StarterLost")
+    });
+    assert!(exited.is_some() && exited < ended, "{exited:?} {ended:?}");
     let _ = std::fs::remove_dir_all(&node.dir);
 }
 

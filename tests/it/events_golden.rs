@@ -238,8 +238,10 @@ fn samples() -> Vec<(&'static str, Event)> {
             "starter-exited",
             Event::Starter(StarterEvent::Exited {
                 exit: Exit::Code(0),
+                lost: false,
             }),
         ),
+
         (
             "starter-warning",
             Event::Starter(StarterEvent::Warning {
@@ -667,6 +669,13 @@ fn samples() -> Vec<(&'static str, Event)> {
         }),
     ));
     v.extend(eventd_samples());
+    v.push((
+        "starter-exited-lost",
+        Event::Starter(StarterEvent::Exited {
+            exit: Exit::Signal(9),
+            lost: true,
+        }),
+    ));
     v
 }
 

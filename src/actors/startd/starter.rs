@@ -13,7 +13,7 @@ use nix::sys::signal::{Signal, killpg};
 use nix::unistd::Pid;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::sync::mpsc;
-use tracing::{info, warn};
+use tracing::{error, info, warn};
 
 use super::messages::{Attach, SlotInput, StarterPids, deliver};
 use super::shared::Shared;
@@ -24,6 +24,7 @@ use crate::policy::engine::Input;
 use crate::spawn::Stdio;
 use crate::spawn::process::Process;
 use crate::starter::cgroup::JobCgroup;
+use crate::starter::gone::{self, Gone as Ending, Seen};
 use crate::starter::link::read_leftover;
 use crate::starter::protocol::{Attached, Command, Lost, Report, Request, leftover_file};
 
@@ -610,47 +611,73 @@ impl Handler<Missing> for StarterActor {
 impl Handler<Gone> for StarterActor {
     type Result = ();
 
+    /// Decide (`starter::gone`), record `Starter.Exited` durably, then act:
+    /// a lost starter's job is killed and cleaned up after, and the slot
+    /// told. Nothing is acted on unrecorded: when the append fails, the
+    /// log's writer stops the daemon, and its next run reconciles the
+    /// starter from the log.
     fn handle(&mut self, Gone(exit): Gone, ctx: &mut Context<Self>) {
-        // A starter that did not leave cleanly before running JOB_EXIT (it
-        // was killed, ran out of memory, panicked, or did not call again
-        // after a restart) left its job unwatched and the fetcher unaware:
-        // what is left of the job is killed, and the slot ends the claim as
-        // lost (EVICT_CLAIM tells the fetcher).
-        let clean = exit == Exit::Code(0) || self.done;
-        let lost = !clean && !self.job_exit_heard;
-        if lost {
+        let seen = Seen {
+            done: self.done,
+            job_exit_heard: self.job_exit_heard,
+            job_ended: self.job_ended,
+            job_pid: self.job_pid,
+            user_log: self.note.is_some(),
+        };
+        let gone = gone::decide(&exit, &seen);
+        if gone.lost {
             warn!(message = "Starter lost before JOB_EXIT.", slot = %self.slot_id,
                 starter = self.pid, exit = %exit, job_pid = ?self.job_pid);
-            if !self.job_ended
-                && let Some(p) = self.job_pid.and_then(|p| i32::try_from(p).ok())
-                && p > 0
-            {
-                let _ = killpg(Pid::from_raw(p), Signal::SIGKILL);
+        }
+        let event = Event::Starter(StarterEvent::Exited {
+            exit: exit.clone(),
+            lost: gone.lost,
+        });
+        let durable = self.shared.append_later(&self.id, vec![event]);
+        ctx.wait(durable.into_actor(self).map(move |done, act, ctx| {
+            if let Err(e) = done {
+                error!(message = "Cannot record the starter's end; not acting on it.",
+                    starter = %act.id, error = %e);
+                ctx.stop();
+                return;
             }
-            // What left the job's process group is still in its cgroup.
-            if let Some(cg) = self
+            act.after_gone(gone, &exit);
+            ctx.stop();
+        }));
+    }
+}
+
+impl StarterActor {
+    /// Carries out what the starter's recorded end calls for.
+    fn after_gone(&mut self, gone: Ending, exit: &Exit) {
+        if let Some(p) = gone.kill_job.and_then(|p| i32::try_from(p).ok()) {
+            let _ = killpg(Pid::from_raw(p), Signal::SIGKILL);
+        }
+        // What left the job's process group is still in its cgroup.
+        if gone.clean_cgroup
+            && let Some(cg) = self
                 .cgroup
                 .as_ref()
                 .zip(self.shared.cgroup_home.as_ref())
                 .and_then(|((base, name), home)| JobCgroup::existing(home, base, name))
-            {
-                cg.kill_all();
-                let slot = self.slot_id.clone();
-                // Removing waits for the killed processes to go.
-                tokio::task::spawn_blocking(move || {
-                    if let Err(e) = cg.remove() {
-                        warn!(message = "Cannot remove a lost starter's cgroup.", slot = %slot,
-                            error = %e);
-                    }
-                });
-            }
-            self.remove_sandbox();
-            if !self.job_ended {
-                self.note_in_user_log(&exit);
-            }
+        {
+            cg.kill_all();
+            let slot = self.slot_id.clone();
+            // Removing waits for the killed processes to go.
+            tokio::task::spawn_blocking(move || {
+                if let Err(e) = cg.remove() {
+                    warn!(message = "Cannot remove a lost starter's cgroup.", slot = %slot,
+                        error = %e);
+                }
+            });
         }
-        self.record(StarterEvent::Exited { exit });
-        let input = if lost {
+        if gone.remove_sandbox {
+            self.remove_sandbox();
+        }
+        if gone.note_in_user_log {
+            self.note_in_user_log(exit);
+        }
+        let input = if gone.lost {
             Input::StarterLost
         } else {
             Input::StarterExited
@@ -659,7 +686,6 @@ impl Handler<Gone> for StarterActor {
         self.shared
             .starters
             .refill(self.shared.settings().spare_starters);
-        ctx.stop();
     }
 }
 

@@ -24,7 +24,7 @@ use super::queue::{Job, MANAGED_EXTERNAL, Queue, SubmitCtx, int_of, str_of};
 use super::route::Route;
 use crate::classad::unparse::expr_to_string;
 use crate::classad::{ClassAd, Env, Expr, Value};
-use crate::hooks::Exit;
+use crate::exit::Exit;
 
 /// Where a routed job is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

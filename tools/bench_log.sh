@@ -10,7 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 claims=${1:-50000}
-cargo build --release --quiet --bin roost --bin roost-log
+cargo build --release --quiet --bin roost --bin roost-log --bin roost-devtools
 dir=$(mktemp -d "${TMPDIR:-/tmp}/roost-bench-log.XXXXXX")
 trap 'rm -rf "$dir"' EXIT
 
@@ -44,7 +44,7 @@ timed() {
 }
 
 echo "== write"
-target/release/roost log-writer "$dir/log" --claims "$claims"
+target/release/roost-devtools log-writer "$dir/log" --claims "$claims"
 bytes=$(du -sb "$dir/log" | cut -f1)
 events=$(target/release/roost-log --log "$dir/log" verify | sed -n 's/^ok: \([0-9]*\) events$/\1/p')
 echo "events: $events; bytes on disk: $bytes ($((bytes / events)) per event)"

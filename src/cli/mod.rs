@@ -6,7 +6,6 @@ pub mod config_cmd;
 pub(crate) mod daemon_log;
 pub mod docs;
 pub mod eventd_cmd;
-mod log_writer;
 mod policy_cmd;
 pub mod pool_cmd;
 mod queue_cmd;
@@ -93,18 +92,6 @@ enum Command {
         #[arg(value_parser = ["mips", "kflops"])]
         which: String,
     },
-    /// Write synthetic nodes' slot ads into the pool (for measuring it:
-    /// `tools/bench_pool.sh`).
-    #[command(hide = true)]
-    PoolLoad(pool_cmd::PoolLoadCmd),
-    /// The eventd's work at one look over the pool, timed (for measuring
-    /// it: `tools/bench_pool.sh`).
-    #[command(hide = true)]
-    EventdRound(pool_cmd::EventdRoundCmd),
-    /// Append to an event log from several threads until killed, printing
-    /// each acknowledged batch (for the crash test of the log).
-    #[command(hide = true)]
-    LogWriter(log_writer::LogWriterCmd),
 }
 
 /// `roost startd ARGS`: becomes `roost-startd ARGS` (the same process,
@@ -176,9 +163,6 @@ pub fn run() -> ExitCode {
         Command::Hold(cmd) => queue_cmd::act(cmd, crate::schedd::protocol::Action::Hold),
         Command::Release(cmd) => queue_cmd::act(cmd, crate::schedd::protocol::Action::Release),
         Command::QueueHook(cmd) => queue_cmd::queue_hook(cmd),
-        Command::PoolLoad(cmd) => pool_cmd::pool_load(&cmd),
-        Command::EventdRound(cmd) => pool_cmd::eventd_round(&cmd),
-        Command::LogWriter(cmd) => log_writer::run(&cmd),
         Command::Completions(cmd) => docs::completions(&cmd, Cli::command()),
         Command::Man(cmd) => docs::man(&cmd, Cli::command()),
         Command::Benchmark { which } => {

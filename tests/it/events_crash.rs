@@ -59,7 +59,7 @@ fn kill_rounds(name: &str, rounds: usize, pad: usize) -> usize {
     let mut acked: BTreeMap<u64, (usize, usize, u64, usize)> = BTreeMap::new();
     let mut total_kills = 0;
     for round in 0..rounds {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_roost"))
+        let mut child = Command::new(env!("CARGO_BIN_EXE_roost-devtools"))
             .arg("log-writer")
             .arg(&dir)
             .args(["--pad", &pad.to_string()])

@@ -118,8 +118,9 @@ fn set_or_unset<V: Into<Value>>(ad: &mut ClassAd, name: &Name, v: Option<V>) {
 }
 
 /// Writes into `ad` every attribute the slot publishes of itself and the
-/// node — its identity, resources and totals, state and times, claim,
-/// fetches and the node's drain — over what it holds already (the
+/// node — its identity, resources and totals, state and times, fetches
+/// and the node's drain; its claim's are [`publish_claim`]'s — over what
+/// it holds already (the
 /// machine's ad, and for the policy's ad its knobs). The policy's ad
 /// ([`super::engine::slot_ad`]) and the public one ([`public_ad`]) are
 /// both written by it, so whatever a slot publishes its policy sees.
@@ -184,14 +185,14 @@ pub(crate) fn fill(ad: &mut ClassAd, slot: &Slot, ctx: &Ctx<'_>) {
     set(ad, &n.current_time, ctx.now);
     for (key, secs) in &slot.total_time {
         if *secs > 0 {
-            ad.insert_value(format!("TotalTime{key}").as_str(), *secs);
+            set(ad, &total_time_name(key), *secs);
         }
     }
     let now_in = ctx.now - slot.entered_activity;
     if now_in > 0 {
         let current = format!("{}{}", slot.state, slot.activity);
         let before = slot.total_time.get(&current).copied().unwrap_or(0);
-        ad.insert_value(format!("TotalTime{current}").as_str(), before + now_in);
+        set(ad, &total_time_name(&current), before + now_in);
     }
     set(
         ad,
@@ -218,7 +219,45 @@ pub(crate) fn fill(ad: &mut ClassAd, slot: &Slot, ctx: &Ctx<'_>) {
         &n.drain_stop,
         (p.drain_times.1 != 0).then_some(p.drain_times.1),
     );
-    publish_claim(ad, slot.claim.as_ref(), ctx);
+}
+
+/// `TotalTime<key>` for a state and activity's key (`ClaimedBusy`),
+/// interned once per key.
+fn total_time_name(key: &str) -> Name {
+    static NAMES: std::sync::LazyLock<std::collections::HashMap<String, Name>> =
+        std::sync::LazyLock::new(|| {
+            use super::slot::{Activity as A, State as S};
+            let states = [
+                S::Owner,
+                S::Unclaimed,
+                S::Matched,
+                S::Claimed,
+                S::Preempting,
+                S::Backfill,
+                S::Drained,
+            ];
+            let activities = [
+                A::Idle,
+                A::Busy,
+                A::Suspended,
+                A::Retiring,
+                A::Vacating,
+                A::Killing,
+                A::Benchmarking,
+            ];
+            let mut names = std::collections::HashMap::new();
+            for st in states {
+                for ac in activities {
+                    let key = format!("{}{}", st.as_str(), ac.as_str());
+                    names.insert(key.clone(), Name::new(&format!("TotalTime{key}")));
+                }
+            }
+            names
+        });
+    NAMES
+        .get(key)
+        .cloned()
+        .unwrap_or_else(|| Name::new(&format!("TotalTime{key}")))
 }
 
 /// The slot's public ad at `ctx.now`: the machine's attributes (with its
@@ -235,6 +274,7 @@ pub fn public_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
         ad.insert(n.clone(), e.clone());
     }
     fill(&mut ad, slot, ctx);
+    publish_claim(&mut ad, slot.claim.as_ref(), ctx);
     for (published, knob) in [
         ("Start", "START"),
         ("Rank", "Rank"),
@@ -304,7 +344,7 @@ fn publish_custom(ad: &mut ClassAd, slot: &Slot, ctx: &Ctx<'_>, m: &Machine) {
 /// `ImageSize` (0 when the job has none), as HTCondor's busy slot ad has
 /// them (the eventd's vacate estimate reads them); none of them without
 /// a claim.
-fn publish_claim(ad: &mut ClassAd, c: Option<&Claim>, ctx: &Ctx<'_>) {
+pub(crate) fn publish_claim(ad: &mut ClassAd, c: Option<&Claim>, ctx: &Ctx<'_>) {
     let n = &*N;
     let job = c.and_then(|c| ctx.cache.job_ad(&c.job));
     let env = FixedEnv::new(ctx.now);

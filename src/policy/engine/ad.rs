@@ -8,7 +8,7 @@ use std::collections::HashMap;
 
 use crate::classad::{ClassAd, Expr, Name, Value, parse_ad};
 
-use super::super::publish::{fill, retirement_names};
+use super::super::publish::{fill, publish_claim, retirement_names};
 use super::super::slot::{Slot, State};
 use super::work::Work;
 use super::{Ctx, Policy};
@@ -36,6 +36,9 @@ struct Filled {
     ad: ClassAd,
     machine: Option<ClassAd>,
     own_requirements: bool,
+    /// The claim whose attributes the ad holds (its id, its job's start
+    /// and its job; `Some(None)`: no claim).
+    claim: Option<Option<(u64, Option<i64>, String)>>,
 }
 
 /// How many parsed job ads a slot keeps. A slot evaluates its claim's job
@@ -88,6 +91,7 @@ pub fn slot_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
             ad: ctx.policy.template.clone(),
             machine: None,
             own_requirements: false,
+            claim: None,
         };
     }
     let ad = &mut filled.ad;
@@ -98,10 +102,30 @@ pub fn slot_ad(slot: &Slot, ctx: &Ctx<'_>) -> ClassAd {
         filled.machine = Some(ctx.machine.clone());
         // Whatever the machine ad bound is bound again below.
         filled.own_requirements = false;
+        filled.claim = None;
     }
     let requirements = &*REQUIREMENTS;
-    // Everything the slot publishes, as its public ad has it.
+    // Everything the slot publishes, as its public ad has it; its claim's
+    // attributes again only when the claim (or its job's start) changed.
     fill(ad, slot, ctx);
+    let same_claim = filled
+        .claim
+        .as_ref()
+        .is_some_and(|held| match (held, slot.claim.as_ref()) {
+            (None, None) => true,
+            (Some((id, start, job)), Some(c)) => {
+                *id == c.id && *start == c.job_start && *job == c.job
+            }
+            _ => false,
+        });
+    if !same_claim {
+        publish_claim(ad, slot.claim.as_ref(), ctx);
+        filled.claim = Some(
+            slot.claim
+                .as_ref()
+                .map(|c| (c.id, c.job_start, c.job.clone())),
+        );
+    }
     // While draining, the draining START expression stands in for START in
     // Requirements (HTCondor leaves START itself alone, so drained slots
     // still fetch, and reject what they get).

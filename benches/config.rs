@@ -8,7 +8,7 @@ use std::hint::black_box;
 use std::path::PathBuf;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use roost::cli::sysconfig::FsFiles;
+use roost::actors::common::sysconfig::FsFiles;
 use roost::config::{LoadInput, Root, Scope, load};
 
 /// The allocator the `roost` binary uses.

@@ -50,7 +50,10 @@ impl Target {
         match &self.socket {
             Some(p) => Ok(p.clone()),
             None => {
-                let config = super::sysconfig::load_daemon_config(self.config.as_deref(), subsys)?;
+                let config = crate::actors::common::sysconfig::load_daemon_config(
+                    self.config.as_deref(),
+                    subsys,
+                )?;
                 crate::admin::socket_path_of(&config, knob, file)
                     .ok_or_else(|| anyhow!("the configuration sets none of {knob}, LOCK and LOG"))
             }
@@ -619,7 +622,7 @@ pub(crate) fn pool_ask(
     node: &str,
     action: crate::pool::inbox::Action,
 ) -> Result<Response> {
-    let config = super::sysconfig::load_daemon_config(config, "TOOL")?;
+    let config = crate::actors::common::sysconfig::load_daemon_config(config, "TOOL")?;
     let pool = crate::pool::PoolSettings::from_config(&config)?.ok_or_else(|| {
         anyhow!("ROOST_POOL_ETCD is not set: -name reaches a node through the pool")
     })?;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 use anyhow::{Result, anyhow};
 use clap::{Args, Subcommand};
 
-use super::sysconfig::{FsFiles, find_root, load_input};
+use crate::actors::common::sysconfig::{FsFiles, find_root, load_input};
 use crate::config::{Config, Scope, load};
 use crate::pool::inbox::Action;
 

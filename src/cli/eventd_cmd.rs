@@ -1,6 +1,6 @@
-//! `roost eventd`: the event daemon's command line. The daemon itself —
-//! its composition root, its actor and its replay — is its wing,
-//! `actors::eventd`, over the pure core `eventd::core`.
+//! `roost eventd`'s command line. The daemon itself — its composition
+//! root, its actor and its replay — is its wing, `actors::eventd`, over
+//! the pure core `eventd::core`.
 
 use std::process::ExitCode;
 

@@ -3,19 +3,14 @@
 mod admin_cmd;
 mod classad_cmd;
 pub mod config_cmd;
-pub(crate) mod daemon_log;
 pub mod docs;
 pub mod eventd_cmd;
 mod policy_cmd;
 pub mod pool_cmd;
 mod queue_cmd;
 mod queue_table;
-mod quickstart;
-mod recover;
-mod router_conf;
 pub mod schedd_cmd;
 pub mod startd_cmd;
-pub mod sysconfig;
 pub mod sysenv;
 
 use std::process::ExitCode;
@@ -168,9 +163,9 @@ pub fn run() -> ExitCode {
         Command::Benchmark { which } => {
             let each = std::time::Duration::from_millis(250);
             if which == "mips" {
-                println!("Mips = {}", crate::actors::startd::machine::mips(each));
+                println!("Mips = {}", crate::actors::common::machine::mips(each));
             } else {
-                println!("KFlops = {}", crate::actors::startd::machine::kflops(each));
+                println!("KFlops = {}", crate::actors::common::machine::kflops(each));
             }
             Ok(ExitCode::SUCCESS)
         }

@@ -69,7 +69,8 @@ fn schedd_table(ads: &[ClassAd], now: i64) -> String {
 /// `roost status -pool`: every slot ad the pool holds (with `-schedd`,
 /// every schedd's ad).
 pub(super) fn pool_status(cmd: &StatusCmd) -> Result<ExitCode> {
-    let config = super::sysconfig::load_daemon_config(cmd.target.config(), "STARTD")?;
+    let config =
+        crate::actors::common::sysconfig::load_daemon_config(cmd.target.config(), "STARTD")?;
     let pool = PoolSettings::from_config(&config)
         .map_err(|e| anyhow!(e))?
         .ok_or_else(|| anyhow!("no pool: ROOST_POOL_ETCD is not set"))?;

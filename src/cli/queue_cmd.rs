@@ -12,7 +12,7 @@ use std::time::Duration;
 use anyhow::{Result, anyhow};
 use clap::{Args, ValueEnum};
 
-use super::sysconfig::load_daemon_config;
+use crate::actors::common::sysconfig::load_daemon_config;
 use crate::admin::{Response, call_with};
 use crate::classad::old::read_ads_auto;
 use crate::classad::unparse::{OldOrder, ad_to_old, ad_to_string};

@@ -1,7 +1,7 @@
 //! What the configuration reader asks of the machine: the bytes of a
 //! file, the output of a command, the entries of a directory — and why
 //! one could not be had. Implemented on the real file system by
-//! `cli::sysconfig`, in memory by tests and by `load_text`.
+//! `actors::common::sysconfig`, in memory by tests and by `load_text`.
 
 /// Access to configuration sources: the only I/O phase one needs.
 pub trait Files {

@@ -8,10 +8,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use roost::actors::common::clock::{Clock, RuntimeClock};
+use roost::actors::common::sysconfig::load_startd_config;
+use roost::actors::startd::daemon::Prepared;
 use roost::actors::startd::node::{Control, DrainRequest};
 use roost::actors::startd::shared::Dirs;
-use roost::cli::startd_cmd::Prepared;
-use roost::cli::sysconfig::load_startd_config;
 use roost::policy::engine::{DrainHow, OnCompletion};
 
 use super::daemon::{events, temp};

@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use roost::cli::sysconfig::FsFiles;
+use roost::actors::common::sysconfig::FsFiles;
 use roost::config::{Config, ConfigError, LoadInput, Root, Scope, load};
 use serde_json::Value as Json;
 

@@ -2,7 +2,7 @@
 //! `MAX_STARTD_LOG` into `StartLog.old`, whole lines on both sides; a new
 //! limit taken at a reconfig; a limit it cannot read refused at start and
 //! at a reconfig with the knob named. (Stamped
-//! rotations, `MAX_NUM_STARTD_LOG` > 1 and ages: `cli::daemon_log`'s unit
+//! rotations, `MAX_NUM_STARTD_LOG` > 1 and ages: `actors::common::daemon_log`'s unit
 //! tests.)
 
 use std::path::Path;

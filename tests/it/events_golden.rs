@@ -676,6 +676,19 @@ fn samples() -> Vec<(&'static str, Event)> {
             lost: true,
         }),
     ));
+    v.push((
+        "route-hook-started",
+        Event::Route(roost::schedd::router::RouteEvent::HookStarted {
+            at: 1_700_000_300,
+            src: roost::schedd::event::JobId {
+                cluster: 12,
+                proc: 0,
+            },
+            hook: roost::schedd::router::RouterHook::Finalize,
+            pid: 4242,
+            started: 987_654,
+        }),
+    ));
     v
 }
 

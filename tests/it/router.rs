@@ -316,3 +316,142 @@ fn a_finalize_hook_that_fails_routes_the_job_again() {
                 .is_some_and(|o| o.contains("routed again"))
     }));
 }
+
+/// A hook body that, the first time it runs, waits (so that the schedd
+/// can be killed while it runs), then does `body`.
+fn first_run_waits(dir: &Path, name: &str, body: &str) -> String {
+    let gate = dir.join("rec").join(format!("gate-{name}"));
+    format!(
+        "if [ ! -e {g} ]; then touch {g}; sleep 100; fi\n{body}",
+        g = gate.display()
+    )
+}
+
+/// The `HookStarted` events of `hook` in the schedd's log: their pids.
+fn started_pids(log: &Path, hook: &str) -> Vec<u32> {
+    events(log)
+        .iter()
+        .filter(|e| e["event"]["Route"]["HookStarted"]["hook"] == hook)
+        .filter_map(|e| e["event"]["Route"]["HookStarted"]["pid"].as_u64())
+        .filter_map(|p| u32::try_from(p).ok())
+        .collect()
+}
+
+fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat")).is_ok_and(|s| {
+        !s.rsplit_once(')')
+            .is_some_and(|(_, r)| r.trim_start().starts_with('Z'))
+    })
+}
+
+/// The schedd killed -9 while each of the four hooks runs: each restart
+/// ends the hook the last run left (killing its process), records why,
+/// and runs the hook again; the job goes on to the end with one routed
+/// copy, finalized once, and the log tells the story.
+#[test]
+fn the_schedd_killed_during_each_router_hook_goes_on() {
+    let dir = super::daemon::temp("router-crash-hooks");
+    std::fs::create_dir_all(dir.join("rec")).expect("mkdir");
+    let translate = first_run_waits(&dir, "translate", TRANSLATE);
+    let finalize = first_run_waits(&dir, "finalize", "echo 'FinalizedByHook = true'");
+    let mut extra = router_config(&dir, &translate, &finalize);
+    hook(
+        &dir,
+        "update",
+        &first_run_waits(&dir, "update", "echo 'HookSawRun = true'"),
+    );
+    hook(&dir, "cleanup", &first_run_waits(&dir, "cleanup", "exit 0"));
+    extra.push_str("ROOST_ROUTER_HOOK_TIMEOUT = 300\n");
+    let ap = Ap::setup("router-crash", &extra);
+    let log = ap.dir.join("spool/roost-schedd-events");
+    let mut schedd = ap.schedd();
+    ap.up();
+    submit(
+        &ap,
+        "crash.sub",
+        "executable = /bin/true\nrequirements = false\n+WantRoute = true\nqueue\n",
+    );
+    let mut startd = None;
+    for (record, hook) in [
+        ("translate", "Translate"),
+        ("update", "UpdateJobInfo"),
+        ("finalize", "Finalize"),
+        ("cleanup", "Cleanup"),
+    ] {
+        if hook == "Finalize" {
+            // The routed copy runs (and finishes) once a node takes it.
+            startd = Some(ap.startd());
+        }
+        wait_for(&format!("{record} running"), || {
+            !records(&dir, record).is_empty() && !started_pids(&log, hook).is_empty()
+        });
+        schedd.kill();
+        let pid = started_pids(&log, hook)[0];
+        assert!(alive(pid), "the {hook} hook outlived the schedd");
+        schedd = ap.schedd();
+        ap.up();
+        wait_for(&format!("{record} run again"), || {
+            records(&dir, record).len() >= 2
+        });
+        wait_for("the left hook killed", || !alive(pid));
+        let ended: Vec<serde_json::Value> = events(&log)
+            .into_iter()
+            .filter(|e| e["event"]["Route"]["HookRan"]["hook"] == hook)
+            .collect();
+        let first = &ended[0]["event"]["Route"]["HookRan"];
+        assert!(
+            first["outcome"]
+                .as_str()
+                .is_some_and(|o| o.contains("interrupted by the schedd's stop")),
+            "{first}"
+        );
+        assert!(
+            first["exit"].as_str().is_some_and(|x| x.contains("killed")),
+            "{first}"
+        );
+    }
+    wait_for("the source in the history", || {
+        !history_of(&ap, "ClusterId == 1", &["JobStatus"]).is_empty()
+    });
+    let source = history_of(
+        &ap,
+        "ClusterId == 1",
+        &["JobStatus", "Managed", "FinalizedByHook"],
+    );
+    // One routed copy; translate and finalize each ran twice (the first
+    // run interrupted), the source finalized once.
+    let all = ap.ok(&["history", "-af", "ClusterId"]);
+    if let Some(s) = startd {
+        stop(s);
+    }
+    stop(schedd);
+    assert_eq!(source.trim(), "4 ScheddDone true", "{source}");
+    assert_eq!(all.lines().count(), 2, "{all}");
+    assert_eq!(records(&dir, "translate").len(), 2);
+    assert_eq!(records(&dir, "finalize").len(), 2);
+    // Every hook's start is in the log before its end.
+    let story: Vec<String> = events(&log)
+        .iter()
+        .filter(|e| e["actor"] == "route1.0")
+        .filter_map(|e| {
+            let r = e["event"]["Route"].as_object()?;
+            let (kind, body) = r.iter().next()?;
+            Some(match body["hook"].as_str() {
+                Some(h) => format!("{kind}:{h}"),
+                None => kind.clone(),
+            })
+        })
+        .collect();
+    for hook in ["Translate", "UpdateJobInfo", "Finalize", "Cleanup"] {
+        let starts = story
+            .iter()
+            .filter(|s| **s == format!("HookStarted:{hook}"));
+        let ends = story.iter().filter(|s| **s == format!("HookRan:{hook}"));
+        assert_eq!(starts.count(), ends.count(), "{hook} in {story:?}");
+    }
+    assert_eq!(
+        story.last().map(String::as_str),
+        Some("Retired"),
+        "{story:?}"
+    );
+}

@@ -161,6 +161,22 @@ fn the_structures_rules_hold() {
             &["crate::starter", "crate::actors", "crate::events"],
         ),
         ("src/eventd", &["crate::pool"]),
+        // The command line parses arguments and runs client commands: no
+        // daemon loop, log writer, replay or daemon settings of its own
+        // (`roost policy simulate --log` writes a log, without a daemon).
+        (
+            "src/cli",
+            &[
+                "System::new",
+                "GroupCommitter",
+                "Replay",
+                "::replay",
+                "Signals::install",
+                "DaemonSettings",
+                "RouterSettings",
+                "ScheddSettings",
+            ],
+        ),
     ];
     let mut bad = Vec::new();
     for (dir, words) in rules {
@@ -179,6 +195,45 @@ fn the_structures_rules_hold() {
         }
     }
     assert!(bad.is_empty(), "{}", bad.join("\n"));
+}
+
+/// A file under `src` that no `mod` names is not compiled: whatever it
+/// says is not what the product does.
+#[test]
+fn every_source_file_is_part_of_the_build() {
+    let src = root().join("src");
+    let mut bad = Vec::new();
+    for f in rust_files(&src) {
+        let name = f.file_stem().and_then(|s| s.to_str()).unwrap_or_default();
+        let dir = f.parent().unwrap_or(&src);
+        if ["mod", "lib", "main"].contains(&name) || dir.ends_with("bin") {
+            continue;
+        }
+        let parent = if dir == src {
+            src.join("lib.rs")
+        } else if dir.join("mod.rs").exists() {
+            dir.join("mod.rs")
+        } else {
+            dir.with_extension("rs")
+        };
+        let text = fs::read_to_string(&parent).unwrap_or_default();
+        let declared = text.lines().any(|l| {
+            let mut l = l.trim_start();
+            for vis in ["pub(crate) ", "pub(super) ", "pub "] {
+                l = l.strip_prefix(vis).unwrap_or(l);
+            }
+            l.strip_prefix("mod ")
+                .is_some_and(|rest| rest.trim_end_matches([';', ' ', '{']) == name)
+        });
+        if !declared {
+            bad.push(f.display().to_string());
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "files no module declares:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]

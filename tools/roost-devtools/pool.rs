@@ -70,7 +70,8 @@ fn synthetic_ad(node: usize, slot: usize, now: i64) -> String {
 /// Writes `cmd.nodes` × `cmd.slots` synthetic ads under one lease, 100 a
 /// transaction; prints how long it took.
 pub fn pool_load(cmd: &PoolLoadCmd) -> Result<ExitCode> {
-    let config = roost::cli::sysconfig::load_daemon_config(cmd.config.as_deref(), "STARTD")?;
+    let config =
+        roost::actors::common::sysconfig::load_daemon_config(cmd.config.as_deref(), "STARTD")?;
     let pool = PoolSettings::from_config(&config)
         .map_err(|e| anyhow!(e))?
         .ok_or_else(|| anyhow!("no pool: ROOST_POOL_ETCD is not set"))?;
@@ -121,7 +122,8 @@ pub struct EventdRoundCmd {
 pub fn eventd_round(cmd: &EventdRoundCmd) -> Result<ExitCode> {
     use roost::eventd::plan::{self, Pacing, Progress};
     use roost::eventd::schedule::Shutdown;
-    let config = roost::cli::sysconfig::load_daemon_config(cmd.config.as_deref(), "EVENTD")?;
+    let config =
+        roost::actors::common::sysconfig::load_daemon_config(cmd.config.as_deref(), "EVENTD")?;
     let pool = PoolSettings::from_config(&config)
         .map_err(|e| anyhow!(e))?
         .ok_or_else(|| anyhow!("no pool: ROOST_POOL_ETCD is not set"))?;

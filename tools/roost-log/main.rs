@@ -253,7 +253,7 @@ fn log_dir(cli: &Cli) -> Result<PathBuf, String> {
     if let Some(d) = &cli.log {
         return Ok(d.clone());
     }
-    let config = roost::cli::sysconfig::load_startd_config(cli.config.as_deref())
+    let config = roost::actors::common::sysconfig::load_startd_config(cli.config.as_deref())
         .map_err(|e| format!("no --log given, and the configuration cannot be read: {e:#}"))?;
     match config.get("SPOOL") {
         Ok(Some(s)) if !s.trim().is_empty() => Ok(PathBuf::from(s.trim()).join("roost-events")),

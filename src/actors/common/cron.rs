@@ -674,3 +674,40 @@ pub fn restore(shared: &dyn CronHost, managers: &[CronSettings], last: &CronStat
     }
     kept
 }
+
+/// The cron runs the last run left going: each still running (the same
+/// process, in this boot) is killed with its process group, and each is
+/// ended in the log, so a daemon that dies does not leave its scripts
+/// behind, hung ones piling up at every crash.
+pub fn cron_left(
+    last: &crate::events::CronState,
+    rebooted: bool,
+) -> Vec<(String, crate::events::Event)> {
+    let mut fix = Vec::new();
+    for (actor, pid, started) in last.left_running() {
+        let same =
+            !rebooted && started != 0 && crate::starter::process_started(pid) == Some(started);
+        if same {
+            crate::hooks::kill_group(pid);
+            warn!(message = "Killed a cron job the last run left running.", job = %actor, pid);
+        }
+        fix.push((
+            actor.to_string(),
+            crate::events::Event::Cron(crate::events::CronEvent::Ended {
+                exit: if same {
+                    crate::hooks::Exit::Signal(9)
+                } else {
+                    crate::hooks::Exit::Code(-1)
+                },
+                killed: Some(if same {
+                    "left running by the last run".into()
+                } else {
+                    "ended with the last run, how is not known".into()
+                }),
+                elapsed: 0.0,
+                stdout_bytes: 0,
+            }),
+        ));
+    }
+    fix
+}

@@ -20,9 +20,9 @@ use anyhow::{Context as _, Result, anyhow};
 use tracing::{error, info, warn};
 
 use self::actor::{EventdActor, Reconfig, Stop};
-use crate::cli::daemon_log::LogSettings;
-use crate::cli::startd_cmd::{dir, init_logging_as};
-use crate::cli::sysconfig::load_daemon_config;
+use crate::actors::common::daemon::{DaemonSignal, Signals, detach, dir, init_logging_as};
+use crate::actors::common::daemon_log::LogSettings;
+use crate::actors::common::sysconfig::load_daemon_config;
 use crate::eventd::core::EventdState;
 use crate::eventd::settings::EventdSettings;
 use crate::events::{Event, EventRead, SledStore};
@@ -55,7 +55,7 @@ pub fn replay(store: &SledStore) -> EventdState {
     state
 }
 
-/// Runs `roost eventd` until SIGTERM or SIGINT; SIGHUP re-reads the
+/// Runs `roost eventd` until SIGTERM, SIGINT or SIGQUIT; SIGHUP re-reads the
 /// configuration (one that does not read is logged and the old kept).
 pub fn run(config_path: Option<&str>, foreground: bool) -> Result<ExitCode> {
     let config = load_daemon_config(config_path, "EVENTD")?;
@@ -66,9 +66,7 @@ pub fn run(config_path: Option<&str>, foreground: bool) -> Result<ExitCode> {
     let spool = dir(&config, "SPOOL")?;
     let log_settings =
         LogSettings::of(&config, &log_dir, "EVENTD", "EventdLog").map_err(|e| anyhow!(e))?;
-    if !foreground {
-        nix::unistd::daemon(true, false).map_err(|e| anyhow!("cannot detach: {e}"))?;
-    }
+    detach(foreground)?;
     init_logging_as(&config, "EVENTD", &log_settings)?;
     let events = events_dir(&spool);
     let store = SledStore::open(&events).map_err(|e| anyhow!("event log: {e}"))?;
@@ -79,7 +77,12 @@ pub fn run(config_path: Option<&str>, foreground: bool) -> Result<ExitCode> {
     let config_path = config_path.map(str::to_string);
     sys.block_on(async move {
         let actor = EventdActor::new(settings, pool, store, state).start();
-        actix::spawn(signals(actor, config_path));
+        match Signals::install() {
+            Ok(h) => {
+                actix::spawn(signals(h, actor, config_path));
+            }
+            Err(e) => error!(message = "Cannot install signal handlers.", error = %e),
+        }
     });
     let code = sys.run_with_code().context("actor system")?;
     if code == LOG_FAILED {
@@ -92,27 +95,23 @@ pub fn run(config_path: Option<&str>, foreground: bool) -> Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Stops on SIGTERM or SIGINT; reads the configuration again on SIGHUP.
-async fn signals(actor: Addr<EventdActor>, config: Option<String>) {
-    use tokio::signal::unix::{SignalKind, signal};
-    let (Ok(mut term), Ok(mut int), Ok(mut hup)) = (
-        signal(SignalKind::terminate()),
-        signal(SignalKind::interrupt()),
-        signal(SignalKind::hangup()),
-    ) else {
-        error!(message = "Cannot install signal handlers.");
-        return;
-    };
+/// Stops on SIGTERM, SIGINT or SIGQUIT; reads the configuration again on
+/// SIGHUP.
+async fn signals(mut signals: Signals, actor: Addr<EventdActor>, config: Option<String>) {
     loop {
-        tokio::select! {
-            _ = term.recv() => { actor.do_send(Stop("SIGTERM".into())); return; }
-            _ = int.recv() => { actor.do_send(Stop("SIGINT".into())); return; }
-            _ = hup.recv() => match load_daemon_config(config.as_deref(), "EVENTD")
+        match signals.next().await {
+            DaemonSignal::Hup => match load_daemon_config(config.as_deref(), "EVENTD")
                 .and_then(|c| EventdSettings::read(&c).map_err(|e| anyhow!("{e}")))
             {
                 Ok(s) => actor.do_send(Reconfig(s)),
-                Err(e) => warn!(message = "Reconfiguration refused; keeping the old configuration.", error = %e),
+                Err(e) => {
+                    warn!(message = "Reconfiguration refused; keeping the old configuration.", error = %e)
+                }
             },
+            stop => {
+                actor.do_send(Stop(stop.name().into()));
+                return;
+            }
         }
     }
 }

@@ -84,8 +84,11 @@ pub struct ScheddActor {
     pub(super) router: Router,
     /// The router's configuration; `None`: no routes, no routing.
     pub(super) routing: Option<Arc<RouterSettings>>,
-    /// Routed jobs with a hook running.
-    pub(super) hooks_running: HashSet<JobId>,
+    /// Routed jobs whose hook was asked for and has neither started nor
+    /// ended yet (once started, the router's state says it runs).
+    pub(super) hooks_asked: HashSet<JobId>,
+    /// The routed jobs' actors, started when a job first needs a hook.
+    pub(super) routed_jobs: HashMap<JobId, Addr<super::route_job::RoutedJobActor>>,
     settings: ScheddSettings,
     /// Cluster numbers given to `new_cluster` and not yet submitted to.
     reserved: Reservations,
@@ -136,7 +139,8 @@ impl ScheddActor {
             clock,
             router,
             routing: routing.map(Arc::new),
-            hooks_running: HashSet::new(),
+            hooks_asked: HashSet::new(),
+            routed_jobs: HashMap::new(),
             settings,
             reserved: Reservations::default(),
             users: HashMap::new(),

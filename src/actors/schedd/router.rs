@@ -1,36 +1,29 @@
 //! The job router inside `roost schedd`'s actor: every
 //! `JOB_ROUTER_POLLING_PERIOD` it claims the idle jobs routes take and
 //! moves each routed job a step (`schedd::router` decides), committing
-//! the events as the queue's own; hooks run as the source job's owner,
-//! one at a time per job, and their results come back as [`HookDone`].
+//! the events as the queue's own. A hook due is handed to the routed
+//! job's actor ([`super::route_job`]), which runs it as the source job's
+//! owner; its start ([`HookStarted`]) is recorded, then its result
+//! ([`HookDone`]) judged by the core and recorded with what it caused.
 
 use std::time::Duration;
 
 use actix::prelude::*;
-use tracing::{info, warn};
+use tracing::info;
 
 use super::queue::{RouterSettings, ScheddActor};
+use super::route_job::{
+    HOOK_STDOUT_LIMIT, HookDone, HookStarted, RoutedJobActor, RunHook, StopJob,
+};
 use crate::admin::Response;
 use crate::classad::FixedEnv;
-use crate::hooks::{self, HookRun};
+use crate::hooks::HookRun;
 use crate::schedd::event::JobId;
 use crate::schedd::router::{Ctx, HookResult, Logged, RouteEvent, RouterHook, Step};
 
 /// How many steps one routed job may take in one poll (claimed,
 /// submitted, checked, finished, finalized, cleaned up).
 const STEPS_PER_POLL: usize = 6;
-
-/// The most of a router hook's stdout read.
-const HOOK_STDOUT_LIMIT: usize = 4 << 20;
-
-/// A router hook ended.
-#[derive(Message)]
-#[rtype(result = "()")]
-pub struct HookDone {
-    src: JobId,
-    hook: RouterHook,
-    result: HookResult,
-}
 
 impl ScheddActor {
     /// Starts the router's timer (the first poll at once, as HTCondor's).
@@ -49,6 +42,12 @@ impl ScheddActor {
         for e in &events {
             if let Logged::Route(r) = e {
                 log_route_event(r);
+                // A retired job's actor goes (killing a hook it still runs).
+                if let RouteEvent::Retired { src, .. } = r
+                    && let Some(actor) = self.routed_jobs.remove(src)
+                {
+                    actor.do_send(StopJob);
+                }
             }
         }
         let done = self.commit_logged(events, Response::done(""));
@@ -74,7 +73,7 @@ impl ScheddActor {
         self.commit_quietly(claims, ctx);
         let ids: Vec<JobId> = self.router.jobs.keys().copied().collect();
         for src in ids {
-            if self.hooks_running.contains(&src) {
+            if self.hooks_asked.contains(&src) {
                 continue;
             }
             for _ in 0..STEPS_PER_POLL {
@@ -104,6 +103,8 @@ impl ScheddActor {
         }
     }
 
+    /// Hands hook `hook` of routed job `src` to the job's actor (started
+    /// the first time the job needs one), as the job's owner.
     #[allow(clippy::too_many_arguments)]
     fn run_hook(
         &mut self,
@@ -118,6 +119,7 @@ impl ScheddActor {
         let Some(path) = rs.paths.get(&(keyword.to_string(), hook)).cloned() else {
             return;
         };
+        self.hooks_asked.insert(src);
         let user = if nix::unistd::geteuid().is_root() {
             match nix::unistd::User::from_name(owner) {
                 Ok(Some(u)) if !u.uid.is_root() => Some((u.uid.as_raw(), u.gid.as_raw())),
@@ -130,7 +132,6 @@ impl ScheddActor {
                         )),
                     };
                     ctx.notify(HookDone { src, hook, result });
-                    self.hooks_running.insert(src);
                     return;
                 }
             }
@@ -148,45 +149,12 @@ impl ScheddActor {
             stdout_limit: HOOK_STDOUT_LIMIT,
             capture: None,
         };
-        info!(message = "Router hook started.", job = %src, hook = ?hook, path = %run.path.display());
-        self.hooks_running.insert(src);
-        let timeout = rs.hook_timeout;
         let me = ctx.address();
-        actix::spawn(async move {
-            let result = match hooks::run(&run).await {
-                Ok(out) if out.timed_out => HookResult {
-                    exit: None,
-                    stdout: Vec::new(),
-                    error: Some(format!(
-                        "killed after running {} s (ROOST_ROUTER_HOOK_TIMEOUT)",
-                        timeout.as_secs()
-                    )),
-                },
-                Ok(out) => {
-                    for line in &out.stderr {
-                        warn!(message = "Router hook printed to stderr.", job = %src, hook = ?hook, line = %line);
-                    }
-                    let error = out
-                        .truncated
-                        .then(|| format!("its output passed {HOOK_STDOUT_LIMIT} bytes"));
-                    HookResult {
-                        exit: if error.is_some() {
-                            None
-                        } else {
-                            Some(out.exit)
-                        },
-                        stdout: out.stdout,
-                        error,
-                    }
-                }
-                Err(e) => HookResult {
-                    exit: None,
-                    stdout: Vec::new(),
-                    error: Some(e.to_string()),
-                },
-            };
-            me.do_send(HookDone { src, hook, result });
-        });
+        let actor = self
+            .routed_jobs
+            .entry(src)
+            .or_insert_with(|| RoutedJobActor::new(src, me).start());
+        actor.do_send(RunHook { hook, run });
     }
 }
 
@@ -216,6 +184,24 @@ fn log_route_event(e: &RouteEvent) {
         RouteEvent::Retired { src, .. } => {
             info!(message = "Routed job cleaned up.", job = %src);
         }
+        RouteEvent::HookStarted { .. } => {}
+    }
+}
+
+impl Handler<HookStarted> for ScheddActor {
+    type Result = ();
+
+    /// Records the hook's start (its result comes after it in the log).
+    fn handle(&mut self, m: HookStarted, ctx: &mut Context<ScheddActor>) {
+        let event = RouteEvent::HookStarted {
+            at: self.clock.now(),
+            src: m.src,
+            hook: m.hook,
+            pid: m.pid,
+            started: m.started,
+        };
+        self.hooks_asked.remove(&m.src);
+        self.commit_quietly(vec![Logged::Route(event)], ctx);
     }
 }
 
@@ -223,7 +209,7 @@ impl Handler<HookDone> for ScheddActor {
     type Result = ();
 
     fn handle(&mut self, done: HookDone, ctx: &mut Context<ScheddActor>) {
-        self.hooks_running.remove(&done.src);
+        self.hooks_asked.remove(&done.src);
         let Some(rs) = self.routing.clone() else {
             return;
         };

@@ -1,5 +1,9 @@
-//! `roost startd`'s wing: the execute point's actors.
+//! `roost startd`'s wing: the execute point's composition root and actors.
 //!
+//! * [`daemon`]: the composition root (`roost startd`): configuration,
+//!   the log opened and the last run reconciled ([`reconcile`], with what
+//!   hooks and starters left on disk: `recover`), the slots laid out, the
+//!   actors started, signals; [`quickstart`] writes the embedded setup.
 //! * [`node::NodeActor`]: the supervisor (slots, drains, shutdown); in a
 //!   pool it feeds the publisher thread its slots' ads ([`pool`]).
 //! * [`slot::SlotActor`]: one per slot, around `policy::engine::decide`.
@@ -19,14 +23,17 @@
 pub mod admin;
 pub mod backfill;
 pub mod cron_ad;
+pub mod daemon;
 pub mod hook;
-pub mod machine;
 pub mod messages;
 pub mod metrics_http;
 pub mod node;
 mod phase;
 pub mod pool;
+pub mod quickstart;
 pub mod quiet;
+pub mod reconcile;
+mod recover;
 pub mod request;
 pub mod shared;
 pub mod slot;

@@ -14,7 +14,6 @@ use actix::prelude::*;
 use tracing::{error, info, warn};
 
 use super::backfill::BackfillActor;
-use super::machine::machine_ad;
 use super::messages::{
     BackfillLink, NewPolicy, NodeLink, PublicAd, RunBenchmarks, SlotBorn, SlotGone, SlotInput,
     SlotStatus, WorkFound, deliver,
@@ -25,6 +24,7 @@ use super::systemd;
 use crate::actors::common::cron::{
     CronChanged, CronHost, CronIdle, CronManager, NewCron, RunNow, WhenIdle, restore,
 };
+use crate::actors::common::machine::machine_ad;
 use crate::admin::Response;
 use crate::classad::{ClassAd, Value, parse_ad};
 use crate::config::Config;

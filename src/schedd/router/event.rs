@@ -103,6 +103,24 @@ pub enum RouteEvent {
         /// The source job.
         src: JobId,
     },
+    /// A hook's process started for the job. Recorded as soon as the
+    /// process exists and before anything it prints is taken, so that a
+    /// restart knows every hook that may still be running; its end is the
+    /// job's next `HookRan`.
+    HookStarted {
+        /// When.
+        at: i64,
+        /// The source job.
+        src: JobId,
+        /// Which hook.
+        hook: RouterHook,
+        /// Its process (the leader of its process group).
+        pid: u32,
+        /// When that process started, in the kernel's ticks since boot
+        /// (0: not known), so that a restart does not take another
+        /// process with the same pid for it.
+        started: u64,
+    },
 }
 
 impl RouteEvent {
@@ -114,7 +132,8 @@ impl RouteEvent {
             | RouteEvent::Submitted { src, .. }
             | RouteEvent::Finished { src, .. }
             | RouteEvent::Ending { src, .. }
-            | RouteEvent::Retired { src, .. } => *src,
+            | RouteEvent::Retired { src, .. }
+            | RouteEvent::HookStarted { src, .. } => *src,
         }
     }
 
@@ -126,7 +145,8 @@ impl RouteEvent {
             | RouteEvent::Submitted { at, .. }
             | RouteEvent::Finished { at, .. }
             | RouteEvent::Ending { at, .. }
-            | RouteEvent::Retired { at, .. } => *at,
+            | RouteEvent::Retired { at, .. }
+            | RouteEvent::HookStarted { at, .. } => *at,
         }
     }
 

@@ -51,6 +51,19 @@ pub struct Routed {
     pub stage: Stage,
     /// The routed copy, once submitted.
     pub dest: Option<JobId>,
+    /// The hook running for it, from its `HookStarted` to its `HookRan`.
+    pub hook: Option<RunningHook>,
+}
+
+/// A router hook whose start the log holds and whose end it does not.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RunningHook {
+    /// Which hook.
+    pub hook: RouterHook,
+    /// Its process.
+    pub pid: u32,
+    /// When that process started (kernel ticks since boot; 0: not known).
+    pub started: u64,
 }
 
 /// What the router is configured with.
@@ -218,10 +231,30 @@ impl Router {
                         route: route.clone(),
                         stage: Stage::Claimed,
                         dest: None,
+                        hook: None,
                     },
                 );
             }
-            RouteEvent::HookRan { .. } => {}
+            RouteEvent::HookStarted {
+                src,
+                hook,
+                pid,
+                started,
+                ..
+            } => {
+                if let Some(j) = self.jobs.get_mut(src) {
+                    j.hook = Some(RunningHook {
+                        hook: *hook,
+                        pid: *pid,
+                        started: *started,
+                    });
+                }
+            }
+            RouteEvent::HookRan { src, .. } => {
+                if let Some(j) = self.jobs.get_mut(src) {
+                    j.hook = None;
+                }
+            }
             RouteEvent::Submitted { src, dest, .. } => {
                 if let Some(j) = self.jobs.get_mut(src) {
                     j.dest = Some(*dest);
@@ -335,11 +368,41 @@ impl Router {
         out
     }
 
-    /// The next step of routed job `src`.
+    /// The hooks the log saw start and not end: (job, hook).
+    pub fn left_running(&self) -> impl Iterator<Item = (JobId, RunningHook)> + '_ {
+        (self.jobs.iter()).filter_map(|(src, r)| r.hook.map(|h| (*src, h)))
+    }
+
+    /// The end of a hook the last run left running (`killed`: its
+    /// process was still there and the restart killed it). The hook's
+    /// result was never taken, so the job is where it was and the next
+    /// poll runs the hook again — as HTCondor's router, which after a
+    /// restart finds its jobs again in the queue and takes each up at its
+    /// stage (a claimed job without a routed copy is given back and routed
+    /// again; a finished one is finalized again). Hooks must therefore be
+    /// safe to run twice, as HTCondor's.
+    pub fn interrupted(now: i64, src: JobId, hook: RouterHook, killed: bool) -> Logged {
+        Logged::Route(RouteEvent::HookRan {
+            at: now,
+            src,
+            hook,
+            exit: if killed {
+                "signal 9 (left running by the last run; killed)".into()
+            } else {
+                "not known (it ended with the last run)".into()
+            },
+            outcome: "interrupted by the schedd's stop: run again".into(),
+        })
+    }
+
+    /// The next step of routed job `src` (nothing while its hook runs).
     pub fn advance(&self, src: JobId, ctx: &Ctx<'_>) -> Step {
         let Some(r) = self.jobs.get(&src) else {
             return Step::Commit(Vec::new());
         };
+        if r.hook.is_some() {
+            return Step::Commit(Vec::new());
+        }
         let Some(job) = ctx.job(src) else {
             return Step::Commit(match r.stage {
                 Stage::Ending { .. } => self.finish_cleanup(src, ctx),
@@ -749,6 +812,64 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// A hook's start holds the job until its end; a hook the last run
+    /// left running ends as interrupted and the job runs it again.
+    #[test]
+    fn a_running_hook_holds_its_job_and_an_interrupted_one_runs_again() {
+        let (q, mut cfg) = setup("UNIVERSE vanilla\nREQUIREMENTS WantRoute", 1);
+        cfg.keyword = Some("K".into());
+        cfg.hooks.insert(("K".into(), RouterHook::Translate));
+        let env = FixedEnv::new(200);
+        let ctx = Ctx {
+            queue: &q,
+            cfg: &cfg,
+            env: &env,
+            now: 200,
+        };
+        let mut r = Router::default();
+        for e in r.candidates(&ctx) {
+            if let Logged::Route(e) = e {
+                r.apply(&e);
+            }
+        }
+        assert!(matches!(
+            r.advance(SRC, &ctx),
+            Step::Hook {
+                hook: RouterHook::Translate,
+                ..
+            }
+        ));
+        r.apply(&RouteEvent::HookStarted {
+            at: 201,
+            src: SRC,
+            hook: RouterHook::Translate,
+            pid: 77,
+            started: 5,
+        });
+        assert_eq!(r.advance(SRC, &ctx), Step::Commit(Vec::new()));
+        let left: Vec<_> = r.left_running().collect();
+        assert_eq!(left.len(), 1);
+        assert_eq!((left[0].0, left[0].1.pid, left[0].1.started), (SRC, 77, 5));
+        // The restart ends it: nothing is left running, the job is still
+        // claimed, and its next step is the same hook again.
+        let Logged::Route(end) = Router::interrupted(300, SRC, RouterHook::Translate, true) else {
+            panic!("a route event");
+        };
+        assert!(
+            matches!(&end, RouteEvent::HookRan { outcome, .. } if outcome.contains("interrupted"))
+        );
+        r.apply(&end);
+        assert_eq!(r.left_running().count(), 0);
+        assert_eq!(r.jobs[&SRC].stage, Stage::Claimed);
+        assert!(matches!(
+            r.advance(SRC, &ctx),
+            Step::Hook {
+                hook: RouterHook::Translate,
+                ..
+            }
+        ));
     }
 
     #[test]

@@ -1,6 +1,8 @@
-//! The daemon's log file (`STARTD_LOG`, `$(LOG)/StartLog`), rotated as
-//! HTCondor rotates its daemon logs, so that a node that runs for months
-//! does not fill its disk with it.
+//! A daemon's log file (`<SUBSYS>_LOG`: the startd's `$(LOG)/StartLog`,
+//! the schedd's `SchedLog`, the eventd's `EventdLog`), rotated as HTCondor
+//! rotates its daemon logs, so that a node that runs for months does not
+//! fill its disk with it. The startd's knobs are named below; the others'
+//! are the same with their subsystem.
 //!
 //! Before a line is written to a file that has reached `MAX_STARTD_LOG`
 //! (a size, or an age: [`LogLimit`]), the file is renamed and a new one

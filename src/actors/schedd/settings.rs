@@ -1,20 +1,82 @@
-//! The job router's configuration, read for `roost schedd`: the routes
+//! What `roost schedd` reads of its configuration: its socket, the
+//! queue's knobs, how schedd cron's jobs run, and the job router's
+//! configuration: the routes
 //! (`JOB_ROUTER_ROUTE_NAMES`, `JOB_ROUTER_ROUTE_<name>`), the router's
 //! knobs and the hooks of every keyword configured. A route that does not
 //! read is left out with an error naming it and its line, as HTCondor
 //! leaves it out; the others route.
 
 use std::collections::{BTreeMap, HashMap, HashSet};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-use anyhow::{Result, anyhow};
+use anyhow::{Context as _, Result, anyhow};
 use tracing::{error, info, warn};
 
-use crate::actors::schedd::queue::{RouterSettings, ScheddSettings};
+use super::queue::{RouterSettings, ScheddSettings};
+use crate::actors::common::cron_host::CronRunSettings;
+use crate::actors::common::daemon::hook_user;
 use crate::config::Config;
+use crate::schedd::protocol::SOCKET_KNOB;
 use crate::schedd::route::Route;
 use crate::schedd::router::{RouterConfig, RouterHook};
+
+/// The schedd socket's path under `config`: [`SOCKET_KNOB`], else
+/// `$(LOCK)/roost_schedd.sock`, else `$(LOG)/roost_schedd.sock`.
+pub fn socket_path(config: &Config) -> Option<PathBuf> {
+    crate::admin::socket_path_of(config, SOCKET_KNOB, "roost_schedd.sock")
+}
+
+fn text(config: &Config, knob: &str) -> Result<Option<String>> {
+    config.text(knob).map_err(|e| anyhow!(e))
+}
+
+/// The queue's knobs.
+pub fn settings(config: &Config) -> Result<ScheddSettings> {
+    let text = |k: &str| text(config, k);
+    let host = text("FULL_HOSTNAME")?.unwrap_or_else(|| "localhost".into());
+    let lease = config
+        .int("ROOST_QUEUE_FETCH_LEASE")
+        .map_err(|e| anyhow!(e))?
+        .unwrap_or(300);
+    if lease < 1 {
+        return Err(anyhow!(
+            "ROOST_QUEUE_FETCH_LEASE is {lease}: a lease must last at least a second"
+        ));
+    }
+    Ok(ScheddSettings {
+        name: text("SCHEDD_NAME")?.unwrap_or_else(|| host.clone()),
+        domain: text("UID_DOMAIN")?.unwrap_or(host),
+        lease,
+        super_users: text("QUEUE_SUPER_USERS")?
+            .unwrap_or_default()
+            .split([',', ' ', '\t'])
+            .filter(|u| !u.is_empty())
+            .map(str::to_string)
+            .collect(),
+        history_jobs: config
+            .int("ROOST_SCHEDD_HISTORY_JOBS")
+            .map_err(|e| anyhow!(e))?
+            .map_or(crate::schedd::queue::DEFAULT_HISTORY_JOBS, |n| {
+                usize::try_from(n.max(0)).unwrap_or(usize::MAX)
+            }),
+        max_start_failures: config
+            .int("ROOST_QUEUE_MAX_START_FAILURES")
+            .map_err(|e| anyhow!(e))?
+            .unwrap_or(crate::schedd::queue::DEFAULT_MAX_START_FAILURES),
+    })
+}
+
+/// Schedd cron's jobs and how they run, from `config`.
+pub fn cron_run(config: &Config, log_dir: &std::path::Path) -> Result<CronRunSettings> {
+    Ok(CronRunSettings {
+        roost_exe: std::env::current_exe().context("cannot find the roost executable")?,
+        config_root: config.files().first().cloned(),
+        env: crate::spawn::Environment::of_process(),
+        user: hook_user(config),
+        log_dir: log_dir.to_path_buf(),
+    })
+}
 
 /// HTCondor's `JOB_ROUTER_NAME` default.
 const DEFAULT_NAME: &str = "jobrouter";

@@ -177,7 +177,7 @@ pub fn load_daemon_config(
         localname: None,
     };
     let mut input = load_input(root, scope);
-    let mem = crate::actors::startd::machine::memory_mb();
+    let mem = crate::actors::common::machine::memory_mb();
     input
         .specials
         .push(("DETECTED_MEMORY".to_string(), mem.to_string()));
@@ -186,7 +186,7 @@ pub fn load_daemon_config(
 
 /// The daemon's name as HTCondor builds it from `STARTD_NAME`: as given
 /// when it has an `@`, else `<STARTD_NAME>@<host>`; unset: the host.
-pub(super) fn daemon_name(startd_name: Option<String>, host: &str) -> String {
+pub fn daemon_name(startd_name: Option<String>, host: &str) -> String {
     match startd_name.map(|n| n.trim().to_string()) {
         Some(n) if n.contains('@') => n,
         Some(n) if !n.is_empty() => format!("{n}@{host}"),

@@ -7,33 +7,33 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 
-const CONFIG: &str = include_str!("../../examples/quickstart/condor_config");
+const CONFIG: &str = include_str!("../../../examples/quickstart/condor_config");
 const HOOKS: &[(&str, &str)] = &[
     (
         "fetch_work",
-        include_str!("../../examples/quickstart/hooks/fetch_work"),
+        include_str!("../../../examples/quickstart/hooks/fetch_work"),
     ),
     (
         "reply_fetch",
-        include_str!("../../examples/quickstart/hooks/reply_fetch"),
+        include_str!("../../../examples/quickstart/hooks/reply_fetch"),
     ),
     (
         "job_exit",
-        include_str!("../../examples/quickstart/hooks/job_exit"),
+        include_str!("../../../examples/quickstart/hooks/job_exit"),
     ),
 ];
 const JOBS: &[(&str, &str)] = &[
     (
         "hello.job",
-        include_str!("../../examples/quickstart/jobs/hello.job"),
+        include_str!("../../../examples/quickstart/jobs/hello.job"),
     ),
     (
         "environment.job",
-        include_str!("../../examples/quickstart/jobs/environment.job"),
+        include_str!("../../../examples/quickstart/jobs/environment.job"),
     ),
     (
         "sleep.job",
-        include_str!("../../examples/quickstart/jobs/sleep.job"),
+        include_str!("../../../examples/quickstart/jobs/sleep.job"),
     ),
 ];
 

@@ -281,6 +281,27 @@ pub fn call_with<Q: Serialize, A: serde::de::DeserializeOwned>(
 mod tests {
     use super::*;
 
+    /// A starter that lost its daemon speaks its own protocol's line,
+    /// which this protocol reads as `Attach`.
+    #[test]
+    fn a_starters_attach_call_is_an_attach_request() {
+        let hello = crate::starter::protocol::Hello {
+            protocol: crate::starter::protocol::PROTOCOL,
+            build: "b".into(),
+            pid: 41,
+            started: 7,
+            actor: "starter-slot1-3".into(),
+            go: true,
+            reports: vec![crate::starter::protocol::Report::Done],
+        };
+        let call = crate::starter::protocol::AttachCall::Attach {
+            hello: hello.clone(),
+        };
+        let line = serde_json::to_string(&call).expect("json");
+        let read: Request = serde_json::from_str(&line).expect("an admin request");
+        assert!(matches!(read, Request::Attach { hello: h } if h == hello));
+    }
+
     #[test]
     fn requests_are_tagged_json() {
         let r = Request::Drain {

@@ -407,7 +407,7 @@ enum CallError {
 async fn call(path: &Path, hello: &Hello) -> Result<(Attached, Conn), CallError> {
     let stream = UnixStream::connect(path).await?;
     let (read, mut write) = stream.into_split();
-    let request = crate::admin::Request::Attach {
+    let request = super::protocol::AttachCall::Attach {
         hello: hello.clone(),
     };
     let mut line = serde_json::to_string(&request)?;

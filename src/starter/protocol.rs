@@ -16,8 +16,7 @@ use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
 
-use crate::events::StarterEvent;
-use crate::hooks::Exit;
+use crate::exit::Exit;
 
 /// The starter hooks chosen for a job (paths already validated).
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -316,42 +315,19 @@ pub enum Report {
     Done,
 }
 
-impl Report {
-    /// The event the daemon records for it (`None`: [`Report::Done`],
-    /// which is not recorded).
-    pub fn into_event(self) -> Option<StarterEvent> {
-        Some(match self {
-            Report::JobStarted { pid } => StarterEvent::JobStarted { pid },
-            Report::NotStarted { reason } => StarterEvent::JobNotStarted { reason },
-            Report::Hook {
-                hook,
-                args,
-                exit,
-                timed_out,
-                outcome,
-                elapsed,
-            } => StarterEvent::Hook {
-                hook,
-                args,
-                exit,
-                timed_out,
-                outcome,
-                elapsed,
-            },
-            Report::Suspended { stopped } => StarterEvent::Suspended { stopped },
-            Report::JobExited {
-                exit,
-                how,
-                duration,
-            } => StarterEvent::JobExited {
-                exit,
-                how,
-                duration,
-            },
-            Report::Warning { message } => StarterEvent::Warning { message },
-            Report::Done => return None,
-        })
-    }
+/// The first line a starter whose daemon went away sends to a daemon's
+/// admin socket, asking it to take the starter (the admin protocol's
+/// `Attach` request, which names it the same way); the daemon answers
+/// with an [`Attached`] line and the connection goes on with reports
+/// and commands.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "command", rename_all = "snake_case")]
+pub enum AttachCall {
+    /// Take this starter.
+    Attach {
+        /// Who it is and what it reported.
+        hello: Hello,
+    },
 }
 
 /// Default timeouts of hooks, in seconds. HTCondor has only JOB_EXIT's

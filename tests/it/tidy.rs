@@ -161,6 +161,29 @@ fn the_structures_rules_hold() {
             &["crate::starter", "crate::actors", "crate::events"],
         ),
         ("src/eventd", &["crate::pool"]),
+        // The starter speaks its own protocol: it knows neither the
+        // daemon's admin requests nor its log, actors or policy.
+        (
+            "src/starter",
+            &[
+                "crate::admin",
+                "crate::events",
+                "crate::actors",
+                "crate::policy",
+                "crate::pool",
+                "crate::schedd",
+            ],
+        ),
+        // The hook runner sits below the starter and the actors.
+        (
+            "src/hooks",
+            &[
+                "crate::starter",
+                "crate::actors",
+                "crate::events",
+                "crate::admin",
+            ],
+        ),
         // The command line parses arguments and runs client commands: no
         // daemon loop, log writer, replay or daemon settings of its own
         // (`roost policy simulate --log` writes a log, without a daemon).

@@ -13,7 +13,6 @@
 use actix::prelude::*;
 use tracing::{info, warn};
 
-use super::queue::ScheddActor;
 use crate::hooks::{self, HookRun};
 use crate::schedd::event::JobId;
 use crate::schedd::router::{HookResult, RouterHook};
@@ -71,26 +70,35 @@ pub struct HookDone {
     pub result: HookResult,
 }
 
+/// Where a routed job's actor reports (the queue's actor).
+#[derive(Clone)]
+pub struct Reports {
+    /// A hook's process exists.
+    pub started: Recipient<HookStarted>,
+    /// A hook ended, or could not run.
+    pub done: Recipient<HookDone>,
+}
+
 /// The actor of one routed job.
 pub struct RoutedJobActor {
     src: JobId,
-    schedd: Addr<ScheddActor>,
+    reports: Reports,
     /// The hook process running, if one is.
     running: Option<u32>,
 }
 
 impl RoutedJobActor {
-    /// The actor of routed job `src`, reporting to `schedd`.
-    pub fn new(src: JobId, schedd: Addr<ScheddActor>) -> RoutedJobActor {
+    /// The actor of routed job `src`, reporting to `reports`.
+    pub fn new(src: JobId, reports: Reports) -> RoutedJobActor {
         RoutedJobActor {
             src,
-            schedd,
+            reports,
             running: None,
         }
     }
 
     fn done(&self, hook: RouterHook, result: HookResult) {
-        self.schedd.do_send(HookDone {
+        self.reports.done.do_send(HookDone {
             src: self.src,
             hook,
             result,
@@ -173,7 +181,7 @@ impl Handler<RunHook> for RoutedJobActor {
         info!(message = "Router hook started.", job = %self.src, hook = ?hook,
             path = %run.path.display(), pid);
         self.running = Some(pid);
-        self.schedd.do_send(HookStarted {
+        self.reports.started.do_send(HookStarted {
             src: self.src,
             hook,
             pid,

@@ -13,7 +13,7 @@ use tracing::info;
 
 use super::queue::{RouterSettings, ScheddActor};
 use super::route_job::{
-    HOOK_STDOUT_LIMIT, HookDone, HookStarted, RoutedJobActor, RunHook, StopJob,
+    HOOK_STDOUT_LIMIT, HookDone, HookStarted, Reports, RoutedJobActor, RunHook, StopJob,
 };
 use crate::admin::Response;
 use crate::classad::FixedEnv;
@@ -150,10 +150,14 @@ impl ScheddActor {
             capture: None,
         };
         let me = ctx.address();
+        let reports = Reports {
+            started: me.clone().recipient(),
+            done: me.recipient(),
+        };
         let actor = self
             .routed_jobs
             .entry(src)
-            .or_insert_with(|| RoutedJobActor::new(src, me).start());
+            .or_insert_with(|| RoutedJobActor::new(src, reports).start());
         actor.do_send(RunHook { hook, run });
     }
 }

@@ -187,7 +187,7 @@ pub fn starter_leftovers<'a>(
         };
         let known = usize::try_from(st.reports).unwrap_or(usize::MAX);
         let new: Vec<_> = (hello.reports.into_iter().skip(known))
-            .filter_map(crate::starter::protocol::Report::into_event)
+            .filter_map(super::starter::recorded)
             .map(|e| (actor.clone(), Event::Starter(e)))
             .collect();
         info!(message = "A starter of the last run left what it reported with no daemon.",

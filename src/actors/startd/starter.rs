@@ -110,6 +110,42 @@ struct OldStarter {
     attached: bool,
 }
 
+/// The event the daemon records for a starter's report (`None`:
+/// [`Report::Done`], which is not recorded).
+pub(super) fn recorded(report: Report) -> Option<StarterEvent> {
+    Some(match report {
+        Report::JobStarted { pid } => StarterEvent::JobStarted { pid },
+        Report::NotStarted { reason } => StarterEvent::JobNotStarted { reason },
+        Report::Hook {
+            hook,
+            args,
+            exit,
+            timed_out,
+            outcome,
+            elapsed,
+        } => StarterEvent::Hook {
+            hook,
+            args,
+            exit,
+            timed_out,
+            outcome,
+            elapsed,
+        },
+        Report::Suspended { stopped } => StarterEvent::Suspended { stopped },
+        Report::JobExited {
+            exit,
+            how,
+            duration,
+        } => StarterEvent::JobExited {
+            exit,
+            how,
+            duration,
+        },
+        Report::Warning { message } => StarterEvent::Warning { message },
+        Report::Done => return None,
+    })
+}
+
 impl StarterActor {
     /// Starts a starter for `claim` of slot `slot_id`, reporting to `slot`.
     pub fn launch(
@@ -468,7 +504,7 @@ impl StarterActor {
                 }));
             }
         }
-        let Some(e) = r.into_event() else {
+        let Some(e) = recorded(r) else {
             return;
         };
         self.record(e);

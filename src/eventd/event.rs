@@ -107,3 +107,14 @@ pub enum EventdEvent {
         event: String,
     },
 }
+
+/// What the eventd's log holds: its runs and its decisions. The variants
+/// are named as `events::Event` names them, so the eventd's log reads as
+/// that union too (`roost-log`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum EventdLogged {
+    /// The daemon (its starts and stops).
+    Daemon(crate::events::DaemonEvent),
+    /// A decision of the eventd.
+    Eventd(EventdEvent),
+}

@@ -19,9 +19,41 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::keeper::Keeper;
-use super::{Checkpointer, Event, EventStore, StoreError};
+use super::{Batch, Checkpointer, Event, EventStore, LogEvent, Retention, StoreError};
 
-type Batch = Vec<(i64, String, Event)>;
+/// What writes checkpoints into a log of events `E` after the groups the
+/// writer appends: [`Checkpointer`] for the startd's log (the schedd's and
+/// the eventd's logs have none).
+pub trait Checkpoints<E>: Send {
+    /// Sees a group appended from sequence number `base` on.
+    fn observe(&mut self, base: u64, group: &[(i64, String, E)]);
+    /// The checkpoint to append now, if one is due.
+    fn due(&mut self) -> Option<Batch<E>>;
+    /// The checkpoint was appended at `at`.
+    fn written(&mut self, at: u64, checkpoint: &[(i64, String, E)]);
+    /// How much of the log to keep, cut after each checkpoint.
+    fn retention(&self) -> &Retention;
+    /// The time of the newest event seen.
+    fn now(&self) -> i64;
+}
+
+impl Checkpoints<Event> for Checkpointer {
+    fn observe(&mut self, base: u64, group: &[(i64, String, Event)]) {
+        Checkpointer::observe(self, base, group);
+    }
+    fn due(&mut self) -> Option<Batch> {
+        Checkpointer::due(self)
+    }
+    fn written(&mut self, at: u64, checkpoint: &[(i64, String, Event)]) {
+        Checkpointer::written(self, at, checkpoint);
+    }
+    fn retention(&self) -> &Retention {
+        Checkpointer::retention(self)
+    }
+    fn now(&self) -> i64 {
+        Checkpointer::now(self)
+    }
+}
 
 /// The writer's answer to an append: the sequence number of its first
 /// event, or why it could not be written.
@@ -54,15 +86,15 @@ impl Reply {
 pub const LAZY_FLUSH: Duration = Duration::from_millis(50);
 
 /// What the writer is told.
-enum Msg {
+enum Msg<E> {
     /// Append this batch durably (after the records held before it).
-    Append(Batch, Reply),
+    Append(Batch<E>, Reply),
     /// Records are held: write them within [`LAZY_FLUSH`].
     Records,
 }
 
 /// Recorded batches not yet handed to the store, in order.
-type Held = Arc<Mutex<Vec<Batch>>>;
+type Held<E> = Arc<Mutex<Vec<Batch<E>>>>;
 
 /// What the writer calls when a group cannot be written.
 pub type OnFailure = Box<dyn Fn(&StoreError) + Send>;
@@ -70,42 +102,66 @@ pub type OnFailure = Box<dyn Fn(&StoreError) + Send>;
 /// What the writer calls after each group it wrote: the group's events and
 /// how long the store took to write and flush it (the daemon's metrics,
 /// `crate::metrics`).
-pub type OnCommit = Box<dyn FnMut(&[(i64, String, Event)], Duration) + Send>;
+pub type OnCommit<E = Event> = Box<dyn FnMut(&[(i64, String, E)], Duration) + Send>;
 
 /// What the writer tells of its work: the group written, a write failed.
-#[derive(Default)]
-pub struct Watchers {
+pub struct Watchers<E = Event> {
     /// Each time a group cannot be written.
     pub on_failure: Option<OnFailure>,
     /// After each group written.
-    pub on_commit: Option<OnCommit>,
+    pub on_commit: Option<OnCommit<E>>,
+}
+
+impl<E> Default for Watchers<E> {
+    fn default() -> Self {
+        Watchers {
+            on_failure: None,
+            on_commit: None,
+        }
+    }
 }
 
 /// A handle to the single writer; clone it for every appender.
-#[derive(Clone)]
-pub struct Appender {
-    tx: Sender<Msg>,
-    held: Held,
+pub struct Appender<E = Event> {
+    tx: Sender<Msg<E>>,
+    held: Held<E>,
 }
 
-/// The writer thread; joining it returns the store.
-pub struct GroupCommitter<S> {
+impl<E> Clone for Appender<E> {
+    fn clone(&self) -> Self {
+        Appender {
+            tx: self.tx.clone(),
+            held: Arc::clone(&self.held),
+        }
+    }
+}
+
+/// The writer thread over a store of events `E`; joining it returns the
+/// store.
+pub struct GroupCommitter<S, E = Event> {
     handle: Option<JoinHandle<S>>,
+    _events: std::marker::PhantomData<fn() -> E>,
 }
 
 impl<S: EventStore + Send + 'static> GroupCommitter<S> {
-    /// Starts the writer over `store`; returns it and the first appender.
-    pub fn start(store: S) -> (GroupCommitter<S>, Appender) {
-        Self::start_with(store, None)
-    }
-
     /// Starts the writer over `store`, writing the checkpoints `checkpoints`
     /// says are due after the groups it writes.
     pub fn start_with(
         store: S,
         checkpoints: Option<Checkpointer>,
     ) -> (GroupCommitter<S>, Appender) {
-        Self::start_watched(store, checkpoints, None)
+        Self::start_watched(
+            store,
+            checkpoints.map(|c| Box::new(c) as Box<dyn Checkpoints<Event>>),
+            None,
+        )
+    }
+}
+
+impl<E: LogEvent, S: EventStore<E> + Send + 'static> GroupCommitter<S, E> {
+    /// Starts the writer over `store`; returns it and the first appender.
+    pub fn start(store: S) -> (GroupCommitter<S, E>, Appender<E>) {
+        Self::start_observed(store, None, Watchers::default())
     }
 
     /// As [`GroupCommitter::start_with`], and calls `on_failure` with the
@@ -115,9 +171,9 @@ impl<S: EventStore + Send + 'static> GroupCommitter<S> {
     /// write after it (sled does, until it is opened again).
     pub fn start_watched(
         store: S,
-        checkpoints: Option<Checkpointer>,
+        checkpoints: Option<Box<dyn Checkpoints<E>>>,
         on_failure: Option<OnFailure>,
-    ) -> (GroupCommitter<S>, Appender) {
+    ) -> (GroupCommitter<S, E>, Appender<E>) {
         Self::start_observed(
             store,
             checkpoints,
@@ -131,17 +187,23 @@ impl<S: EventStore + Send + 'static> GroupCommitter<S> {
     /// As [`GroupCommitter::start_watched`], with every watcher.
     pub fn start_observed(
         store: S,
-        checkpoints: Option<Checkpointer>,
-        mut watchers: Watchers,
-    ) -> (GroupCommitter<S>, Appender) {
-        let (tx, rx) = mpsc::channel::<Msg>();
-        let held: Held = Arc::default();
+        checkpoints: Option<Box<dyn Checkpoints<E>>>,
+        mut watchers: Watchers<E>,
+    ) -> (GroupCommitter<S, E>, Appender<E>) {
+        let (tx, rx) = mpsc::channel::<Msg<E>>();
+        let held: Held<E> = Arc::default();
         let for_writer = Arc::clone(&held);
         let handle = std::thread::Builder::new()
             .name("event-log-writer".into())
             .spawn(move || writer(store, &rx, &for_writer, checkpoints, &mut watchers))
             .ok();
-        (GroupCommitter { handle }, Appender { tx, held })
+        (
+            GroupCommitter {
+                handle,
+                _events: std::marker::PhantomData,
+            },
+            Appender { tx, held },
+        )
     }
 
     /// Waits for the writer to finish (after every appender is dropped)
@@ -151,11 +213,11 @@ impl<S: EventStore + Send + 'static> GroupCommitter<S> {
     }
 }
 
-impl Appender {
+impl<E: LogEvent> Appender<E> {
     /// Appends `batch` durably; returns the sequence number of its first
     /// event once the group it went into is flushed. An empty batch waits
     /// until everything appended or recorded before it is durable.
-    pub fn append(&self, batch: Batch) -> Result<u64, StoreError> {
+    pub fn append(&self, batch: Batch<E>) -> Result<u64, StoreError> {
         let (reply_tx, reply_rx) = mpsc::channel();
         self.tx
             .send(Msg::Append(batch, Reply::Blocking(reply_tx)))
@@ -175,7 +237,7 @@ impl Appender {
     /// not withdraw the batch.
     pub fn append_later(
         &self,
-        batch: Batch,
+        batch: Batch<E>,
     ) -> impl std::future::Future<Output = Result<u64, StoreError>> + 'static {
         let (reply_tx, reply_rx) = tokio::sync::oneshot::channel();
         let sent = self
@@ -194,7 +256,7 @@ impl Appender {
     /// Records `batch` in order without waiting for it to be durable (see
     /// the module comment). Fails only when the writer has stopped; a
     /// write error is logged by the writer.
-    pub fn record(&self, batch: Batch) -> Result<(), StoreError> {
+    pub fn record(&self, batch: Batch<E>) -> Result<(), StoreError> {
         let first = {
             let mut held = self.held.lock().unwrap_or_else(PoisonError::into_inner);
             held.push(batch);
@@ -220,12 +282,12 @@ fn stopped_before_answering() -> StoreError {
     }
 }
 
-fn writer<S: EventStore>(
+fn writer<E: LogEvent, S: EventStore<E>>(
     mut store: S,
-    rx: &Receiver<Msg>,
-    held: &Held,
-    mut checkpoints: Option<Checkpointer>,
-    watchers: &mut Watchers,
+    rx: &Receiver<Msg<E>>,
+    held: &Held<E>,
+    mut checkpoints: Option<Box<dyn Checkpoints<E>>>,
+    watchers: &mut Watchers<E>,
 ) -> S {
     // When the records held now must be written at the latest.
     let mut due: Option<Instant> = None;
@@ -244,7 +306,7 @@ fn writer<S: EventStore>(
             },
         };
         let mut replies: Vec<Option<Reply>> = Vec::new();
-        let mut batches: Vec<Batch> = Vec::new();
+        let mut batches: Vec<Batch<E>> = Vec::new();
         match first {
             Some(Msg::Records) => {
                 due.get_or_insert_with(|| Instant::now() + LAZY_FLUSH);
@@ -275,7 +337,7 @@ fn writer<S: EventStore>(
             &mut store,
             batches,
             replies,
-            checkpoints.as_mut(),
+            checkpoints.as_deref_mut(),
             &mut keeper,
             watchers,
         );
@@ -288,7 +350,7 @@ fn writer<S: EventStore>(
             &mut store,
             batches,
             replies,
-            checkpoints.as_mut(),
+            checkpoints.as_deref_mut(),
             &mut keeper,
             watchers,
         );
@@ -299,11 +361,11 @@ fn writer<S: EventStore>(
 }
 
 /// Adds an append to the group, after every record held before it.
-fn join(
-    held: &Held,
-    batches: &mut Vec<Batch>,
+fn join<E>(
+    held: &Held<E>,
+    batches: &mut Vec<Batch<E>>,
     replies: &mut Vec<Option<Reply>>,
-    batch: Batch,
+    batch: Batch<E>,
     reply: Reply,
 ) {
     take_held(held, batches, replies);
@@ -312,7 +374,7 @@ fn join(
 }
 
 /// Moves the held records into the group (no one waits for them).
-fn take_held(held: &Held, batches: &mut Vec<Batch>, replies: &mut Vec<Option<Reply>>) {
+fn take_held<E>(held: &Held<E>, batches: &mut Vec<Batch<E>>, replies: &mut Vec<Option<Reply>>) {
     let mut h = held.lock().unwrap_or_else(PoisonError::into_inner);
     replies.extend(h.iter().map(|_| None));
     batches.append(&mut h);
@@ -322,15 +384,15 @@ fn take_held(held: &Held, batches: &mut Vec<Batch>, replies: &mut Vec<Option<Rep
 /// when one is due and then asks `keeper` (started at the first pass) to
 /// keep the log to its retention, on its own thread; tells the watchers
 /// of the group written, or that it cannot be.
-fn write_group<S: EventStore>(
+fn write_group<E: LogEvent, S: EventStore<E>>(
     store: &mut S,
-    mut batches: Vec<Batch>,
+    mut batches: Vec<Batch<E>>,
     replies: Vec<Option<Reply>>,
-    checkpoints: Option<&mut Checkpointer>,
+    checkpoints: Option<&mut (dyn Checkpoints<E> + 'static)>,
     keeper: &mut Option<Keeper>,
-    watchers: &mut Watchers,
+    watchers: &mut Watchers<E>,
 ) {
-    let mut all: Batch = Vec::with_capacity(batches.iter().map(Vec::len).sum());
+    let mut all: Batch<E> = Vec::with_capacity(batches.iter().map(Vec::len).sum());
     let mut starts = Vec::with_capacity(batches.len());
     let base = store.next_seq();
     if batches.iter().all(Vec::is_empty) {

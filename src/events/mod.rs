@@ -25,13 +25,13 @@ use crate::policy::sim::Recorded;
 use crate::policy::slot::SlotEvent;
 
 pub use cron::{CronEvent, CronJobState, CronState, PublishedAd};
-pub use group::{Appender, GroupCommitter, OnCommit, OnFailure, Watchers};
+pub use group::{Appender, Checkpoints, GroupCommitter, OnCommit, OnFailure, Watchers};
 pub use replay::{CheckpointEvery, Checkpointer, Replay};
 pub use restart::{Kept, LostClaim, Unanswered};
 pub use retention::Retention;
 pub use runtime::{DaemonEvent, HookEvent, StarterEvent};
 pub use sled_store::{SledReader, SledStore};
-pub use upcast::decode;
+pub use upcast::{decode, decode_as};
 
 /// The file in the event log's directory that names the admin socket of
 /// the daemon holding the log, so readers can ask it for events.
@@ -68,9 +68,28 @@ pub enum Event {
     Eventd(crate::eventd::event::EventdEvent),
 }
 
+/// What the log engine needs of a daemon's event type: each daemon logs
+/// its own enum (`Event` for the startd, `schedd::event::ScheddEvent`,
+/// `eventd::event::EventdLogEvent`); their variants carry the same names
+/// as [`Event`]'s, so every daemon's log also reads as [`Event`], which is
+/// how `roost-log` and retention's keeper read any of them.
+pub trait LogEvent:
+    Serialize + serde::de::DeserializeOwned + Clone + std::fmt::Debug + Send + 'static
+{
+}
+
+impl<E> LogEvent for E where
+    E: Serialize + serde::de::DeserializeOwned + Clone + std::fmt::Debug + Send + 'static
+{
+}
+
+/// A batch of events to append: (time, actor, event) each.
+pub type Batch<E = Event> = Vec<(i64, String, E)>;
+
 /// One logged event.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct Envelope {
+#[serde(bound(deserialize = "E: serde::de::DeserializeOwned"))]
+pub struct Envelope<E = Event> {
     /// Global sequence number: contiguous from 1.
     pub seq: u64,
     /// When it happened (seconds since the epoch).
@@ -80,7 +99,7 @@ pub struct Envelope {
     /// The schema version it was written with.
     pub schema: u16,
     /// The event.
-    pub event: Event,
+    pub event: E,
 }
 
 /// A failure of the log, naming what and where.
@@ -207,7 +226,7 @@ pub fn missing(first: u64, last: u64) -> String {
 }
 
 /// Encodes an envelope (rmp-serde, named form).
-pub fn encode(e: &Envelope) -> Result<Vec<u8>, StoreError> {
+pub fn encode<E: LogEvent>(e: &Envelope<E>) -> Result<Vec<u8>, StoreError> {
     let mut buf = Vec::new();
     encode_into(&mut buf, e.seq, e.time, &e.actor, e.schema, &e.event)?;
     Ok(buf)
@@ -216,22 +235,22 @@ pub fn encode(e: &Envelope) -> Result<Vec<u8>, StoreError> {
 /// The envelope's fields, borrowed: encodes exactly as [`Envelope`] does,
 /// without copying the event.
 #[derive(Serialize)]
-struct EnvelopeRef<'a> {
+struct EnvelopeRef<'a, E> {
     seq: u64,
     time: i64,
     actor: &'a str,
     schema: u16,
-    event: &'a Event,
+    event: &'a E,
 }
 
 /// Appends the encoding of an envelope made of these fields to `buf`.
-fn encode_into(
+fn encode_into<E: LogEvent>(
     buf: &mut Vec<u8>,
     seq: u64,
     time: i64,
     actor: &str,
     schema: u16,
-    event: &Event,
+    event: &E,
 ) -> Result<(), StoreError> {
     let env = EnvelopeRef {
         seq,
@@ -243,8 +262,8 @@ fn encode_into(
     rmp_serde::encode::write_named(buf, &env).map_err(|source| StoreError::Encode { seq, source })
 }
 
-/// A durable, ordered log of envelopes.
-pub trait EventStore: EventRead {
+/// A durable, ordered log of envelopes of one daemon's event type `E`.
+pub trait EventStore<E: LogEvent = Event>: EventRead<E> {
     /// The sequence number the next appended event gets.
     fn next_seq(&self) -> u64;
 
@@ -256,7 +275,7 @@ pub trait EventStore: EventRead {
     /// When the flush fails, the batch is taken back out
     /// ([`EventStore::truncate`]) so that what the caller was told failed
     /// does not turn up in the log later.
-    fn append(&mut self, expected: u64, batch: &[(i64, String, Event)]) -> Result<u64, StoreError> {
+    fn append(&mut self, expected: u64, batch: &[(i64, String, E)]) -> Result<u64, StoreError> {
         let next = self.write(expected, batch)?;
         if let Err(e) = self.flush() {
             return Err(match self.truncate(expected) {
@@ -277,14 +296,15 @@ pub trait EventStore: EventRead {
 
     /// Appends a batch atomically but does not flush it: it becomes
     /// durable with the next [`EventStore::flush`] (or durable append).
-    fn write(&mut self, expected: u64, batch: &[(i64, String, Event)]) -> Result<u64, StoreError>;
+    fn write(&mut self, expected: u64, batch: &[(i64, String, E)]) -> Result<u64, StoreError>;
 
     /// Makes everything written so far durable.
     fn flush(&mut self) -> Result<(), StoreError>;
 
     /// A handle for retention to read and cut the log from another
     /// thread while this store is written (a store that cannot give one
-    /// is kept whole).
+    /// is kept whole). It reads the log as [`Event`], as every daemon's
+    /// log reads.
     fn keeper(&self) -> Option<Box<dyn LogKeeper>> {
         None
     }
@@ -302,11 +322,15 @@ pub trait LogKeeper: EventRead + Send {
     fn prune_before(&self, seq: u64, archive: Option<&std::path::Path>) -> Result<u64, StoreError>;
 }
 
-/// Reading the log (the store itself, or a reader that shares it).
-pub trait EventRead {
+/// Reading the log (the store itself, or a reader that shares it) as
+/// events of type `E`.
+pub trait EventRead<E: LogEvent = Event> {
     /// Every envelope from `from` on, in order; a record that cannot be
     /// decoded is an error item and reading goes on.
-    fn read_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_>;
+    fn read_from(
+        &self,
+        from: u64,
+    ) -> Box<dyn Iterator<Item = Result<Envelope<E>, StoreError>> + '_>;
 
     /// The envelopes of one actor from sequence number `from` on, in
     /// order, from its index.
@@ -314,11 +338,11 @@ pub trait EventRead {
         &self,
         actor: &str,
         from: u64,
-    ) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_>;
+    ) -> Box<dyn Iterator<Item = Result<Envelope<E>, StoreError>> + '_>;
 
     /// The envelopes of one actor, newest first.
     fn read_actor_back(
         &self,
         actor: &str,
-    ) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_>;
+    ) -> Box<dyn Iterator<Item = Result<Envelope<E>, StoreError>> + '_>;
 }

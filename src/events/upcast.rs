@@ -11,7 +11,7 @@
 
 use rmpv::Value;
 
-use super::{Envelope, SCHEMA, StoreError};
+use super::{Envelope, LogEvent, SCHEMA, StoreError};
 
 /// Rewrites an envelope of one schema version into the next, in place.
 pub type Upcaster = fn(&mut Value) -> Result<(), Unfit>;
@@ -40,14 +40,14 @@ pub fn field<'a>(map: &'a mut Value, name: &str) -> Option<&'a mut Value> {
 /// Decodes an envelope stored under `seq`, upcasting it from its schema
 /// version to `current` with `upcasters` (`upcasters[i]` takes `i + 1` to
 /// `i + 2`).
-pub fn decode_with(
+pub fn decode_with<E: LogEvent>(
     seq: u64,
     bytes: &[u8],
     current: u16,
     upcasters: &[Upcaster],
-) -> Result<Envelope, StoreError> {
+) -> Result<Envelope<E>, StoreError> {
     let corrupt = |message: String| StoreError::Corrupt { seq, message };
-    let direct = rmp_serde::from_slice::<Envelope>(bytes);
+    let direct = rmp_serde::from_slice::<Envelope<E>>(bytes);
     let env = match direct {
         Ok(env) if env.schema == current => env,
         direct => {
@@ -92,7 +92,7 @@ pub fn decode_with(
             let mut upcast = Vec::with_capacity(bytes.len() + 16);
             rmpv::encode::write_value(&mut upcast, &value)
                 .map_err(|e| corrupt(format!("re-encoding after upcasting: {e}")))?;
-            rmp_serde::from_slice::<Envelope>(&upcast).map_err(|e| {
+            rmp_serde::from_slice::<Envelope<E>>(&upcast).map_err(|e| {
                 corrupt(format!("after upcasting from schema version {schema}: {e}"))
             })?
         }
@@ -103,9 +103,17 @@ pub fn decode_with(
     Ok(env)
 }
 
-/// Decodes an envelope of any schema version this Roost knows.
-pub fn decode(seq: u64, bytes: &[u8]) -> Result<Envelope, StoreError> {
+/// Decodes an envelope of any schema version this Roost knows, as event
+/// type `E` (a daemon's own, or [`super::Event`], which reads every
+/// daemon's log). The upcasters work on the record's encoding, before it
+/// is read as any type, so one list serves every daemon.
+pub fn decode_as<E: LogEvent>(seq: u64, bytes: &[u8]) -> Result<Envelope<E>, StoreError> {
     decode_with(seq, bytes, SCHEMA, UPCASTERS)
+}
+
+/// Decodes an envelope as [`super::Event`], as every daemon's log reads.
+pub fn decode(seq: u64, bytes: &[u8]) -> Result<Envelope, StoreError> {
+    decode_as(seq, bytes)
 }
 
 #[cfg(test)]
@@ -222,33 +230,33 @@ mod tests {
 
     #[test]
     fn newer_missing_and_failing_versions_are_errors_naming_record_and_version() {
-        let e = decode_with(4, &old(4, 7), 3, &[rename, upper]).expect_err("newer");
+        let e = decode_with::<Event>(4, &old(4, 7), 3, &[rename, upper]).expect_err("newer");
         let text = e.to_string();
         assert!(
             text.contains("record 4") && text.contains("schema version 7"),
             "{text}"
         );
-        let e = decode_with(4, &old(4, 1), 3, &[rename]).expect_err("no 2 -> 3");
+        let e = decode_with::<Event>(4, &old(4, 1), 3, &[rename]).expect_err("no 2 -> 3");
         assert!(
             e.to_string().contains("no upcaster from schema version 2"),
             "{e}"
         );
-        let e = decode_with(4, &old(4, 1), 2, &[failing]).expect_err("fails");
+        let e = decode_with::<Event>(4, &old(4, 1), 2, &[failing]).expect_err("fails");
         assert!(
             e.to_string()
                 .contains("upcasting from schema version 1: cannot"),
             "{e}"
         );
         // Without the rename the old shape does not fit today's event.
-        let e = decode_with(4, &old(4, 1), 2, &[|_| Ok(())]).expect_err("misfit");
+        let e = decode_with::<Event>(4, &old(4, 1), 2, &[|_| Ok(())]).expect_err("misfit");
         assert!(
             e.to_string()
                 .contains("after upcasting from schema version 1"),
             "{e}"
         );
-        let e = decode_with(5, &old(4, 1), 2, &[rename]).expect_err("wrong number");
+        let e = decode_with::<Event>(5, &old(4, 1), 2, &[rename]).expect_err("wrong number");
         assert!(e.to_string().contains("it says it is record 4"), "{e}");
-        let e = decode_with(4, b"\xc1", 1, &[]).expect_err("garbage");
+        let e = decode_with::<Event>(4, b"\xc1", 1, &[]).expect_err("garbage");
         assert!(e.to_string().contains("record 4 cannot be decoded"), "{e}");
     }
 }

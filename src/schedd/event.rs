@@ -291,3 +291,18 @@ impl FromStr for ExitHow {
         })
     }
 }
+
+/// What the schedd's log holds: its runs, schedd cron, the queue's jobs
+/// and the router's jobs. Each variant is named as `events::Event` names
+/// it, so the schedd's log reads as that union too (`roost-log`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ScheddEvent {
+    /// The daemon (its starts).
+    Daemon(crate::events::DaemonEvent),
+    /// A schedd cron job.
+    Cron(crate::events::CronEvent),
+    /// A job of the queue.
+    Job(JobEvent),
+    /// A routed job.
+    Route(crate::schedd::router::RouteEvent),
+}

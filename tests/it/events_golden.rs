@@ -1019,3 +1019,61 @@ fn every_event_kind_has_golden_bytes_that_still_decode_and_encode_the_same() {
         "fixtures missing (ROOST_BLESS=1 writes them): {missing:?}"
     );
 }
+
+/// The schedd and the eventd log their own event enums; the committed
+/// bytes of every kind they log are what each writes, and decode as
+/// their own type — so their logs read both as their own and as the
+/// union `Event` (`roost-log`, the keeper), from the same records.
+#[test]
+fn each_daemons_own_events_have_the_unions_golden_bytes() {
+    use roost::eventd::event::EventdLogged;
+    use roost::events::decode_as;
+    use roost::schedd::event::ScheddEvent;
+    let dir = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/events/v1");
+    let mut schedd_kinds = 0;
+    let mut eventd_kinds = 0;
+    for (i, (name, event)) in samples().into_iter().enumerate() {
+        let seq = 1000 + i as u64;
+        fn envelope<E>(seq: u64, event: E) -> Envelope<E> {
+            Envelope {
+                seq,
+                time: 1_700_000_100,
+                actor: "slot1".into(),
+                schema: SCHEMA,
+                event,
+            }
+        }
+        let schedd = match &event {
+            Event::Job(e) => Some(ScheddEvent::Job(e.clone())),
+            Event::Route(e) => Some(ScheddEvent::Route(e.clone())),
+            Event::Cron(e) => Some(ScheddEvent::Cron(e.clone())),
+            Event::Daemon(e) => Some(ScheddEvent::Daemon(e.clone())),
+            _ => None,
+        };
+        let eventd = match &event {
+            Event::Eventd(e) => Some(EventdLogged::Eventd(e.clone())),
+            Event::Daemon(e) => Some(EventdLogged::Daemon(e.clone())),
+            _ => None,
+        };
+        let text = std::fs::read_to_string(dir.join(format!("{name}.hex"))).expect("fixture");
+        let bytes = unhex(&text);
+        if let Some(own) = schedd {
+            schedd_kinds += 1;
+            let env = envelope(seq, own);
+            assert_eq!(hex(&encode(&env).expect("encodes")), text.trim(), "{name}");
+            let read = decode_as::<ScheddEvent>(seq, &bytes).expect("decodes");
+            assert_eq!(read, env, "{name}");
+        }
+        if let Some(own) = eventd {
+            eventd_kinds += 1;
+            let env = envelope(seq, own);
+            assert_eq!(hex(&encode(&env).expect("encodes")), text.trim(), "{name}");
+            let read = decode_as::<EventdLogged>(seq, &bytes).expect("decodes");
+            assert_eq!(read, env, "{name}");
+        }
+    }
+    assert!(
+        schedd_kinds > 10 && eventd_kinds > 5,
+        "{schedd_kinds} {eventd_kinds}"
+    );
+}

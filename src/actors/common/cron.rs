@@ -23,7 +23,7 @@ use crate::classad::{ClassAd, FixedEnv, Value};
 use crate::cron::config::{CronJob, CronSettings, Manager, Mode};
 use crate::cron::metrics::{self, Metrics};
 use crate::cron::schedule::{Action, Schedule};
-use crate::events::{CronEvent, CronState, Event, PublishedAd};
+use crate::events::{CronEvent, CronState, PublishedAd};
 use crate::hooks::follow::{self, CronRun, Piece};
 use crate::hooks::{Exit, hup, kill_group, term_group};
 
@@ -359,7 +359,7 @@ impl CronJobActor {
     }
 
     fn record(&self, e: CronEvent) {
-        if let Err(err) = self.shared.record(&self.actor, vec![Event::Cron(e)]) {
+        if let Err(err) = self.shared.record(&self.actor, vec![e]) {
             warn!(message = "Cannot record a cron event.", job = %self.actor, error = %err);
         }
     }
@@ -485,11 +485,11 @@ impl CronJobActor {
             let env = FixedEnv::new(now);
             metrics::usage(&self.job.metrics, &reports, &self.job.slots, &targets, &env)
         };
-        let e = Event::Cron(CronEvent::Published {
+        let e = CronEvent::Published {
             ads,
             problems,
             usage: usage.clone(),
-        });
+        };
         // In the log ahead of any decision a slot makes on it: the log is
         // one order, and the decision's own durable append flushes this
         // record with it. No flush of its own: a cron job every few
@@ -679,10 +679,7 @@ pub fn restore(shared: &dyn CronHost, managers: &[CronSettings], last: &CronStat
 /// process, in this boot) is killed with its process group, and each is
 /// ended in the log, so a daemon that dies does not leave its scripts
 /// behind, hung ones piling up at every crash.
-pub fn cron_left(
-    last: &crate::events::CronState,
-    rebooted: bool,
-) -> Vec<(String, crate::events::Event)> {
+pub fn cron_left(last: &crate::events::CronState, rebooted: bool) -> Vec<(String, CronEvent)> {
     let mut fix = Vec::new();
     for (actor, pid, started) in last.left_running() {
         let same =
@@ -693,7 +690,7 @@ pub fn cron_left(
         }
         fix.push((
             actor.to_string(),
-            crate::events::Event::Cron(crate::events::CronEvent::Ended {
+            CronEvent::Ended {
                 exit: if same {
                     crate::hooks::Exit::Signal(9)
                 } else {
@@ -706,7 +703,7 @@ pub fn cron_left(
                 }),
                 elapsed: 0.0,
                 stdout_bytes: 0,
-            }),
+            },
         ));
     }
     fix

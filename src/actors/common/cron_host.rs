@@ -18,15 +18,17 @@ use crate::classad::ClassAd;
 use crate::cron::config::CronSettings;
 use crate::cron::merge::Published;
 use crate::cron::metrics::Target;
-use crate::events::{Appender, CronState, Event, StoreError};
+use crate::events::{Appender, CronEvent, CronState, StoreError};
+use crate::schedd::event::ScheddEvent;
 
 /// What the cron actors need of the daemon that runs them: the startd's
 /// `Shared`, or another daemon's own.
 pub trait CronHost {
     /// Now.
     fn now(&self) -> i64;
-    /// Records `events` of `actor` (durable with the next flush).
-    fn record(&self, actor: &str, events: Vec<Event>) -> Result<(), crate::events::StoreError>;
+    /// Records `events` of `actor` in the daemon's log (durable with the
+    /// next flush).
+    fn record(&self, actor: &str, events: Vec<CronEvent>) -> Result<(), StoreError>;
     /// The `roost` program (the built-in benchmarks run it).
     fn roost_exe(&self) -> PathBuf;
     /// The root configuration file, for the jobs' `CONDOR_CONFIG`.
@@ -70,7 +72,7 @@ pub struct CronRunSettings {
 /// The schedd as its cron jobs see it.
 pub struct ScheddHost {
     clock: Arc<dyn Clock>,
-    appender: Appender,
+    appender: Appender<ScheddEvent>,
     run: CronRunSettings,
     /// The schedd's ad without what the jobs published, as last made.
     pub ad: RefCell<ClassAd>,
@@ -81,7 +83,11 @@ pub struct ScheddHost {
 
 impl ScheddHost {
     /// The host of the jobs of a schedd logging through `appender`.
-    pub fn new(clock: Arc<dyn Clock>, appender: Appender, run: CronRunSettings) -> ScheddHost {
+    pub fn new(
+        clock: Arc<dyn Clock>,
+        appender: Appender<ScheddEvent>,
+        run: CronRunSettings,
+    ) -> ScheddHost {
         ScheddHost {
             clock,
             appender,
@@ -103,12 +109,12 @@ impl CronHost for ScheddHost {
         self.clock.now()
     }
 
-    fn record(&self, actor: &str, events: Vec<Event>) -> Result<(), StoreError> {
+    fn record(&self, actor: &str, events: Vec<CronEvent>) -> Result<(), StoreError> {
         let now = self.clock.now();
         self.appender.record(
             events
                 .into_iter()
-                .map(|e| (now, actor.to_string(), e))
+                .map(|e| (now, actor.to_string(), ScheddEvent::Cron(e)))
                 .collect(),
         )
     }

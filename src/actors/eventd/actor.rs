@@ -24,9 +24,10 @@ use crate::eventd::core::{
     self, Ask, Ctx as CoreCtx, Decision, EventdState, Input, Timers, next_wake, wants_pool,
 };
 use crate::eventd::event::EventdEvent;
+use crate::eventd::event::EventdLogged;
 use crate::eventd::schedule::END_DOWN_TIME;
 use crate::eventd::settings::EventdSettings;
-use crate::events::{DaemonEvent, Event, EventStore, SledStore, StoreError};
+use crate::events::{DaemonEvent, EventStore, SledStore, StoreError};
 use crate::pool::PoolSettings;
 use crate::pool::inbox::{self, Action, Sent};
 
@@ -89,7 +90,7 @@ struct Outgoing {
 pub struct EventdActor {
     settings: EventdSettings,
     pool: PoolSettings,
-    store: SledStore,
+    store: SledStore<EventdLogged>,
     tz: jiff::tz::TimeZone,
     state: EventdState,
     timers: Timers,
@@ -139,7 +140,7 @@ impl EventdActor {
     pub fn new(
         settings: EventdSettings,
         pool: PoolSettings,
-        store: SledStore,
+        store: SledStore<EventdLogged>,
         state: EventdState,
     ) -> EventdActor {
         let now_ms = SystemClock.now_ms();
@@ -164,12 +165,12 @@ impl EventdActor {
 
     /// Appends `events` (each under `actor`) durably; a failure stops the
     /// eventd.
-    fn record(&mut self, events: Vec<(String, Event)>, ctx: &mut Context<Self>) -> bool {
+    fn record(&mut self, events: Vec<(String, EventdLogged)>, ctx: &mut Context<Self>) -> bool {
         if events.is_empty() {
             return true;
         }
         let now = SystemClock.now();
-        let batch: Vec<(i64, String, Event)> =
+        let batch: Vec<(i64, String, EventdLogged)> =
             events.into_iter().map(|(a, e)| (now, a, e)).collect();
         let next = self.store.next_seq();
         match self.store.append(next, &batch) {
@@ -201,9 +202,9 @@ impl EventdActor {
             requests,
             timers,
         } = core::decide(&self.state, &core_ctx, &self.timers, input);
-        let named: Vec<(String, Event)> = events
+        let named: Vec<(String, EventdLogged)> = events
             .iter()
-            .map(|e| (self.actor_for(e), Event::Eventd(e.clone())))
+            .map(|e| (self.actor_for(e), EventdLogged::Eventd(e.clone())))
             .collect();
         if !self.record(named, ctx) {
             return;
@@ -363,7 +364,7 @@ impl Actor for EventdActor {
             slots: Vec::new(),
             boot: String::new(),
         };
-        if !self.record(vec![("daemon".into(), Event::Daemon(started))], ctx) {
+        if !self.record(vec![("daemon".into(), EventdLogged::Daemon(started))], ctx) {
             return;
         }
         // What the last run asked and did not hear back about.
@@ -457,7 +458,7 @@ impl Handler<Stop> for EventdActor {
     fn handle(&mut self, Stop(why): Stop, ctx: &mut Context<Self>) {
         info!(message = "Stopping.", why = %why, unanswered = self.state.pending.len());
         let stopped = DaemonEvent::Stopped { why };
-        if self.record(vec![("daemon".into(), Event::Daemon(stopped))], ctx) {
+        if self.record(vec![("daemon".into(), EventdLogged::Daemon(stopped))], ctx) {
             ctx.stop();
             System::current().stop();
         }

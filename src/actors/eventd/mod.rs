@@ -24,8 +24,9 @@ use crate::actors::common::daemon::{DaemonSignal, Signals, detach, dir, init_log
 use crate::actors::common::daemon_log::LogSettings;
 use crate::actors::common::sysconfig::load_daemon_config;
 use crate::eventd::core::EventdState;
+use crate::eventd::event::EventdLogged;
 use crate::eventd::settings::EventdSettings;
-use crate::events::{Event, EventRead, SledStore};
+use crate::events::{EventRead, SledStore};
 use crate::pool::PoolSettings;
 
 /// The exit code when the event log cannot be written.
@@ -38,12 +39,12 @@ pub fn events_dir(spool: &std::path::Path) -> PathBuf {
 
 /// The state the eventd's log gives (events that do not decode are
 /// skipped, each with a warning naming its place).
-pub fn replay(store: &SledStore) -> EventdState {
+pub fn replay(store: &SledStore<EventdLogged>) -> EventdState {
     let mut state = EventdState::default();
     for e in store.read_from(1) {
         match e {
             Ok(env) => {
-                if let Event::Eventd(ev) = &env.event {
+                if let EventdLogged::Eventd(ev) = &env.event {
                     crate::eventd::core::apply(&mut state, ev);
                 }
             }
@@ -69,7 +70,7 @@ pub fn run(config_path: Option<&str>, foreground: bool) -> Result<ExitCode> {
     detach(foreground)?;
     init_logging_as(&config, "EVENTD", &log_settings)?;
     let events = events_dir(&spool);
-    let store = SledStore::open(&events).map_err(|e| anyhow!("event log: {e}"))?;
+    let store = SledStore::open_as(&events).map_err(|e| anyhow!("event log: {e}"))?;
     let state = replay(&store);
     info!(message = "Starting.", events = settings.events.len(), log = %events.display(),
         interval = settings.interval, active = state.active.len(), unanswered = state.pending.len());

@@ -29,6 +29,7 @@ use crate::actors::common::sysconfig::load_daemon_config;
 use crate::cron::config::{self as cron_config, Manager};
 use crate::events::{GroupCommitter, SledStore};
 use crate::schedd::ad::Identity;
+use crate::schedd::event::ScheddEvent;
 use crate::schedd::protocol::SOCKET_KNOB;
 
 /// The configuration again, on SIGHUP: schedd cron's jobs and the
@@ -71,7 +72,8 @@ pub fn run(config_path: Option<&str>, foreground: bool) -> Result<ExitCode> {
     let listener = crate::actors::common::socket::bind_mode(&socket, 0o666)
         .map_err(|e| anyhow!("schedd socket: {e}"))?;
     let events = events_dir(&spool);
-    let mut store = SledStore::open(&events).map_err(|e| anyhow!("event log: {e}"))?;
+    let mut store: SledStore<ScheddEvent> =
+        SledStore::open_as(&events).map_err(|e| anyhow!("event log: {e}"))?;
     let mut last = replay(&store, settings.history_jobs);
     let now = SystemClock.now();
     let cron_last = start_batch(&mut store, &mut last, &settings.name, now)?;
@@ -87,7 +89,7 @@ pub fn run(config_path: Option<&str>, foreground: bool) -> Result<ExitCode> {
         reconfigured: now,
         socket: socket.display().to_string(),
     };
-    let reader = store.reader();
+    let reader = store.reader().as_events();
     let pointer = point_to_socket(&events, &socket);
     info!(message = "Starting.", name = %settings.name, log = %events.display(),
         socket = %socket.display());

@@ -25,9 +25,9 @@ use crate::admin::Response;
 use crate::classad::old::parse_ad_auto;
 use crate::classad::unparse::ad_to_string;
 use crate::classad::{ClassAd, FixedEnv, Limits, parse_ad};
-use crate::events::{Appender, Event, SledReader};
+use crate::events::{Appender, SledReader};
 use crate::schedd::ad::Identity;
-use crate::schedd::event::{JobEvent, JobId};
+use crate::schedd::event::{JobEvent, JobId, ScheddEvent};
 use crate::schedd::protocol::{Action, ScheddRequest};
 use crate::schedd::queue::{Command, Queue, QueueError, Reservations, SubmitCtx};
 use crate::schedd::router::{Logged, Router, RouterConfig, RouterHook};
@@ -78,7 +78,7 @@ pub struct RouterSettings {
 /// The queue's actor.
 pub struct ScheddActor {
     pub(super) queue: Queue,
-    appender: Appender,
+    appender: Appender<ScheddEvent>,
     pub(super) clock: Arc<dyn Clock>,
     /// The jobs the job router manages.
     pub(super) router: Router,
@@ -121,7 +121,7 @@ impl ScheddActor {
     /// The actor over `queue` (replayed from the log).
     pub fn new(
         (queue, router): (Queue, Router),
-        appender: Appender,
+        appender: Appender<ScheddEvent>,
         clock: Arc<dyn Clock>,
         (settings, identity): (ScheddSettings, Identity),
         routing: Option<RouterSettings>,
@@ -181,16 +181,16 @@ impl ScheddActor {
         if events.is_empty() {
             return Box::pin(async move { ok });
         }
-        let batch: Vec<(i64, String, Event)> = events
+        let batch: Vec<(i64, String, ScheddEvent)> = events
             .into_iter()
             .map(|e| match e {
                 Logged::Job(e) => {
                     self.queue.apply(&e);
-                    (e.at(), e.id().actor(), Event::Job(e))
+                    (e.at(), e.id().actor(), ScheddEvent::Job(e))
                 }
                 Logged::Route(e) => {
                     self.router.apply(&e);
-                    (e.at(), e.actor(), Event::Route(e))
+                    (e.at(), e.actor(), ScheddEvent::Route(e))
                 }
             })
             .collect();

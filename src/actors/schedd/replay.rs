@@ -6,7 +6,8 @@
 use anyhow::{Result, anyhow};
 use tracing::{info, warn};
 
-use crate::events::{CronState, DaemonEvent, Event, EventRead, EventStore, SledStore};
+use crate::events::{CronState, DaemonEvent, EventRead, EventStore, SledStore};
+use crate::schedd::event::ScheddEvent;
 use crate::schedd::queue::Queue;
 use crate::schedd::router::{Logged, Router};
 
@@ -25,7 +26,7 @@ pub struct Replayed {
 /// The queue, the router and schedd cron the log holds; a record that
 /// does not decode is skipped, said in the daemon log, and the rest is
 /// read.
-pub fn replay(store: &SledStore, history_limit: usize) -> Replayed {
+pub fn replay(store: &SledStore<ScheddEvent>, history_limit: usize) -> Replayed {
     let mut queue = Queue::replay_keeping(history_limit, &[]);
     let mut router = Router::default();
     let mut cron = CronState::default();
@@ -34,16 +35,16 @@ pub fn replay(store: &SledStore, history_limit: usize) -> Replayed {
     for item in store.read_from(1) {
         match item {
             Ok(env) => match &env.event {
-                Event::Job(e) => {
+                ScheddEvent::Job(e) => {
                     queue.apply(e);
                     events += 1;
                 }
-                Event::Route(e) => {
+                ScheddEvent::Route(e) => {
                     router.apply(e);
                     events += 1;
                 }
-                Event::Cron(e) => cron.apply(env.time, &env.actor, e),
-                Event::Daemon(DaemonEvent::Started { boot: b, .. }) => {
+                ScheddEvent::Cron(e) => cron.apply(env.time, &env.actor, e),
+                ScheddEvent::Daemon(DaemonEvent::Started { boot: b, .. }) => {
                     cron.new_run();
                     boot.clone_from(b);
                 }
@@ -83,16 +84,16 @@ pub fn replay(store: &SledStore, history_limit: usize) -> Replayed {
 /// Returns the cron state a new run continues from (`None` after a
 /// reboot).
 pub fn start_batch(
-    store: &mut SledStore,
+    store: &mut SledStore<ScheddEvent>,
     last: &mut Replayed,
     name: &str,
     now: i64,
 ) -> Result<Option<CronState>> {
     let (rebooted, boot) = crate::starter::rebooted_since(&last.boot);
-    let mut batch: Vec<(i64, String, Event)> =
+    let mut batch: Vec<(i64, String, ScheddEvent)> =
         crate::actors::common::cron::cron_left(&last.cron, rebooted)
             .into_iter()
-            .map(|(a, e)| (now, a, e))
+            .map(|(a, e)| (now, a, ScheddEvent::Cron(e)))
             .collect();
     let left: Vec<_> = last.router.left_running().collect();
     for (src, h) in left {
@@ -106,13 +107,13 @@ pub fn start_batch(
             job = %src, hook = ?h.hook, pid = h.pid, killed = same);
         if let Logged::Route(e) = Router::interrupted(now, src, h.hook, same) {
             last.router.apply(&e);
-            batch.push((now, e.actor(), Event::Route(e)));
+            batch.push((now, e.actor(), ScheddEvent::Route(e)));
         }
     }
     batch.push((
         now,
         "daemon".into(),
-        Event::Daemon(DaemonEvent::Started {
+        ScheddEvent::Daemon(DaemonEvent::Started {
             version: env!("CARGO_PKG_VERSION").into(),
             pid: std::process::id(),
             host: name.into(),

@@ -18,8 +18,12 @@ impl CronHost for Shared {
         self.clock.now()
     }
 
-    fn record(&self, actor: &str, events: Vec<Event>) -> Result<(), crate::events::StoreError> {
-        Shared::record(self, actor, events)
+    fn record(
+        &self,
+        actor: &str,
+        events: Vec<crate::events::CronEvent>,
+    ) -> Result<(), crate::events::StoreError> {
+        Shared::record(self, actor, events.into_iter().map(Event::Cron).collect())
     }
 
     fn roost_exe(&self) -> PathBuf {

@@ -299,8 +299,11 @@ impl Prepared {
             on_failure: Some(on_failure),
             on_commit,
         };
-        let (committer, appender) =
-            GroupCommitter::start_observed(wrap(self.store), Some(self.checkpoints), watchers);
+        let (committer, appender) = GroupCommitter::start_observed(
+            wrap(self.store),
+            Some(Box::new(self.checkpoints)),
+            watchers,
+        );
         let mut shared = Shared::new(
             std::rc::Rc::new(config),
             self.settings,

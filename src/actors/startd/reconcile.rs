@@ -87,7 +87,11 @@ pub(super) fn reconcile_last_run(
         }
     }
     let mut fix = last.reconcile(now, &kept, alive, rebooted);
-    fix.extend(crate::actors::common::cron::cron_left(&last.cron, rebooted));
+    fix.extend(
+        crate::actors::common::cron::cron_left(&last.cron, rebooted)
+            .into_iter()
+            .map(|(a, e)| (a, Event::Cron(e))),
+    );
     let mut after = last.clone();
     for (actor, e) in &fix {
         after.apply_event(after.last_seq, now, actor, e);

@@ -12,6 +12,7 @@
 //! flushes before it returns.
 
 mod prune;
+mod read;
 
 use std::collections::HashMap;
 use std::path::Path;
@@ -21,7 +22,7 @@ use sled::transaction::{ConflictableTransactionError, TransactionError};
 
 use super::record::{self, RecordWriter};
 use super::{
-    Envelope, Event, EventRead, EventStore, LogKeeper, SCHEMA, StoreError, decode, encode_into,
+    Envelope, Event, EventStore, LogEvent, LogKeeper, SCHEMA, StoreError, decode, encode_into,
     missing,
 };
 
@@ -30,20 +31,43 @@ use super::{
 /// under the size at which sled moves values out of its pages.
 const RECORD_EVENTS: usize = 256;
 
-/// A sled-backed [`EventStore`].
-pub struct SledStore {
+/// A sled-backed [`EventStore`] of one daemon's event type `E` (the
+/// startd's [`Event`] unless named).
+pub struct SledStore<E = Event> {
     db: sled::Db,
-    trees: SledReader,
+    trees: SledReader<E>,
     next: u64,
 }
 
 /// Reads a [`SledStore`] from another thread while it is being written
 /// (sled lets only one process open a database: readers in the daemon's
 /// process share it).
-#[derive(Clone)]
-pub struct SledReader {
+pub struct SledReader<E = Event> {
     log: sled::Tree,
     by_actor: sled::Tree,
+    _events: std::marker::PhantomData<fn() -> E>,
+}
+
+impl<E> Clone for SledReader<E> {
+    fn clone(&self) -> Self {
+        SledReader {
+            log: self.log.clone(),
+            by_actor: self.by_actor.clone(),
+            _events: std::marker::PhantomData,
+        }
+    }
+}
+
+impl<E> SledReader<E> {
+    /// The same log, read as events of type `F` (every daemon's log reads
+    /// as [`Event`]).
+    pub fn as_events<F>(&self) -> SledReader<F> {
+        SledReader {
+            log: self.log.clone(),
+            by_actor: self.by_actor.clone(),
+            _events: std::marker::PhantomData,
+        }
+    }
 }
 
 fn io(e: sled::Error) -> StoreError {
@@ -130,7 +154,7 @@ struct Stored {
 }
 
 /// Records and index entries for `batch`, whose first event is `first`.
-fn records(first: u64, batch: &[(i64, String, Event)]) -> Result<Vec<Stored>, StoreError> {
+fn records<E: LogEvent>(first: u64, batch: &[(i64, String, E)]) -> Result<Vec<Stored>, StoreError> {
     let mut out = Vec::with_capacity(batch.len().div_ceil(RECORD_EVENTS));
     for (c, chunk) in batch.chunks(RECORD_EVENTS).enumerate() {
         let key = first + (c * RECORD_EVENTS) as u64;
@@ -176,8 +200,15 @@ fn decodable_positions<'a>(
 }
 
 impl SledStore {
-    /// Opens (or creates) the log in directory `dir`.
+    /// Opens (or creates) the startd's log in directory `dir`.
     pub fn open(dir: &Path) -> Result<SledStore, StoreError> {
+        SledStore::open_as(dir)
+    }
+}
+
+impl<E> SledStore<E> {
+    /// Opens (or creates) a log of events of type `E` in directory `dir`.
+    pub fn open_as(dir: &Path) -> Result<SledStore<E>, StoreError> {
         // A store just dropped keeps its lock until sled's flusher thread
         // lets go (up to its flush interval), and a daemon being restarted
         // may still be exiting: wait a little for the lock before failing.
@@ -209,7 +240,11 @@ impl SledStore {
         let next = next_after(&log)?;
         let store = SledStore {
             db,
-            trees: SledReader { log, by_actor },
+            trees: SledReader {
+                log,
+                by_actor,
+                _events: std::marker::PhantomData,
+            },
             next,
         };
         store.index_last_record()?;
@@ -480,7 +515,7 @@ impl SledStore {
     }
 
     /// A reader of this store for other threads.
-    pub fn reader(&self) -> SledReader {
+    pub fn reader(&self) -> SledReader<E> {
         self.trees.clone()
     }
 
@@ -490,7 +525,7 @@ impl SledStore {
     }
 }
 
-impl SledReader {
+impl<E> SledReader<E> {
     /// The sequence number of the last event (0: none).
     pub fn last_seq(&self) -> u64 {
         next_after(&self.log).map_or(0, |n| n - 1)
@@ -513,62 +548,6 @@ impl SledReader {
             _ => seq,
         }
     }
-
-    /// The envelopes an index entry points at, from sequence number `from`
-    /// on, newest first when `back`.
-    fn indexed(
-        &self,
-        entry: sled::Result<(sled::IVec, sled::IVec)>,
-        from: u64,
-        back: bool,
-    ) -> Vec<Result<Envelope, StoreError>> {
-        let one = |e| vec![Err(e)];
-        let (k, value) = match entry {
-            Ok(kv) => kv,
-            Err(e) => return one(io(e)),
-        };
-        let Some(key) = seq_of(&k) else {
-            return one(StoreError::BadKey { tree: "by_actor" });
-        };
-        let bytes = match self.log.get(key.to_be_bytes()) {
-            Ok(Some(bytes)) => bytes,
-            Ok(None) => {
-                return one(StoreError::corrupt(key, "indexed but missing from the log"));
-            }
-            Err(e) => return one(io(e)),
-        };
-        let parts = match split(key, &bytes) {
-            Ok(parts) => parts,
-            Err(e) => return one(e),
-        };
-        let actor = actor_of(&k);
-        let mut out: Vec<_> = record::positions(&value)
-            .into_iter()
-            .map(|p| (key + u64::from(p), p as usize))
-            .filter(|(seq, _)| *seq >= from)
-            .map(|(seq, p)| {
-                let env = parts.get(p).ok_or_else(|| {
-                    StoreError::corrupt(seq, "indexed but missing from its record")
-                })?;
-                let env = decode(seq, env)?;
-                if env.actor.as_bytes() != actor {
-                    return Err(StoreError::Corrupt {
-                        seq,
-                        message: format!(
-                            "indexed for {} but it is {}'s",
-                            String::from_utf8_lossy(actor),
-                            env.actor
-                        ),
-                    });
-                }
-                Ok(env)
-            })
-            .collect();
-        if back {
-            out.reverse();
-        }
-        out
-    }
 }
 
 /// sled's page cache: the log is appended and read back in order, so a
@@ -580,12 +559,12 @@ impl SledReader {
 /// (`docs/performance.md`, "The daemon's memory").
 const CACHE_BYTES: u64 = 1 << 18;
 
-impl EventStore for SledStore {
+impl<E: LogEvent> EventStore<E> for SledStore<E> {
     fn next_seq(&self) -> u64 {
         self.next
     }
 
-    fn write(&mut self, expected: u64, batch: &[(i64, String, Event)]) -> Result<u64, StoreError> {
+    fn write(&mut self, expected: u64, batch: &[(i64, String, E)]) -> Result<u64, StoreError> {
         if expected != self.next {
             return Err(StoreError::WrongSequence {
                 expected,
@@ -688,7 +667,7 @@ impl EventStore for SledStore {
     }
 
     fn keeper(&self) -> Option<Box<dyn LogKeeper>> {
-        Some(Box::new(self.reader()))
+        Some(Box::new(self.trees.as_events::<Event>()))
     }
 }
 
@@ -699,111 +678,5 @@ impl LogKeeper for SledReader {
 
     fn prune_before(&self, seq: u64, archive: Option<&Path>) -> Result<u64, StoreError> {
         SledReader::prune_before(self, seq, archive)
-    }
-}
-
-/// Every envelope from a sequence number on, record by record.
-struct Records<'a> {
-    iter: sled::Iter,
-    from: u64,
-    current: std::vec::IntoIter<Result<Envelope, StoreError>>,
-    _reader: std::marker::PhantomData<&'a SledReader>,
-}
-
-impl Iterator for Records<'_> {
-    type Item = Result<Envelope, StoreError>;
-
-    fn next(&mut self) -> Option<Self::Item> {
-        loop {
-            if let Some(e) = self.current.next() {
-                return Some(e);
-            }
-            let (k, v) = match self.iter.next()? {
-                Ok(kv) => kv,
-                Err(e) => return Some(Err(io(e))),
-            };
-            let Some(key) = seq_of(&k) else {
-                return Some(Err(StoreError::BadKey { tree: "log" }));
-            };
-            let parts = match split(key, &v) {
-                Ok(parts) => parts,
-                Err(e) => return Some(Err(e)),
-            };
-            let from = self.from;
-            self.current = parts
-                .iter()
-                .enumerate()
-                .map(|(i, bytes)| (key + i as u64, bytes))
-                .filter(|(seq, _)| *seq >= from)
-                .map(|(seq, bytes)| decode(seq, bytes))
-                .collect::<Vec<_>>()
-                .into_iter();
-        }
-    }
-}
-
-impl EventRead for SledReader {
-    fn read_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_> {
-        Box::new(Records {
-            iter: self.log.range(self.record_key(from).to_be_bytes()..),
-            from,
-            current: Vec::new().into_iter(),
-            _reader: std::marker::PhantomData,
-        })
-    }
-
-    fn read_actor(
-        &self,
-        actor: &str,
-        from: u64,
-    ) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_> {
-        // The entry of the record holding `from`, if the actor has one
-        // there, and every later one.
-        let start = match self
-            .by_actor
-            .range(actor_key(actor, 0)..=actor_key(actor, from))
-            .next_back()
-        {
-            Some(Ok((k, _))) => seq_of(&k).unwrap_or(from),
-            _ => from,
-        };
-        Box::new(
-            self.by_actor
-                .range(actor_key(actor, start)..=actor_key(actor, u64::MAX))
-                .flat_map(move |r| self.indexed(r, from, false)),
-        )
-    }
-
-    fn read_actor_back(
-        &self,
-        actor: &str,
-    ) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_> {
-        Box::new(
-            self.by_actor
-                .scan_prefix(actor_prefix(actor))
-                .rev()
-                .flat_map(move |r| self.indexed(r, 0, true)),
-        )
-    }
-}
-
-impl EventRead for SledStore {
-    fn read_from(&self, from: u64) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_> {
-        self.trees.read_from(from)
-    }
-
-    fn read_actor(
-        &self,
-        actor: &str,
-        from: u64,
-    ) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_> {
-        self.trees.read_actor(actor, from)
-    }
-
-    fn read_actor_back(
-        &self,
-        actor: &str,
-    ) -> Box<dyn Iterator<Item = Result<Envelope, StoreError>> + '_> {
-        self.trees.read_actor_back(actor)
     }
 }

@@ -120,7 +120,7 @@ fn archive_records(dir: &Path, gone: &[Stored]) -> Result<(), StoreError> {
     Ok(())
 }
 
-impl SledReader {
+impl<E> SledReader<E> {
     /// Each record's first sequence number and size in bytes, in order.
     pub fn record_sizes(&self) -> Vec<(u64, u64)> {
         self.log

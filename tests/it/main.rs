@@ -26,6 +26,7 @@ mod events_crash;
 mod events_faults;
 mod events_golden;
 mod events_store;
+mod log_fixtures;
 mod policy_engine;
 mod policy_props;
 mod policy_publish;

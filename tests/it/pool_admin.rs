@@ -160,6 +160,17 @@ fn admins_configure_and_command_a_node_through_etcd_and_others_are_refused() {
     });
     assert!(down(), "{}", node.states());
 
+    // A setting the node cannot read is refused, and the file it keeps
+    // is put back as it was.
+    let persist = [node.dir.join("persist/.config.STARTD")];
+    let kept = std::fs::read_to_string(&persist[0]).expect("persistent file");
+    let o = roost(&alice, &["config", "set", "--name", NODE, "START = (("]);
+    assert!(!o.status.success(), "{}", text(&o));
+    wait_for("the persistent file put back", || {
+        std::fs::read_to_string(&persist[0]).is_ok_and(|t| t == kept)
+    });
+    assert!(down(), "{}", node.states());
+
     // bob is no admin; mallory forges a pointer claiming alice.
     let o = roost(&bob, &["vacate", "--name", NODE, "--fast"]);
     assert!(!o.status.success());
@@ -247,6 +258,8 @@ fn admins_configure_and_command_a_node_through_etcd_and_others_are_refused() {
         .collect();
     let expect = [
         "alice config set EndDownTime",
+        // Accepted and recorded; the node could not read it (put back).
+        "alice config set START = ((",
         // What bob asked is kept with the refusal.
         "bob command {\"command\":\"vacate\",\"slot\":null,\"fast\":true} bob is not among",
         "alice  no request x2 from alice",

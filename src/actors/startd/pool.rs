@@ -81,9 +81,9 @@ impl NodeActor {
         });
     }
 
-    /// Changes the persistent runtime configuration and reconfigures; the
-    /// old file is put back when the new configuration does not read.
-    fn runtime_config(&self, set: &[String], unset: &[String]) -> Response {
+    /// The persistent runtime configuration file of this node, or why it
+    /// keeps none.
+    fn persistent_path(&self) -> Result<std::path::PathBuf, Response> {
         let config = self.shared.config();
         let enabled = config
             .bool("ENABLE_PERSISTENT_CONFIG")
@@ -91,44 +91,85 @@ impl NodeActor {
             .flatten()
             .unwrap_or(false);
         let dir = config.text("PERSISTENT_CONFIG_DIR").ok().flatten();
-        let dir = match dir {
-            Some(d) if enabled && !d.trim().is_empty() => d,
-            _ => {
-                return Response::refused(
-                    "this node keeps no persistent runtime configuration \
-                     (ENABLE_PERSISTENT_CONFIG is not true, or PERSISTENT_CONFIG_DIR is unset)",
-                );
+        match dir {
+            Some(d) if enabled && !d.trim().is_empty() => {
+                let scope = Scope {
+                    subsys: Some("STARTD".into()),
+                    localname: None,
+                };
+                Ok(std::path::PathBuf::from(persistent_file(&d, &scope)))
             }
-        };
-        let scope = Scope {
-            subsys: Some("STARTD".into()),
-            localname: None,
-        };
-        let path = std::path::PathBuf::from(persistent_file(&dir, &scope));
-        let old = match std::fs::read_to_string(&path) {
-            Ok(t) => Some(t),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-            Err(e) => return Response::refused(format!("cannot read {}: {e}", path.display())),
-        };
-        let new = match edit_persistent(old.as_deref().unwrap_or(""), set, unset) {
-            Ok(t) => t,
-            Err(e) => return Response::refused(e.to_string()),
-        };
-        if let Err(e) = write_durably(&path, &new) {
-            return Response::refused(format!("cannot write {}: {e}", path.display()));
+            _ => Err(Response::refused(
+                "this node keeps no persistent runtime configuration \
+                 (ENABLE_PERSISTENT_CONFIG is not true, or PERSISTENT_CONFIG_DIR is unset)",
+            )),
         }
-        let answer = self.reconfig();
-        if !answer.ok {
-            let back = match &old {
-                Some(t) => write_durably(&path, t),
-                None => std::fs::remove_file(&path),
-            };
-            if let Err(e) = back {
-                warn!(message = "Cannot put the persistent configuration back.", file = %path.display(), error = %e);
-            }
-        }
-        answer
     }
+
+    /// Changes the persistent runtime configuration and reconfigures; the
+    /// old file is put back when the new configuration does not read. The
+    /// file is read, written and synced on a blocking thread, not the
+    /// node's; `send` gets the answer.
+    fn runtime_config(
+        &self,
+        set: Vec<String>,
+        unset: Vec<String>,
+        send: impl FnOnce(Response) + 'static,
+        ctx: &mut Context<NodeActor>,
+    ) {
+        let path = match self.persistent_path() {
+            Ok(p) => p,
+            Err(refused) => return send(refused),
+        };
+        let file = path.clone();
+        let edit = tokio::task::spawn_blocking(move || edit_file(&file, &set, &unset));
+        ctx.spawn(edit.into_actor(self).map(move |edited, act, _| {
+            let old = match edited {
+                Ok(Ok(old)) => old,
+                Ok(Err(refused)) => return send(Response::refused(refused)),
+                Err(e) => {
+                    return send(Response::refused(format!(
+                        "cannot edit {}: {e}",
+                        path.display()
+                    )));
+                }
+            };
+            let answer = act.reconfig();
+            if !answer.ok {
+                // Put back on a blocking thread; the answer does not wait.
+                tokio::task::spawn_blocking(move || {
+                    let back = match &old {
+                        Some(t) => write_durably(&path, t),
+                        None => std::fs::remove_file(&path),
+                    };
+                    if let Err(e) = back {
+                        warn!(message = "Cannot put the persistent configuration back.",
+                            file = %path.display(), error = %e);
+                    }
+                });
+            }
+            send(answer);
+        }));
+    }
+}
+
+/// Edits the persistent file at `path` (`set` and `unset` knobs) and
+/// writes it durably; returns what it held before (`None`: no file), or
+/// why it cannot.
+fn edit_file(
+    path: &std::path::Path,
+    set: &[String],
+    unset: &[String],
+) -> Result<Option<String>, String> {
+    let old = match std::fs::read_to_string(path) {
+        Ok(t) => Some(t),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
+        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+    };
+    let new =
+        edit_persistent(old.as_deref().unwrap_or(""), set, unset).map_err(|e| e.to_string())?;
+    write_durably(path, &new).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(old)
 }
 
 /// Writes `text` to `path` through a temporary file renamed over it, synced.
@@ -173,7 +214,7 @@ impl Handler<PoolAsk> for NodeActor {
             }
             Verdict::Accept(Action::Config { set, unset }) => {
                 info!(message = "Pool request: runtime configuration.", by = %ask.by, id = %ask.id, request = %request);
-                send(self.runtime_config(&set, &unset));
+                self.runtime_config(set, unset, send, ctx);
             }
             Verdict::Accept(Action::Command { request: r }) => {
                 info!(message = "Pool request: command.", by = %ask.by, id = %ask.id, request = %request);

@@ -126,7 +126,7 @@ impl NodeActor {
         ctx.spawn(edit.into_actor(self).map(move |edited, act, _| {
             let old = match edited {
                 Ok(Ok(old)) => old,
-                Ok(Err(refused)) => return send(Response::refused(refused)),
+                Ok(Err(e)) => return send(Response::refused(e.to_string())),
                 Err(e) => {
                     return send(Response::refused(format!(
                         "cannot edit {}: {e}",
@@ -153,6 +153,32 @@ impl NodeActor {
     }
 }
 
+/// Why the persistent file cannot be changed.
+#[derive(Debug, thiserror::Error)]
+enum EditError {
+    /// It cannot be read.
+    #[error("cannot read {}: {source}", path.display())]
+    Read {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A statement cannot go into it.
+    #[error(transparent)]
+    Statement(#[from] crate::config::StatementError),
+    /// It cannot be written.
+    #[error("cannot write {}: {source}", path.display())]
+    Write {
+        /// The file.
+        path: std::path::PathBuf,
+        /// Why.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
 /// Edits the persistent file at `path` (`set` and `unset` knobs) and
 /// writes it durably; returns what it held before (`None`: no file), or
 /// why it cannot.
@@ -160,15 +186,22 @@ fn edit_file(
     path: &std::path::Path,
     set: &[String],
     unset: &[String],
-) -> Result<Option<String>, String> {
+) -> Result<Option<String>, EditError> {
     let old = match std::fs::read_to_string(path) {
         Ok(t) => Some(t),
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => None,
-        Err(e) => return Err(format!("cannot read {}: {e}", path.display())),
+        Err(source) => {
+            return Err(EditError::Read {
+                path: path.to_path_buf(),
+                source,
+            });
+        }
     };
-    let new =
-        edit_persistent(old.as_deref().unwrap_or(""), set, unset).map_err(|e| e.to_string())?;
-    write_durably(path, &new).map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    let new = edit_persistent(old.as_deref().unwrap_or(""), set, unset)?;
+    write_durably(path, &new).map_err(|source| EditError::Write {
+        path: path.to_path_buf(),
+        source,
+    })?;
     Ok(old)
 }
 

@@ -79,6 +79,28 @@ pub enum CronEvent {
     },
 }
 
+impl CronEvent {
+    /// The end of a run the last run of the daemon left going: killed at
+    /// the restart (`killed`: the same process was still there), or ended
+    /// with the last run in a way no one saw.
+    pub fn left_by_last_run(killed: bool) -> CronEvent {
+        CronEvent::Ended {
+            exit: if killed {
+                Exit::Signal(9)
+            } else {
+                Exit::Code(-1)
+            },
+            killed: Some(if killed {
+                "left running by the last run".into()
+            } else {
+                "ended with the last run, how is not known".into()
+            }),
+            elapsed: 0.0,
+            stdout_bytes: 0,
+        }
+    }
+}
+
 /// What the log says of one cron job.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct CronJobState {

@@ -102,3 +102,10 @@ pub fn process_started(pid: u32) -> Option<u64> {
     }
     fields.nth(18)?.parse().ok()
 }
+
+/// Whether process `pid` is still the one that started at `started`
+/// ([`process_started`]; 0, not known, is never the same): what a
+/// restart asks of a pid its log recorded before killing or taking it.
+pub fn is_same_process(pid: u32, started: u64) -> bool {
+    started != 0 && process_started(pid) == Some(started)
+}

@@ -72,7 +72,7 @@ pub fn cgroup_name(slot: &str, pid: u32) -> String {
     format!("{slot}.{pid}")
 }
 
-pub use crate::spawn::process::process_started;
+pub use crate::spawn::process::{is_same_process, process_started};
 
 /// The machine's current boot, as the kernel names it
 /// (`/proc/sys/kernel/random/boot_id`; empty when it cannot be read). Two

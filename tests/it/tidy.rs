@@ -194,7 +194,7 @@ fn the_structures_rules_hold() {
                 "GroupCommitter",
                 "Replay",
                 "::replay",
-                "Signals::install",
+                "Signals::serve",
                 "DaemonSettings",
                 "RouterSettings",
                 "ScheddSettings",

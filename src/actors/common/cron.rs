@@ -682,29 +682,12 @@ pub fn restore(shared: &dyn CronHost, managers: &[CronSettings], last: &CronStat
 pub fn cron_left(last: &crate::events::CronState, rebooted: bool) -> Vec<(String, CronEvent)> {
     let mut fix = Vec::new();
     for (actor, pid, started) in last.left_running() {
-        let same =
-            !rebooted && started != 0 && crate::starter::process_started(pid) == Some(started);
+        let same = !rebooted && crate::starter::is_same_process(pid, started);
         if same {
             crate::hooks::kill_group(pid);
             warn!(message = "Killed a cron job the last run left running.", job = %actor, pid);
         }
-        fix.push((
-            actor.to_string(),
-            CronEvent::Ended {
-                exit: if same {
-                    crate::hooks::Exit::Signal(9)
-                } else {
-                    crate::hooks::Exit::Code(-1)
-                },
-                killed: Some(if same {
-                    "left running by the last run".into()
-                } else {
-                    "ended with the last run, how is not known".into()
-                }),
-                elapsed: 0.0,
-                stdout_bytes: 0,
-            },
-        ));
+        fix.push((actor.to_string(), CronEvent::left_by_last_run(same)));
     }
     fix
 }

@@ -190,7 +190,7 @@ impl Signals {
     }
 
     /// Installs the handlers (inside the runtime).
-    pub fn install() -> std::io::Result<Signals> {
+    fn install() -> std::io::Result<Signals> {
         use tokio::signal::unix::{SignalKind, signal};
         Ok(Signals {
             term: signal(SignalKind::terminate())?,
@@ -198,6 +198,22 @@ impl Signals {
             int: signal(SignalKind::interrupt())?,
             hup: signal(SignalKind::hangup())?,
         })
+    }
+
+    /// Installs the handlers and runs `handler` over them on the current
+    /// arbiter; when they cannot be installed, says so in the log (the
+    /// daemon goes on, stopped only by SIGKILL or its admin command).
+    pub fn serve<F, Fut>(handler: F)
+    where
+        F: FnOnce(Signals) -> Fut,
+        Fut: std::future::Future<Output = ()> + 'static,
+    {
+        match Signals::install() {
+            Ok(s) => {
+                actix::spawn(handler(s));
+            }
+            Err(e) => error!(message = "Cannot install signal handlers.", error = %e),
+        }
     }
 
     /// The next signal.

@@ -17,7 +17,7 @@ use std::process::ExitCode;
 
 use actix::prelude::*;
 use anyhow::{Context as _, Result, anyhow};
-use tracing::{error, info, warn};
+use tracing::{info, warn};
 
 use self::actor::{EventdActor, Reconfig, Stop};
 use crate::actors::common::daemon::{DaemonSignal, Signals, detach, dir, init_logging_as};
@@ -78,12 +78,7 @@ pub fn run(config_path: Option<&str>, foreground: bool) -> Result<ExitCode> {
     let config_path = config_path.map(str::to_string);
     sys.block_on(async move {
         let actor = EventdActor::new(settings, pool, store, state).start();
-        match Signals::install() {
-            Ok(h) => {
-                actix::spawn(signals(h, actor, config_path));
-            }
-            Err(e) => error!(message = "Cannot install signal handlers.", error = %e),
-        }
+        Signals::serve(|s| signals(s, actor, config_path));
     });
     let code = sys.run_with_code().context("actor system")?;
     if code == LOG_FAILED {

@@ -120,12 +120,8 @@ pub fn run(config_path: Option<&str>, foreground: bool) -> Result<ExitCode> {
         .with_pool(pool)
         .start();
         actix::spawn(serve(listener, actor.clone(), reader));
-        match Signals::install() {
-            Ok(h) => {
-                actix::spawn(signals(h, actor, config_path.map(str::to_string), log_dir));
-            }
-            Err(e) => error!(message = "Cannot install signal handlers.", error = %e),
-        }
+        let config_path = config_path.map(str::to_string);
+        Signals::serve(|s| signals(s, actor, config_path, log_dir));
         committer
     });
     let code = sys.run_with_code().context("actor system")?;

@@ -97,9 +97,7 @@ pub fn start_batch(
             .collect();
     let left: Vec<_> = last.router.left_running().collect();
     for (src, h) in left {
-        let same = !rebooted
-            && h.started != 0
-            && crate::spawn::process::process_started(h.pid) == Some(h.started);
+        let same = !rebooted && crate::starter::is_same_process(h.pid, h.started);
         if same {
             crate::hooks::kill_group(h.pid);
         }

@@ -422,12 +422,7 @@ pub fn run(cmd: StartdOptions) -> Result<ExitCode> {
         if let Some(m) = metrics {
             actix::spawn(crate::actors::startd::metrics_http::serve(m));
         }
-        match Signals::install() {
-            Ok(h) => {
-                actix::spawn(signals(h, node));
-            }
-            Err(e) => error!(message = "Cannot install signal handlers.", error = %e),
-        }
+        Signals::serve(|s| signals(s, node));
         // Signals that came during start-up are delivered now.
         Signals::release();
         (shared, committer)

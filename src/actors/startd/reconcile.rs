@@ -54,9 +54,7 @@ pub(super) fn reconcile_last_run(
             jobs = last.starters.len()
         );
     }
-    let alive = |st: &OpenStarter| {
-        !rebooted && st.started != 0 && crate::starter::process_started(st.pid) == Some(st.started)
-    };
+    let alive = |st: &OpenStarter| !rebooted && crate::starter::is_same_process(st.pid, st.started);
     let files =
         super::recover::read_back(store, &mut last, now, settings.pipe_buffer_max, dirs, alive);
     // Starters still running are taken again, and claims between jobs

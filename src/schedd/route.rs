@@ -143,10 +143,37 @@ fn pattern(route: &str, line: usize, text: &str) -> Result<(Pattern, String), Ro
             .caseless(true)
             .build(&rest[..end])
             .map_err(|e| err(format!("bad regular expression /{}/: {e}", &rest[..end])))?;
-        return Ok((Pattern::Regex(re), rest[end + 1..].trim().to_string()));
+        return Ok((
+            Pattern::Regex(re),
+            skip_separator(&rest[end + 1..]).to_string(),
+        ));
     }
-    let (name, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
-    Ok((Pattern::Name(name.to_string()), rest.trim().to_string()))
+    let (name, rest) = first_argument(text);
+    Ok((Pattern::Name(name.to_string()), rest.to_string()))
+}
+
+/// A two-argument statement's first argument and the rest of its line,
+/// read as HTCondor's transform reader reads them: the first word, less
+/// one trailing `,` or `=`; then a lone `=` or `,` between the two
+/// arguments is skipped (`SET A 1`, `SET A = 1`, `SET A, 1`, `SET A= 1`
+/// all set `A`).
+fn first_argument(text: &str) -> (&str, &str) {
+    let (word, rest) = text.split_once(char::is_whitespace).unwrap_or((text, ""));
+    let word = word
+        .strip_suffix([',', '='])
+        .filter(|w| !w.is_empty())
+        .unwrap_or(word);
+    (word, skip_separator(rest))
+}
+
+/// `rest` without a lone `=` or `,` word at its start.
+fn skip_separator(rest: &str) -> &str {
+    let rest = rest.trim();
+    match rest.split_once(char::is_whitespace) {
+        Some((sep, after)) if sep == "=" || sep == "," => after.trim(),
+        None if rest == "=" || rest == "," => "",
+        _ => rest,
+    }
 }
 
 fn statement(route: &str, line: usize, text: &str) -> Result<Option<Stmt>, RouteError> {
@@ -173,7 +200,7 @@ fn statement(route: &str, line: usize, text: &str) -> Result<Option<Stmt>, Route
         return Err(err(format!("'{word}' is not a transform statement")));
     };
     let attr_and_expr = |rest: &str| -> Result<(String, String), RouteError> {
-        let (attr, expr) = rest.split_once(char::is_whitespace).unwrap_or((rest, ""));
+        let (attr, expr) = first_argument(rest);
         if !is_name(attr) {
             return Err(err(format!("{kw} needs an attribute name, found '{attr}'")));
         }
@@ -696,6 +723,32 @@ mod tests {
         for gone in ["TmpA", "tmpB", "G = "] {
             assert!(!out.contains(gone), "{gone} in {out}");
         }
+    }
+
+    #[test]
+    fn an_equals_sign_or_comma_between_the_arguments_is_skipped() {
+        let out = routed(
+            "SET A = \"a\"\nSET B, 2\nSET C= 3\nDEFAULT D = 4\nEVALSET E = 2 * 3\n\
+             EVALMACRO M = 7\nSET F = $(M)\nCOPY G = H\nRENAME I, J\nCOPY /^K(.*)$/ = L\\1\n\
+             SET Eq = 1 == 1",
+            "[G = 1; I = 2; Kx = 3]",
+        );
+        for want in [
+            "A = \"a\"",
+            "B = 2",
+            "C = 3",
+            "D = 4",
+            "E = 6",
+            "F = 7",
+            "H = 1",
+            "J = 2",
+            "Lx = 3",
+            "Eq = 1 == 1",
+        ] {
+            assert!(out.contains(want), "{want} in {out}");
+        }
+        // Only a lone `=` is skipped, as HTCondor's reader skips it.
+        assert_eq!(route("SET A =1", "").expect_err("refused").line, 1);
     }
 
     #[test]

@@ -33,6 +33,28 @@ pub struct StarterHooks {
     pub job_exit: Option<PathBuf>,
     /// Timeouts in seconds: PREPARE_JOB, UPDATE_JOB_INFO, JOB_EXIT.
     pub timeouts: [u64; 3],
+    /// The hooks of the keyword the node fetched the job under, when the
+    /// job's own `HookKeyword` is another: the fetcher's hooks are the
+    /// node's contract with whoever handed out the job, so its
+    /// UPDATE_JOB_INFO and JOB_EXIT run after the job's own, and its
+    /// PREPARE_JOB when the job's keyword has none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fetcher: Option<Box<StarterHooks>>,
+}
+
+impl StarterHooks {
+    /// These hooks, then the fetcher's.
+    pub fn each(&self) -> impl Iterator<Item = &StarterHooks> {
+        std::iter::once(self).chain(self.fetcher.as_deref())
+    }
+
+    /// Whose PREPARE_JOB runs: the job's keyword's, else the fetcher's.
+    pub fn preparing(&self) -> &StarterHooks {
+        match self.fetcher.as_deref() {
+            Some(f) if self.prepare_job.is_none() => f,
+            _ => self,
+        }
+    }
 }
 
 /// Everything a starter needs; it reads no configuration itself.

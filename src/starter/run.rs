@@ -375,12 +375,13 @@ impl Starter {
     /// Runs PREPARE_JOB and merges its edits; a failure is (the reason
     /// JOB_EXIT hears, how the job ends, the starter error to log).
     async fn prepare_job(&mut self) -> Result<(), (String, &'static str, String)> {
-        let Some(path) = self.req.hooks.prepare_job.clone() else {
+        let hooks = self.req.hooks.preparing();
+        let Some(path) = hooks.prepare_job.clone() else {
             return Ok(());
         };
         let stdin = ad_to_old(&self.job, OldOrder::Bytes);
-        let args = self.req.hooks.prepare_job_args.clone();
-        let run = self.hook_run(&path, args.clone(), stdin, self.req.hooks.timeouts[0]);
+        let args = hooks.prepare_job_args.clone();
+        let run = self.hook_run(&path, args.clone(), stdin, hooks.timeouts[0]);
         let out = match hooks::run(&run).await {
             Ok(o) => o,
             Err(e) => {
@@ -844,19 +845,25 @@ impl Starter {
         f.write_all(bytes).map_err(write)
     }
 
-    /// Runs UPDATE_JOB_INFO without waiting for it.
+    /// Runs UPDATE_JOB_INFO (the job's keyword's and the fetcher's)
+    /// without waiting for it.
     fn update_job_info(&self, pid: u32, state: &str, track: &Tracking<'_>) {
-        let Some(path) = self.req.hooks.update_job_info.clone() else {
+        let hooks: Vec<_> = (self.req.hooks.each())
+            .filter_map(|h| Some((h.update_job_info.clone()?, h.timeouts[1])))
+            .collect();
+        if hooks.is_empty() {
             return;
-        };
+        }
         let mut ad = self.job.clone();
         publish_usage(&mut ad, pid, state, track);
-        let run = self.hook_run(
-            &path,
-            Vec::new(),
-            ad_to_old(&ad, OldOrder::Bytes),
-            self.req.hooks.timeouts[1],
-        );
+        let stdin = ad_to_old(&ad, OldOrder::Bytes);
+        for (path, timeout) in hooks {
+            self.update_job_info_with(&path, stdin.clone(), timeout);
+        }
+    }
+
+    fn update_job_info_with(&self, path: &Path, stdin: String, timeout: u64) {
+        let run = self.hook_run(path, Vec::new(), stdin, timeout);
         tokio::spawn(async move {
             let r = hooks::run(&run).await;
             let (exit, timed_out, outcome, elapsed) = match &r {
@@ -878,17 +885,19 @@ impl Starter {
         });
     }
 
+    /// Runs JOB_EXIT: the job's keyword's, then the fetcher's.
     async fn job_exit(&self, ad: &ClassAd, how: &str) {
-        let Some(path) = self.req.hooks.job_exit.clone() else {
-            return;
-        };
+        let hooks: Vec<_> = (self.req.hooks.each())
+            .filter_map(|h| Some((h.job_exit.clone()?, h.timeouts[2])))
+            .collect();
+        for (path, timeout) in hooks {
+            self.job_exit_with(&path, timeout, ad, how).await;
+        }
+    }
+
+    async fn job_exit_with(&self, path: &Path, timeout: u64, ad: &ClassAd, how: &str) {
         let args = vec![how.to_string()];
-        let run = self.hook_run(
-            &path,
-            args.clone(),
-            ad_to_old(ad, OldOrder::Bytes),
-            self.req.hooks.timeouts[2],
-        );
+        let run = self.hook_run(path, args.clone(), ad_to_old(ad, OldOrder::Bytes), timeout);
         let (exit, timed_out, outcome, elapsed) = match hooks::run(&run).await {
             Ok(o) => {
                 log_stderr("JOB_EXIT", &o);

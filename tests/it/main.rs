@@ -35,6 +35,7 @@ mod pool;
 mod pool_admin;
 mod postgres;
 mod router;
+mod router_cases;
 mod router_htcondor;
 mod schedd;
 mod schedd_cron;

@@ -4,7 +4,7 @@
 //! cleaned up — with the schedd killed -9 mid-route — and each hook's
 //! failure rule: a translate hook that fails or prints garbage gives the
 //! job back to the queue, a hook that hangs is killed, and a finalize
-//! hook that fails routes the job again.
+//! hook that fails completes the job without running it again.
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -291,21 +291,33 @@ fn hook_failures_give_the_job_back_and_nothing_is_lost() {
 }
 
 #[test]
-fn a_finalize_hook_that_fails_routes_the_job_again() {
-    let dir = super::daemon::temp("router-reroute-hooks");
+fn a_finalize_hook_that_fails_never_runs_the_job_again() {
+    let dir = super::daemon::temp("router-finalize-fails-hooks");
     let extra = router_config(&dir, TRANSLATE, "exit 1");
-    let ap = Ap::setup("router-reroute", &extra);
+    let ap = Ap::setup("router-finalize-fails", &extra);
     let schedd = ap.schedd();
     ap.up();
     let startd = ap.startd();
     submit(
         &ap,
-        "again.sub",
+        "once.sub",
         "executable = /bin/true\nrequirements = false\n+WantRoute = true\nqueue\n",
     );
-    wait_for("a second routed copy", || {
-        !records(&dir, "finalize").is_empty() && records(&dir, "translate").len() >= 2
+    // As HTCondor's router: the copy is aborted, the source leaves the
+    // queue completed, without the hook's update.
+    wait_for("the source completed in the history", || {
+        history_of(&ap, "ClusterId == 1", &["JobStatus", "Managed"]) == "4 Schedd\n"
     });
+    assert_eq!(
+        history_of(
+            &ap,
+            "RoutedFromJobId == \"1.0\"",
+            &["JobStatus", "RemoveReason"]
+        ),
+        "3 JobRouter aborted job\n"
+    );
+    std::thread::sleep(std::time::Duration::from_secs(3));
+    assert_eq!(records(&dir, "translate").len(), 1, "routed once only");
     stop(startd);
     stop(schedd);
     let ev = events(&ap.dir.join("spool/roost-schedd-events"));
@@ -313,7 +325,7 @@ fn a_finalize_hook_that_fails_routes_the_job_again() {
         e["actor"] == "route1.0"
             && e["event"]["Route"]["HookRan"]["outcome"]
                 .as_str()
-                .is_some_and(|o| o.contains("routed again"))
+                .is_some_and(|o| o.contains("completes without the hook's update"))
     }));
 }
 

@@ -401,3 +401,49 @@ fn a_startd_runs_the_queue_through_the_hooks() {
     });
     assert!(stop(schedd).success());
 }
+
+/// A job naming a keyword of its own still ends in the queue: the node
+/// runs the job's keyword's JOB_EXIT, then the queue's (its fetcher's).
+#[test]
+fn a_job_with_its_own_hook_keyword_completes_in_the_queue() {
+    let ap = Ap::setup("schedd-own-keyword", "");
+    let rec = ap.dir.join("work/other-exit");
+    let hook = ap.dir.join("other_exit.sh");
+    std::fs::write(
+        &hook,
+        format!(
+            "#!/bin/sh\ncat > /dev/null\necho \"$1\" >> {}\n",
+            rec.display()
+        ),
+    )
+    .expect("hook");
+    std::fs::set_permissions(&hook, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    let config = std::fs::read_to_string(&ap.config).expect("config");
+    std::fs::write(
+        &ap.config,
+        format!("{config}\nOTHER_HOOK_JOB_EXIT = {}\n", hook.display()),
+    )
+    .expect("config");
+    let schedd = ap.schedd();
+    ap.up();
+    let sub = ap.write(
+        "own.sub",
+        "executable = /bin/true\n+HookKeyword = \"OTHER\"\nqueue\n\
+         +HookKeyword = \"NOHOOKS\"\nqueue\n",
+    );
+    let out = ap.roost_as(&["submit", sub.to_str().expect("utf-8")], Some(NOBODY));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let startd = ap.startd();
+    assert_eq!(wait_history(&ap, 2), vec!["1 0 4 0", "1 1 4 0"]);
+    // The job's own JOB_EXIT ran too, for the job that has one.
+    assert_eq!(
+        std::fs::read_to_string(&rec).expect("OTHER's JOB_EXIT ran"),
+        "exit\n"
+    );
+    assert!(stop(startd).success());
+    assert!(stop(schedd).success());
+}

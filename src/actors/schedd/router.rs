@@ -62,6 +62,7 @@ impl ScheddActor {
         let Some(rs) = self.routing.clone() else {
             return;
         };
+        self.router.polled();
         let now = self.clock.now();
         let env = FixedEnv::new(now);
         let claims = self.router.candidates(&Ctx {

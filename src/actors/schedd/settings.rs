@@ -244,6 +244,8 @@ pub fn router_settings(
         only_owner,
         schedd: queue.name.clone(),
         domain: queue.domain.clone(),
+        cleanup_tries: u32::try_from(int("ROOST_ROUTER_CLEANUP_TRIES")?.unwrap_or(30).max(0))
+            .unwrap_or(u32::MAX),
     };
     let timeout = int("ROOST_ROUTER_HOOK_TIMEOUT")?.unwrap_or(300).max(1);
     info!(

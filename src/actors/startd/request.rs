@@ -66,19 +66,44 @@ fn defines_hooks(settings: &DaemonSettings, keyword: &str) -> bool {
 /// `HookKeyword` when that keyword defines hooks, else
 /// `STARTER_DEFAULT_JOB_HOOK_KEYWORD`. Paths that fail HTCondor's checks,
 /// and arguments that do not split, are left out (and logged).
-pub fn starter_hooks(settings: &DaemonSettings, job: &ClassAd) -> StarterHooks {
+///
+/// A job the node fetched under keyword `fetched_with` whose own keyword
+/// is another also gets the fetcher's hooks (`StarterHooks::fetcher`),
+/// unless `STARTER_JOB_HOOK_KEYWORD` forces one keyword: whoever handed
+/// out the job hears of its end whatever keyword the job names.
+pub fn starter_hooks(
+    settings: &DaemonSettings,
+    job: &ClassAd,
+    fetched_with: Option<&str>,
+) -> StarterHooks {
     let from_job = match job.eval_attr("HookKeyword", &FixedEnv::new(0)) {
         Value::Str(s) => Some(s.to_string_lossy()).filter(|k| defines_hooks(settings, k)),
         _ => None,
     };
-    let keyword = (settings.starter_job_hook_keyword.clone())
+    let forced = settings.starter_job_hook_keyword.clone();
+    let keyword = (forced.clone())
         .or(from_job)
         .or_else(|| settings.starter_default_job_hook_keyword.clone());
+    let fetcher = fetched_with
+        .filter(|f| forced.is_none() && !f.is_empty() && keyword.as_deref() != Some(*f))
+        .filter(|f| defines_hooks(settings, f))
+        .map(|f| Box::new(keyword_hooks(settings, f)));
     let Some(kw) = keyword else {
-        return StarterHooks::default();
+        return StarterHooks {
+            fetcher,
+            ..StarterHooks::default()
+        };
     };
+    StarterHooks {
+        fetcher,
+        ..keyword_hooks(settings, &kw)
+    }
+}
+
+/// The starter hooks keyword `kw` defines.
+fn keyword_hooks(settings: &DaemonSettings, kw: &str) -> StarterHooks {
     let checked = |hook: &str| {
-        let p = settings.hook_path(&kw, hook)?.to_path_buf();
+        let p = settings.hook_path(kw, hook)?.to_path_buf();
         match hooks::validate(&p) {
             Ok(()) => Some(p),
             Err(e) => {
@@ -87,8 +112,8 @@ pub fn starter_hooks(settings: &DaemonSettings, job: &ClassAd) -> StarterHooks {
             }
         }
     };
-    let args = settings.hook_args(&kw, "PREPARE_JOB").to_vec();
-    let timeout = |hook: &str| hook_timeout(settings, &kw, hook);
+    let args = settings.hook_args(kw, "PREPARE_JOB").to_vec();
+    let timeout = |hook: &str| hook_timeout(settings, kw, hook);
     StarterHooks {
         prepare_job: checked("PREPARE_JOB"),
         prepare_job_args: args,
@@ -99,6 +124,7 @@ pub fn starter_hooks(settings: &DaemonSettings, job: &ClassAd) -> StarterHooks {
             timeout("UPDATE_JOB_INFO"),
             timeout("JOB_EXIT"),
         ],
-        keyword: Some(kw),
+        keyword: Some(kw.to_string()),
+        fetcher: None,
     }
 }

@@ -445,9 +445,13 @@ impl SlotActor {
     /// whether the job has that hook.
     fn job_ended_with_node(&self, lost: &LostClaim) -> bool {
         let mut job = parse_ad(&lost.job).unwrap_or_default();
-        let Some(path) = starter_hooks(&self.shared.settings(), &job).job_exit else {
+        let fetched_with = self.policy.keyword.as_deref();
+        let hooks = starter_hooks(&self.shared.settings(), &job, fetched_with);
+        let paths: Vec<std::path::PathBuf> =
+            hooks.each().filter_map(|h| h.job_exit.clone()).collect();
+        if paths.is_empty() {
             return false;
-        };
+        }
         info!(message = "Telling the fetcher of a job that ended with the machine.",
             slot = %lost.slot, claim = lost.claim);
         job.insert_value(
@@ -455,16 +459,18 @@ impl SlotActor {
             Value::from("the machine restarted while the job ran"),
         );
         let stdin = ad_to_old(&job, OldOrder::Bytes);
-        let run = self.hook_run("JOB_EXIT", path, vec!["evict".into()], stdin);
-        HookActor::launch(
-            &self.shared,
-            "JOB_EXIT",
-            &self.slot.id,
-            Some(lost.claim),
-            run,
-            ignored,
-            None,
-        );
+        for path in paths {
+            let run = self.hook_run("JOB_EXIT", path, vec!["evict".into()], stdin.clone());
+            HookActor::launch(
+                &self.shared,
+                "JOB_EXIT",
+                &self.slot.id,
+                Some(lost.claim),
+                run,
+                ignored,
+                None,
+            );
+        }
         true
     }
 
@@ -604,7 +610,7 @@ impl SlotActor {
             &settings,
             &self.slot.id,
             &ad,
-            starter_hooks(&settings, &ad),
+            starter_hooks(&settings, &ad, self.policy.keyword.as_deref()),
             &self.public(now),
             self.slot
                 .claim

@@ -13,16 +13,16 @@
 use std::collections::{BTreeMap, HashSet};
 
 mod ads;
+mod after;
 mod event;
 
 pub use ads::HookOutputError;
-use ads::{copy_changed, hook_ad, idle, mirror, old, set, updated, vanilla_to_grid};
+use ads::{copy_changed, idle, mirror, old, set, updated, vanilla_to_grid};
 pub use event::{Logged, RouteEvent, RouterHook};
 
 use super::event::{JobEvent, JobId, Status};
 use super::queue::{Job, MANAGED_EXTERNAL, Queue, SubmitCtx, int_of, str_of};
 use super::route::Route;
-use crate::classad::unparse::expr_to_string;
 use crate::classad::{ClassAd, Env, Expr, Value};
 use crate::exit::Exit;
 
@@ -53,6 +53,8 @@ pub struct Routed {
     pub dest: Option<JobId>,
     /// The hook running for it, from its `HookStarted` to its `HookRan`.
     pub hook: Option<RunningHook>,
+    /// How many times in a row its JOB_CLEANUP failed.
+    pub cleanup_failures: u32,
 }
 
 /// A router hook whose start the log holds and whose end it does not.
@@ -91,6 +93,10 @@ pub struct RouterConfig {
     pub schedd: String,
     /// `UID_DOMAIN`.
     pub domain: String,
+    /// `ROOST_ROUTER_CLEANUP_TRIES`: how many times a failing JOB_CLEANUP
+    /// runs before the router gives the cleanup up (0: for ever, as
+    /// HTCondor's router).
+    pub cleanup_tries: u32,
 }
 
 impl RouterConfig {
@@ -147,7 +153,20 @@ pub struct HookResult {
 pub struct Router {
     /// By source job.
     pub jobs: BTreeMap<JobId, Routed>,
+    /// Jobs retired lately, by how many more polls must start before one
+    /// may be claimed again. HTCondor's router keeps a retired job until
+    /// its mirror of the queue has caught up, which takes the next poll,
+    /// and looks for candidates before it forgets it: a job given back is
+    /// claimed again at the second poll that starts after it retired.
+    /// Not kept across restarts (nor is HTCondor's).
+    pub resting: BTreeMap<JobId, u8>,
 }
+
+/// Polls that start after a job retires before it may be claimed again.
+const REST_POLLS: u8 = 2;
+
+/// What a failing JOB_CLEANUP's `HookRan` says while it is tried again.
+const CLEANUP_RETRIED: &str = "failed: tried again at the next poll";
 
 /// The source job as HTCondor's router shows it to hooks: its copy of
 /// the job from before the claim, so without `Managed` and
@@ -232,6 +251,7 @@ impl Router {
                         stage: Stage::Claimed,
                         dest: None,
                         hook: None,
+                        cleanup_failures: 0,
                     },
                 );
             }
@@ -250,9 +270,14 @@ impl Router {
                     });
                 }
             }
-            RouteEvent::HookRan { src, .. } => {
+            RouteEvent::HookRan {
+                src, hook, outcome, ..
+            } => {
                 if let Some(j) = self.jobs.get_mut(src) {
                     j.hook = None;
+                    if *hook == RouterHook::Cleanup && outcome == CLEANUP_RETRIED {
+                        j.cleanup_failures += 1;
+                    }
                 }
             }
             RouteEvent::Submitted { src, dest, .. } => {
@@ -273,8 +298,23 @@ impl Router {
             }
             RouteEvent::Retired { src, .. } => {
                 self.jobs.remove(src);
+                self.resting.insert(*src, REST_POLLS);
             }
         }
+    }
+
+    /// A poll starts: retired jobs rest one poll less.
+    pub fn polled(&mut self) {
+        self.resting.retain(|_, left| {
+            *left = left.saturating_sub(1);
+            *left > 0
+        });
+    }
+
+    /// Forgets which jobs rest (a restart: HTCondor's router forgets its
+    /// retired jobs too).
+    pub fn rested(&mut self) {
+        self.resting.clear();
     }
 
     /// How many jobs each route has, and how many of their routed copies
@@ -318,6 +358,7 @@ impl Router {
                 && job.status() == Some(Status::Idle)
                 && job.lease.is_none()
                 && !self.jobs.contains_key(id)
+                && !self.resting.contains_key(id)
                 && !matches!(
                     str_of(ad, "Managed").as_deref(),
                     Some("ScheddDone" | MANAGED_EXTERNAL)
@@ -452,111 +493,6 @@ impl Router {
         }
     }
 
-    /// What a hook's result means for routed job `src`.
-    pub fn after_hook(
-        &self,
-        src: JobId,
-        hook: RouterHook,
-        result: &HookResult,
-        ctx: &Ctx<'_>,
-    ) -> Vec<Logged> {
-        let Some(r) = self.jobs.get(&src) else {
-            return Vec::new();
-        };
-        let code = result.exit.as_ref().map(exit_status);
-        let parsed = || hook_ad(&result.stdout);
-        let mut out = Vec::new();
-        let note = |out: &mut Vec<Logged>, outcome: &str| {
-            out.push(ctx.hook_ran(src, hook, result, outcome));
-        };
-        match (hook, r.stage) {
-            (RouterHook::Translate, Stage::Claimed) => match code {
-                Some(0) if result.stdout.iter().all(u8::is_ascii_whitespace) => {
-                    note(&mut out, "no output: tried again at the next poll");
-                }
-                Some(0) => match parsed() {
-                    Ok(ad) => {
-                        note(&mut out, "the routed copy is the hook's ad");
-                        out.extend(self.finish_submit(src, ad, ctx));
-                    }
-                    Err(e) => {
-                        note(
-                            &mut out,
-                            &format!("output refused ({e}): the job is given up"),
-                        );
-                        out.push(ctx.ending(src, false, format!("TRANSLATE_JOB output: {e}")));
-                    }
-                },
-                _ => {
-                    note(&mut out, "failed: the job is given up");
-                    out.push(ctx.ending(src, false, "TRANSLATE_JOB failed"));
-                }
-            },
-            (RouterHook::UpdateJobInfo, Stage::Submitted) => match code {
-                Some(0) if result.stdout.iter().all(u8::is_ascii_whitespace) => {
-                    out.extend(self.finish_check(src, ctx));
-                }
-                Some(0) => match parsed() {
-                    Ok(mut ad) => {
-                        ad.remove("MyType");
-                        ad.remove("TargetType");
-                        note(&mut out, "the routed copy updated");
-                        let attrs = ad
-                            .iter()
-                            .map(|(n, e)| (n.as_str().to_string(), expr_to_string(e)))
-                            .collect();
-                        if let Some(d) = r.dest {
-                            out.extend(updated(ctx.now, d, attrs));
-                        }
-                        out.extend(self.finish_check(src, ctx));
-                    }
-                    Err(e) => {
-                        note(
-                            &mut out,
-                            &format!("output refused ({e}): the job is given up"),
-                        );
-                        out.push(ctx.ending(src, false, format!("UPDATE_JOB_INFO output: {e}")));
-                    }
-                },
-                _ => note(&mut out, "failed: ignored"),
-            },
-            (RouterHook::Finalize, Stage::Finished) => {
-                let failed = match code {
-                    Some(0) if result.stdout.iter().all(u8::is_ascii_whitespace) => None,
-                    Some(0) => match parsed() {
-                        Ok(ad) => {
-                            note(&mut out, "the source job updated");
-                            let attrs = ad
-                                .iter()
-                                .map(|(n, e)| (n.as_str().to_string(), expr_to_string(e)))
-                                .collect();
-                            out.extend(updated(ctx.now, src, attrs));
-                            None
-                        }
-                        Err(e) => Some(format!("JOB_FINALIZE output: {e}")),
-                    },
-                    _ => Some("JOB_FINALIZE failed".to_string()),
-                };
-                match failed {
-                    None => out.extend(self.finish_finalize(src, ctx)),
-                    Some(why) => {
-                        note(&mut out, "refused: the job is routed again");
-                        out.extend(self.rerouted(src, &why, ctx));
-                    }
-                }
-            }
-            (RouterHook::Cleanup, Stage::Ending { .. }) => match code {
-                Some(_) if matches!(result.exit, Some(Exit::Signal(_))) || code == Some(0) => {
-                    note(&mut out, "done");
-                    out.extend(self.finish_cleanup(src, ctx));
-                }
-                _ => note(&mut out, "failed: tried again at the next poll"),
-            },
-            _ => note(&mut out, "ignored: the job moved on while it ran"),
-        }
-        out
-    }
-
     /// The routed copy from `ad`: HTCondor's vanilla-to-grid edits, the
     /// route, the routing attributes; submitted as the source's owner.
     fn finish_submit(&self, src: JobId, mut ad: ClassAd, ctx: &Ctx<'_>) -> Vec<Logged> {
@@ -632,6 +568,12 @@ impl Router {
         let Some(dest) = r.dest.and_then(|d| ctx.job(d)) else {
             return vec![ctx.ending(src, false, "the routed copy left the queue")];
         };
+        // A removed copy may stay in the queue until its node has
+        // stopped it; for the router it is gone (HTCondor's router sees
+        // it leave its mirror of the queue), and the job is routed again.
+        if dest.status() == Some(Status::Removed) {
+            return vec![ctx.ending(src, false, "the routed copy was removed")];
+        }
         let mut attrs = mirror(&job.ad, &dest.ad, ctx.env, ctx.now);
         let kw = ctx.cfg.keyword_of(&job.ad);
         for a in kw
@@ -771,12 +713,26 @@ mod tests {
             only_owner: None,
             schedd: "ap".into(),
             domain: "example".into(),
+            cleanup_tries: 3,
         };
         (q, cfg)
     }
 
     /// One poll without hooks: candidates, then every job as far as it goes.
     fn poll(r: &mut Router, q: &mut Queue, cfg: &RouterConfig, now: i64) {
+        poll_hooks(r, q, cfg, now, &|_| panic!("no hooks are configured"));
+    }
+
+    /// One poll as the actor makes it, each hook answered at once by
+    /// `answer` (its result taken before the poll goes on).
+    fn poll_hooks(
+        r: &mut Router,
+        q: &mut Queue,
+        cfg: &RouterConfig,
+        now: i64,
+        answer: &dyn Fn(RouterHook) -> HookResult,
+    ) {
+        r.polled();
         let env = FixedEnv::new(now);
         let apply = |r: &mut Router, q: &mut Queue, events: Vec<Logged>| {
             for e in events {
@@ -808,7 +764,17 @@ mod tests {
                 match step {
                     Step::Commit(e) if e.is_empty() => break,
                     Step::Commit(e) => apply(r, q, e),
-                    Step::Hook { .. } => panic!("no hooks are configured"),
+                    Step::Hook { hook, .. } => {
+                        let ctx = Ctx {
+                            queue: q,
+                            cfg,
+                            env: &env,
+                            now,
+                        };
+                        let after = r.after_hook(id, hook, &answer(hook), &ctx);
+                        apply(r, q, after);
+                        break;
+                    }
                 }
             }
         }
@@ -981,5 +947,155 @@ mod tests {
         assert_eq!(src.status(), Some(Status::Idle));
         assert!(src.runs_on_nodes());
         assert_eq!(q.jobs.len(), 1, "no copy was made");
+    }
+
+    fn answered(code: i32, stdout: &str) -> HookResult {
+        HookResult {
+            exit: Some(Exit::Code(code)),
+            stdout: stdout.as_bytes().to_vec(),
+            error: None,
+        }
+    }
+
+    /// Every hook configured under keyword `K`.
+    fn with_hooks(cfg: &mut RouterConfig) {
+        cfg.keyword = Some("K".into());
+        for h in RouterHook::ALL {
+            cfg.hooks.insert(("K".into(), h));
+        }
+    }
+
+    /// The routed copy of `SRC` completed on a node.
+    fn copy_completes(r: &Router, q: &mut Queue, at: i64) {
+        let dest = r.jobs[&SRC].dest.expect("submitted");
+        q.apply(&JobEvent::Exited {
+            at,
+            id: dest,
+            code: Some(0),
+            signal: None,
+            reason: None,
+            duration: Some(1),
+        });
+    }
+
+    /// HTCondor's timing: a job given back (here: TRANSLATE_JOB failed)
+    /// is claimed again at the second poll that starts after it retired,
+    /// not at the next one.
+    #[test]
+    fn a_job_given_back_is_claimed_again_at_the_second_poll_after() {
+        let (mut q, mut cfg) = setup("UNIVERSE vanilla\nREQUIREMENTS WantRoute", 1);
+        with_hooks(&mut cfg);
+        let mut r = Router::default();
+        let fails = |_| answered(1, "");
+        let mut claimed_at = Vec::new();
+        for poll_no in 0..10 {
+            let before = r.jobs.contains_key(&SRC);
+            poll_hooks(&mut r, &mut q, &cfg, 200 + poll_no, &fails);
+            if !before && r.jobs.contains_key(&SRC) {
+                claimed_at.push(poll_no);
+            }
+        }
+        // Claimed and failed at 0, retired at 1 (no copy: no cleanup
+        // hook), resting through 2: claimed again every third poll, as
+        // HTCondor's router retries a failing TRANSLATE_JOB.
+        assert_eq!(claimed_at, vec![0, 3, 6, 9]);
+        assert_eq!(q.jobs[&SRC].status(), Some(Status::Idle));
+    }
+
+    /// A failing JOB_FINALIZE never makes a completed job run again: the
+    /// copy is aborted and the source completes without the hook's
+    /// update, as HTCondor 23's router leaves it.
+    #[test]
+    fn a_failing_finalize_completes_the_source_and_aborts_the_copy() {
+        for finalize in [answered(1, "Ignored = 1"), answered(0, "not an ad @@")] {
+            let (mut q, mut cfg) = setup("UNIVERSE vanilla\nREQUIREMENTS WantRoute", 1);
+            with_hooks(&mut cfg);
+            let mut r = Router::default();
+            let ok = |_| answered(0, "");
+            // Without TRANSLATE_JOB the job itself is the copy.
+            cfg.hooks.remove(&("K".into(), RouterHook::Translate));
+            poll_hooks(&mut r, &mut q, &cfg, 200, &ok);
+            let dest = r.jobs[&SRC].dest.expect("submitted");
+            copy_completes(&r, &mut q, 250);
+            let answer = |h: RouterHook| match h {
+                RouterHook::Finalize => finalize.clone(),
+                _ => answered(0, ""),
+            };
+            for t in 0..8 {
+                poll_hooks(&mut r, &mut q, &cfg, 260 + t, &answer);
+            }
+            assert!(r.jobs.is_empty());
+            assert!(!q.jobs.contains_key(&SRC), "the source left the queue");
+            let gone = |id: JobId| {
+                q.history
+                    .iter()
+                    .find(|a| {
+                        int_of(a, "ClusterId") == Some(id.cluster)
+                            && int_of(a, "ProcId") == Some(id.proc)
+                    })
+                    .expect("in the history")
+            };
+            let src = gone(SRC);
+            assert_eq!(int_of(src, "JobStatus"), Some(4));
+            assert_eq!(str_of(src, "Managed").as_deref(), Some("Schedd"));
+            assert!(src.lookup("Ignored").is_none());
+            let copy = gone(dest);
+            assert_eq!(int_of(copy, "JobStatus"), Some(3));
+            assert_eq!(
+                str_of(copy, "RemoveReason").as_deref(),
+                Some("JobRouter aborted job")
+            );
+            assert_eq!(q.jobs.len(), 0, "nothing was routed again");
+        }
+    }
+
+    /// A failing UPDATE_JOB_INFO loses its update only: the source still
+    /// follows its copy to the end (HTCondor's router stops following it).
+    #[test]
+    fn a_failing_update_hook_does_not_stop_the_status_check() {
+        let (mut q, mut cfg) = setup("UNIVERSE vanilla\nREQUIREMENTS WantRoute", 1);
+        with_hooks(&mut cfg);
+        cfg.hooks.remove(&("K".into(), RouterHook::Translate));
+        let mut r = Router::default();
+        let answer = |h: RouterHook| match h {
+            RouterHook::UpdateJobInfo => answered(1, "Ignored = 1"),
+            _ => answered(0, "Finalized = true"),
+        };
+        poll_hooks(&mut r, &mut q, &cfg, 200, &answer);
+        copy_completes(&r, &mut q, 250);
+        for t in 0..6 {
+            poll_hooks(&mut r, &mut q, &cfg, 260 + t, &answer);
+        }
+        assert!(r.jobs.is_empty());
+        let src = q.history.iter().find(|a| int_of(a, "ClusterId") == Some(1));
+        let src = src.expect("the source finished");
+        assert_eq!(str_of(src, "Managed").as_deref(), Some("ScheddDone"));
+        assert!(src.lookup("Finalized").is_some() && src.lookup("Ignored").is_none());
+    }
+
+    /// A JOB_CLEANUP that keeps failing is tried `cleanup_tries` times,
+    /// then given up: the source does not stay in the queue for ever.
+    #[test]
+    fn a_failing_cleanup_is_given_up_after_its_tries() {
+        let (mut q, mut cfg) = setup("UNIVERSE vanilla\nREQUIREMENTS WantRoute", 1);
+        with_hooks(&mut cfg);
+        cfg.hooks.remove(&("K".into(), RouterHook::Translate));
+        let mut r = Router::default();
+        let answer = |h: RouterHook| match h {
+            RouterHook::Cleanup => answered(2, ""),
+            _ => answered(0, ""),
+        };
+        poll_hooks(&mut r, &mut q, &cfg, 200, &answer);
+        copy_completes(&r, &mut q, 250);
+        let mut polls = 0;
+        while !r.jobs.is_empty() {
+            polls += 1;
+            assert!(polls < 20, "still routed after {polls} polls");
+            poll_hooks(&mut r, &mut q, &cfg, 260 + polls, &answer);
+        }
+        assert!(!q.jobs.contains_key(&SRC));
+        // UPDATE_JOB_INFO (the copy found finished), JOB_FINALIZE, then
+        // three JOB_CLEANUPs: one hook a poll, as HTCondor's router.
+        assert_eq!(polls, 5);
     }
 }

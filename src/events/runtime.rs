@@ -155,6 +155,14 @@ pub enum StarterEvent {
         /// The message.
         message: String,
     },
+    /// The fetcher withdrew the running job (removed or held in its
+    /// queue, said through UPDATE_JOB_INFO): the slot vacates it.
+    Withdrawn {
+        /// JOB_EXIT's argument: `remove` or `hold`.
+        how: String,
+        /// Why, as the queue said it.
+        reason: String,
+    },
 }
 
 /// For `skip_serializing_if`: a field added since schema 1 is left out at

@@ -116,6 +116,9 @@ pub enum EndCause {
     /// memory, a crash): what was left of the job was killed, and the
     /// fetcher hears of it through EVICT_CLAIM.
     StarterLost,
+    /// The fetcher withdrew the running job (removed or held in its
+    /// queue): it was vacated without retirement.
+    Withdrawn,
 }
 
 /// A claim: the job a slot runs or will run.

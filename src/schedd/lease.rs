@@ -33,6 +33,26 @@ fn reported(ad: &ClassAd) -> Vec<(String, String)> {
         .collect()
 }
 
+impl Job {
+    /// What UPDATE_JOB_INFO answers the node for a job removed or held in
+    /// the queue since it was handed out: its status and the reason, read
+    /// by the node's starter as the job's withdrawal (`None`: the node may
+    /// run it on).
+    pub fn withdrawal(&self) -> Option<ClassAd> {
+        let (status, attr) = match self.status()? {
+            Status::Removed => (Status::Removed, "RemoveReason"),
+            Status::Held => (Status::Held, "HoldReason"),
+            _ => return None,
+        };
+        let mut ad = ClassAd::new();
+        ad.insert_value("JobStatus", status as i64);
+        if let Some(reason) = str_of(&self.ad, attr) {
+            ad.insert_value(attr, reason.as_str());
+        }
+        Some(ad)
+    }
+}
+
 impl Queue {
     /// The first idle job (highest `JobPrio`, then oldest) that matches
     /// `slot` both ways and is not leased, leased to it until

@@ -2,7 +2,8 @@
 //! `condor_starter`. [`job`] reads the job ad (pure); [`protocol`] is what
 //! the daemon and the starter say to each other; [`userlog`] formats the
 //! job event log (`StarterUserLog`, pure); [`cgroup`] gives a job its own
-//! cgroup where the machine allows; [`run`] is the process.
+//! cgroup where the machine allows; [`withdraw`] reads a fetcher's
+//! withdrawal of a running job (pure); [`run`] is the process.
 
 pub mod cgroup;
 pub mod error;
@@ -12,6 +13,7 @@ pub mod link;
 pub mod protocol;
 pub mod run;
 pub mod userlog;
+pub mod withdraw;
 
 /// The sandbox a starter with process id `pid` makes for its job under
 /// `EXECUTE` (HTCondor's `dir_<pid>`); the daemon removes it when that

@@ -327,6 +327,15 @@ pub enum Report {
         /// Seconds it ran.
         duration: f64,
     },
+    /// The fetcher no longer wants the job (removed or held in its queue,
+    /// said through UPDATE_JOB_INFO): the daemon vacates it, and JOB_EXIT
+    /// is told `how`.
+    Withdrawn {
+        /// `remove` or `hold`.
+        how: String,
+        /// Why, as the queue said it.
+        reason: String,
+    },
     /// Something worth a line in the daemon's log.
     Warning {
         /// The message.

@@ -689,6 +689,20 @@ fn samples() -> Vec<(&'static str, Event)> {
             started: 987_654,
         }),
     ));
+    v.push((
+        "starter-withdrawn",
+        Event::Starter(StarterEvent::Withdrawn {
+            how: "remove".into(),
+            reason: "via roost rm (by user alice)".into(),
+        }),
+    ));
+    v.push((
+        "slot-claim-ended-withdrawn",
+        Event::Slot(SlotEvent::ClaimEnded {
+            at: 1_700_000_400,
+            cause: EndCause::Withdrawn,
+        }),
+    ));
     v
 }
 

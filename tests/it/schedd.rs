@@ -447,3 +447,61 @@ fn a_job_with_its_own_hook_keyword_completes_in_the_queue() {
     assert!(stop(startd).success());
     assert!(stop(schedd).success());
 }
+
+/// `roost rm` and `roost hold` of a running job reach the node the next
+/// time it speaks to the queue (UPDATE_JOB_INFO): the node vacates the
+/// job at once, JOB_EXIT tells the queue `remove` or `hold`, and the slot
+/// is free for other work.
+#[test]
+fn removing_or_holding_a_running_job_stops_it_on_its_node() {
+    let ap = Ap::setup(
+        "schedd-withdraw",
+        "STARTER_UPDATE_INTERVAL = 1\nNUM_SLOTS_TYPE_1 = 1\nNUM_CPUS = 1\n",
+    );
+    let schedd = ap.schedd();
+    ap.up();
+    let sub = ap.write(
+        "long.sub",
+        "executable = /bin/sleep\narguments = 300\nqueue 2\n",
+    );
+    let out = ap.roost_as(&["submit", sub.to_str().expect("utf-8")], Some(NOBODY));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let startd = ap.startd();
+    let status = |p: u32| {
+        ap.ok(&[
+            "q",
+            "-af",
+            "JobStatus",
+            "-constraint",
+            &format!("ProcId == {p}"),
+        ])
+    };
+    wait_for("the first job to run", || status(0) == "2\n");
+    ap.ok(&["rm", "1.0"]);
+    // One slot: the second job runs only once the first has left it.
+    wait_for("the second job to run in the freed slot", || {
+        status(1) == "2\n"
+    });
+    assert_eq!(
+        ap.ok(&["history", "-af", "JobStatus", "-constraint", "ProcId == 0"]),
+        "3\n"
+    );
+    ap.ok(&["hold", "1.1"]);
+    wait_for("the held job's slot to be free again", || {
+        let who = ap.ok(&["status", "-af", "State", "Activity"]);
+        who.trim() == "Unclaimed Idle" || who.trim() == "Owner Idle"
+    });
+    assert_eq!(status(1), "5\n", "the job stays held");
+    assert!(stop(startd).success());
+    let ev = super::daemon::events(&ap.dir.join("spool/roost-events"));
+    let withdrawn: Vec<&str> = ev
+        .iter()
+        .filter_map(|e| e["event"]["Starter"]["Withdrawn"]["how"].as_str())
+        .collect();
+    assert_eq!(withdrawn, vec!["remove", "hold"]);
+    assert!(stop(schedd).success());
+}

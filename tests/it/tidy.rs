@@ -52,6 +52,7 @@ const PURE: &[&str] = &[
     "src/schedd",
     "src/exit.rs",
     "src/starter/gone.rs",
+    "src/starter/withdraw.rs",
     "src/events/replay.rs",
     "src/events/restart.rs",
     "src/events/audit.rs",
@@ -326,8 +327,8 @@ const OVERSIZE: &[(&str, usize)] = &[
     ("src/policy/sim/scenario.rs::parse", 142),
     ("src/policy/slot.rs::apply", 121),
     ("src/spawn/mod.rs", 830),
-    ("src/starter/run.rs", 1194),
-    ("src/starter/run.rs::run_job", 209),
+    ("src/starter/run/mod.rs", 1110),
+    ("src/starter/run/mod.rs::run_job", 209),
 ];
 
 /// The size guide: no source file over ~800 lines, no function over ~120.

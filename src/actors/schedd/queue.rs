@@ -29,7 +29,7 @@ use crate::events::{Appender, SledReader};
 use crate::schedd::ad::Identity;
 use crate::schedd::event::{JobEvent, JobId, ScheddEvent};
 use crate::schedd::protocol::{Action, ScheddRequest};
-use crate::schedd::queue::{Command, Queue, QueueError, Reservations, SubmitCtx};
+use crate::schedd::queue::{Command, Job, Queue, QueueError, Reservations, SubmitCtx};
 use crate::schedd::router::{Logged, Router, RouterConfig, RouterHook};
 
 /// The longest request the schedd reads: a submission of about 30,000
@@ -394,10 +394,26 @@ impl ScheddActor {
             ),
             _ => return refuse("not a report".into()),
         };
+        // UPDATE_JOB_INFO is the node's word while the job runs: a job
+        // removed or held here since is withdrawn in the answer, and the
+        // node vacates it (`starter::withdraw`).
+        let withdrawn = match request {
+            ScheddRequest::Update { job, .. } => job
+                .parse::<JobId>()
+                .ok()
+                .and_then(|id| self.queue.jobs.get(&id))
+                .and_then(Job::withdrawal)
+                .map(|ad| ad_to_string(&ad)),
+            _ => None,
+        };
         match decided {
             Ok(events) => {
                 info!(message = "Node report.", job = %job, events = events.len());
-                self.commit(events, Response::done(""))
+                let answer = Response {
+                    ads: withdrawn.into_iter().collect(),
+                    ..Response::done("")
+                };
+                self.commit(events, answer)
             }
             Err(e) => {
                 warn!(message = "Node report refused.", job = %job, error = %e);

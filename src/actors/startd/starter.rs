@@ -142,6 +142,7 @@ pub(super) fn recorded(report: Report) -> Option<StarterEvent> {
             duration,
         },
         Report::Warning { message } => StarterEvent::Warning { message },
+        Report::Withdrawn { how, reason } => StarterEvent::Withdrawn { how, reason },
         Report::Done => return None,
     })
 }
@@ -493,6 +494,15 @@ impl StarterActor {
                 warn!(message = "Starter warning.", slot = %self.slot_id, warning = %message);
             }
             Report::Suspended { .. } => {}
+            Report::Withdrawn { how, reason } => {
+                info!(message = "The fetcher withdrew the job; vacating it.",
+                    slot = %self.slot_id, how = %how, reason = %reason);
+                deliver(
+                    &self.slot.exited,
+                    SlotInput(Input::JobWithdrawn(reason.clone())),
+                    "the fetcher's withdrawal",
+                );
+            }
             Report::Done => {
                 // The starter leaves once all it reported is durable.
                 self.done = true;

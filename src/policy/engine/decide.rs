@@ -91,6 +91,7 @@ pub fn decide(slot: &Slot, ctx: &Ctx<'_>, input: &Input) -> Decision {
         Input::StarterLost => w.starter_gone(true),
         Input::Vacate => w.vacate(false),
         Input::VacateFast => w.vacate(true),
+        Input::JobWithdrawn(why) => w.withdrawn(why),
     }
     w.out
 }
@@ -184,6 +185,24 @@ impl Work<'_, '_> {
 
     /// `condor_vacate`: the job retires (its retirement time honoured),
     /// then is vacated; with `-fast` (`fast`) it is hard-killed at once.
+    /// The fetcher withdrew the running job: vacate it now (soft kill,
+    /// then the hard kill after `MachineMaxVacateTime`), no retirement.
+    fn withdrawn(&mut self, why: &str) {
+        let running = self.s.state == State::Claimed
+            && self.s.starter
+            && matches!(
+                self.s.activity,
+                Activity::Busy | Activity::Suspended | Activity::Retiring
+            );
+        if !running {
+            return;
+        }
+        self.end_claim(EndCause::Withdrawn);
+        let why = format!("withdrawn by its fetcher: {why}");
+        self.begin_preempting(Transition::Unnumbered, &why);
+        self.settle();
+    }
+
     fn vacate(&mut self, fast: bool) {
         let why = if fast { "vacate fast" } else { "vacate" };
         match self.s.state {

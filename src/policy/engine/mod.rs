@@ -74,6 +74,10 @@ pub enum Input {
     Vacate,
     /// `condor_vacate -fast`: the job is hard-killed at once.
     VacateFast,
+    /// The fetcher no longer wants the running job (it was removed or held
+    /// in the queue it came from; the reason given): the job is vacated at
+    /// once, without retirement, as HTCondor's `condor_rm` does.
+    JobWithdrawn(String),
     /// A new dynamic slot receives the claim it was carved for.
     Claimed(Claim),
     /// An external claim request for a job (canonical new syntax), as a

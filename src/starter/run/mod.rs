@@ -5,6 +5,7 @@
 //! or on the daemon's socket once it has called a restarted daemon).
 
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use nix::sys::signal::{Signal, killpg};
@@ -12,12 +13,15 @@ use nix::unistd::{Gid, Pid, Uid, User};
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 
+mod job_hooks;
+
 use super::cgroup::JobCgroup;
 pub use super::error::SetupError;
 use super::job::{JobSpec, job_spec, signal_description, under};
 use super::link::{Heard, Link, Setup, report};
 use super::protocol::{Account, Command, Lost, Report, Request};
 use super::userlog::{self, End, Event, JobId, Stamp, Usage};
+use super::withdraw::Withdrawal;
 use crate::classad::old::OldReader;
 use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, Expr, FixedEnv, Value, parse_expr};
@@ -111,6 +115,8 @@ struct Starter {
     may_log: bool,
     /// The way to the daemon.
     link: Link,
+    /// The fetcher withdrew the job (UPDATE_JOB_INFO said so).
+    withdrawn: Arc<Mutex<Option<Withdrawal>>>,
 }
 
 impl Starter {
@@ -135,6 +141,7 @@ impl Starter {
             user: None,
             may_log: false,
             link,
+            withdrawn: Arc::default(),
         }
     }
 
@@ -372,117 +379,6 @@ impl Starter {
         0
     }
 
-    /// Runs PREPARE_JOB and merges its edits; a failure is (the reason
-    /// JOB_EXIT hears, how the job ends, the starter error to log).
-    async fn prepare_job(&mut self) -> Result<(), (String, &'static str, String)> {
-        let hooks = self.req.hooks.preparing();
-        let Some(path) = hooks.prepare_job.clone() else {
-            return Ok(());
-        };
-        let stdin = ad_to_old(&self.job, OldOrder::Bytes);
-        let args = hooks.prepare_job_args.clone();
-        let run = self.hook_run(&path, args.clone(), stdin, hooks.timeouts[0]);
-        let out = match hooks::run(&run).await {
-            Ok(o) => o,
-            Err(e) => {
-                let reason = format!("PREPARE_JOB ({}) failed: {e}", hook_name(&path));
-                report(hook_report("PREPARE_JOB", args, None, false, &reason, 0.0));
-                return Err((reason.clone(), "evict", reason));
-            }
-        };
-        log_stderr("PREPARE_JOB", &out);
-        // HTCondor keeps the lines before the first bad one.
-        let mut edits = ClassAd::new();
-        let reader = OldReader::default();
-        'items: for item in reader.read(&out.stdout) {
-            if let crate::classad::old::OldItem::Ad(a) = item {
-                let bad_line = a.errors.first().map(|e| e.position.line);
-                for (n, e) in a.ad.iter() {
-                    edits.insert(n.clone(), e.clone());
-                }
-                if let Some(line) = bad_line {
-                    report(Report::Warning {
-                        message: format!(
-                            "PREPARE_JOB output line {line} is not 'Name = expression'; \
-                             it and what follows were ignored"
-                        ),
-                    });
-                    break 'items;
-                }
-            }
-        }
-        let env = FixedEnv::new(now());
-        let code = match edits.eval_attr("HookStatusCode", &env) {
-            Value::Int(c) if c >= 0 => Some(c),
-            _ => None,
-        };
-        let status = code.unwrap_or(match out.exit {
-            Exit::Code(c) => i64::from(c),
-            Exit::Signal(s) => -i64::from(s),
-        });
-        let message = match edits.eval_attr("HookStatusMessage", &env) {
-            Value::Str(s) => Some(s.to_string_lossy()),
-            _ => None,
-        };
-        let detail = match (&code, &message) {
-            (Some(c), Some(m)) => format!("reported status {c:03}): {m}"),
-            (Some(c), None) => format!("reported status {c:03}): <no message>"),
-            (None, m) => format!(
-                "{}): {}",
-                if out.timed_out {
-                    "timed out".to_string()
-                } else {
-                    match out.exit {
-                        Exit::Code(c) => format!("exited with status {c}"),
-                        Exit::Signal(s) => format!("died on signal {s}"),
-                    }
-                },
-                m.as_deref().unwrap_or("<no message>")
-            ),
-        };
-        let outcome = format!("PREPARE_JOB ({}) failed ({detail}", hook_name(&path));
-        if status != 0 || out.timed_out {
-            report(hook_report(
-                "PREPARE_JOB",
-                args,
-                Some(out.exit),
-                out.timed_out,
-                &outcome,
-                out.elapsed.as_secs_f64(),
-            ));
-            // Held only when the hook itself reported a status of 1 to
-            // 299; a hook that merely exits non-zero (or times out) has
-            // the job evicted, as HTCondor's starter does with fetched
-            // work.
-            let how = if code.is_some_and(|c| (1..300).contains(&c)) && !out.timed_out {
-                "hold"
-            } else {
-                "evict"
-            };
-            let reason = if how == "hold" {
-                message.unwrap_or_else(|| outcome.clone())
-            } else {
-                outcome.clone()
-            };
-            return Err((reason, how, outcome));
-        }
-        if let Some(m) = &message {
-            report(Report::Warning {
-                message: format!("PREPARE_JOB ({}) says: {m}", hook_name(&path)),
-            });
-        }
-        report(hook_report(
-            "PREPARE_JOB",
-            args,
-            Some(out.exit),
-            false,
-            &format!("{} attribute(s) merged into the job ad", edits.len()),
-            out.elapsed.as_secs_f64(),
-        ));
-        self.job.update(&edits);
-        Ok(())
-    }
-
     fn open_stdio(&self, spec: &JobSpec, iwd: &str) -> Result<[Stdio; 3], SetupError> {
         let mut out = [Stdio::Null, Stdio::Null, Stdio::Null];
         if spec.stdio.iter().all(Option::is_none) {
@@ -662,7 +558,7 @@ impl Starter {
             Err(_) => Exit::Code(-1),
         };
         let duration = started.elapsed().as_secs_f64();
-        let how = if evicted { "evict" } else { "exit" };
+        let (withdrawn, how) = self.how_it_ended(evicted);
         self.debug(|| format!("job exited: {exit} ({how})"));
         report(Report::JobExited {
             exit: exit.clone(),
@@ -691,6 +587,9 @@ impl Starter {
             }
         }
         ad.insert_value("JobDuration", Value::Real(duration));
+        if let Some(w) = &withdrawn {
+            ad.insert_value(w.reason_attr(), Value::from(w.reason.as_str()));
+        }
         let usage = usage_of(&ad);
         self.user_log(|| {
             if evicted {
@@ -845,74 +744,20 @@ impl Starter {
         f.write_all(bytes).map_err(write)
     }
 
-    /// Runs UPDATE_JOB_INFO (the job's keyword's and the fetcher's)
-    /// without waiting for it.
-    fn update_job_info(&self, pid: u32, state: &str, track: &Tracking<'_>) {
-        let hooks: Vec<_> = (self.req.hooks.each())
-            .filter_map(|h| Some((h.update_job_info.clone()?, h.timeouts[1])))
-            .collect();
-        if hooks.is_empty() {
-            return;
-        }
-        let mut ad = self.job.clone();
-        publish_usage(&mut ad, pid, state, track);
-        let stdin = ad_to_old(&ad, OldOrder::Bytes);
-        for (path, timeout) in hooks {
-            self.update_job_info_with(&path, stdin.clone(), timeout);
-        }
-    }
-
-    fn update_job_info_with(&self, path: &Path, stdin: String, timeout: u64) {
-        let run = self.hook_run(path, Vec::new(), stdin, timeout);
-        tokio::spawn(async move {
-            let r = hooks::run(&run).await;
-            let (exit, timed_out, outcome, elapsed) = match &r {
-                Ok(o) => {
-                    log_stderr("UPDATE_JOB_INFO", o);
-                    let e = o.elapsed.as_secs_f64();
-                    (Some(o.exit.clone()), o.timed_out, "ran".to_string(), e)
-                }
-                Err(e) => (None, false, e.to_string(), 0.0),
-            };
-            report(hook_report(
-                "UPDATE_JOB_INFO",
-                Vec::new(),
-                exit,
-                timed_out,
-                &outcome,
-                elapsed,
-            ));
-        });
-    }
-
-    /// Runs JOB_EXIT: the job's keyword's, then the fetcher's.
-    async fn job_exit(&self, ad: &ClassAd, how: &str) {
-        let hooks: Vec<_> = (self.req.hooks.each())
-            .filter_map(|h| Some((h.job_exit.clone()?, h.timeouts[2])))
-            .collect();
-        for (path, timeout) in hooks {
-            self.job_exit_with(&path, timeout, ad, how).await;
-        }
-    }
-
-    async fn job_exit_with(&self, path: &Path, timeout: u64, ad: &ClassAd, how: &str) {
-        let args = vec![how.to_string()];
-        let run = self.hook_run(path, args.clone(), ad_to_old(ad, OldOrder::Bytes), timeout);
-        let (exit, timed_out, outcome, elapsed) = match hooks::run(&run).await {
-            Ok(o) => {
-                log_stderr("JOB_EXIT", &o);
-                let what = if o.timed_out {
-                    "killed at its timeout".to_string()
-                } else {
-                    "ran".to_string()
-                };
-                (Some(o.exit), o.timed_out, what, o.elapsed.as_secs_f64())
-            }
-            Err(e) => (None, false, e.to_string(), 0.0),
+    /// How the job ended for JOB_EXIT: `exit` on its own; when it was
+    /// killed, `evict`, or `remove` / `hold` if its fetcher withdrew it
+    /// (with that withdrawal).
+    fn how_it_ended(&self, killed: bool) -> (Option<Withdrawal>, &'static str) {
+        let withdrawn = (self.withdrawn.lock())
+            .unwrap_or_else(PoisonError::into_inner)
+            .clone()
+            .filter(|_| killed);
+        let how = match &withdrawn {
+            Some(w) => w.how,
+            None if killed => "evict",
+            None => "exit",
         };
-        report(hook_report(
-            "JOB_EXIT", args, exit, timed_out, &outcome, elapsed,
-        ));
+        (withdrawn, how)
     }
 
     fn cleanup(&self) {

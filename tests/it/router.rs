@@ -10,7 +10,7 @@ use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use super::daemon::{events, stop, wait_for};
-use super::schedd::{Ap, NOBODY};
+use super::schedd::Ap;
 
 /// A hook script that records its stdin under `rec/` and then runs `body`.
 pub(super) fn hook(dir: &Path, name: &str, body: &str) -> PathBuf {
@@ -98,13 +98,7 @@ pub(super) fn records(dir: &Path, name: &str) -> Vec<String> {
 }
 
 fn submit(ap: &Ap, name: &str, text: &str) {
-    let sub = ap.write(name, text);
-    let out = ap.roost_as(&["submit", sub.to_str().expect("utf-8")], Some(NOBODY));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ap.submit_as_nobody(name, text);
 }
 
 fn history_of(ap: &Ap, constraint: &str, attrs: &[&str]) -> String {

@@ -14,7 +14,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use super::daemon::{stop, temp};
-use super::schedd::{Ap, NOBODY};
+use super::schedd::Ap;
 
 const CASES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/router/cases");
 
@@ -277,7 +277,7 @@ fn roost(cases: &[Case]) -> Run {
     };
     let mut sources = BTreeMap::new();
     for c in cases {
-        let sub = ap.write(
+        let text = ap.submit_as_nobody(
             &format!("{}.sub", c.kw),
             &format!(
                 "executable = /bin/sleep\narguments = {}\nrequirements = false\n\
@@ -285,13 +285,6 @@ fn roost(cases: &[Case]) -> Run {
                 c.secs, c.kw, c.kw
             ),
         );
-        let out = ap.roost_as(&["submit", sub.to_str().expect("utf-8")], Some(NOBODY));
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let text = String::from_utf8_lossy(&out.stdout).into_owned();
         let cluster: String = text
             .split("cluster ")
             .nth(1)

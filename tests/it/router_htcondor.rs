@@ -11,7 +11,7 @@ use std::path::Path;
 
 use super::daemon::{stop, temp, wait_for};
 use super::router::{hook, records};
-use super::schedd::{Ap, NOBODY};
+use super::schedd::Ap;
 
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures/router");
 
@@ -96,13 +96,7 @@ fn the_router_treats_a_job_as_htcondor_23_does() {
     let ap = Ap::setup("router-htc", &route);
     let schedd = ap.schedd();
     ap.up();
-    let sub = ap.write("routed.sub", &fixture("routed.sub"));
-    let out = ap.roost_as(&["submit", sub.to_str().expect("utf-8")], Some(NOBODY));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    ap.submit_as_nobody("routed.sub", &fixture("routed.sub"));
     let startd = ap.startd();
     wait_for("both jobs in the history", || {
         ap.ok(&["history", "-af", "ClusterId"]).lines().count() >= 2

@@ -126,6 +126,18 @@ impl Ap {
         p
     }
 
+    /// Submits `text` (written to `work/<name>`) as nobody; its output.
+    pub(super) fn submit_as_nobody(&self, name: &str, text: &str) -> String {
+        let sub = self.write(name, text);
+        let out = self.roost_as(&["submit", sub.to_str().expect("utf-8")], Some(NOBODY));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
     pub(super) fn up(&self) {
         wait_for("the schedd's socket", || {
             self.socket().exists() && self.roost(&["q"]).status.success()
@@ -426,16 +438,10 @@ fn a_job_with_its_own_hook_keyword_completes_in_the_queue() {
     .expect("config");
     let schedd = ap.schedd();
     ap.up();
-    let sub = ap.write(
+    ap.submit_as_nobody(
         "own.sub",
         "executable = /bin/true\n+HookKeyword = \"OTHER\"\nqueue\n\
          +HookKeyword = \"NOHOOKS\"\nqueue\n",
-    );
-    let out = ap.roost_as(&["submit", sub.to_str().expect("utf-8")], Some(NOBODY));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     let startd = ap.startd();
     assert_eq!(wait_history(&ap, 2), vec!["1 0 4 0", "1 1 4 0"]);
@@ -460,15 +466,9 @@ fn removing_or_holding_a_running_job_stops_it_on_its_node() {
     );
     let schedd = ap.schedd();
     ap.up();
-    let sub = ap.write(
+    ap.submit_as_nobody(
         "long.sub",
         "executable = /bin/sleep\narguments = 300\nqueue 2\n",
-    );
-    let out = ap.roost_as(&["submit", sub.to_str().expect("utf-8")], Some(NOBODY));
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
     );
     let startd = ap.startd();
     let status = |p: u32| {

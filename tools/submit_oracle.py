@@ -35,6 +35,16 @@ DROP = {"CondorVersion", "CondorPlatform", "DiskUsage", "ImageSize", "Executable
 
 CASES = {
     "minimal": "executable = /bin/true\nqueue\n",
+    "transfer_no": "executable = /bin/true\nshould_transfer_files = NO\nqueue\n",
+    "transfer_false": "executable = /bin/true\nshould_transfer_files = false\nqueue\n",
+    "transfer_if_needed": ("executable = /bin/true\nshould_transfer_files = if_needed\n"
+                           "when_to_transfer_output = on_exit\nqueue\n"),
+    "transfer_bad_value": "executable = /bin/true\nshould_transfer_files = MAYBE\nqueue\n",
+    "transfer_no_on_exit": ("executable = /bin/true\nshould_transfer_files = NO\n"
+                            "when_to_transfer_output = ON_EXIT\nqueue\n"),
+    "transfer_if_needed_or_evict": ("executable = /bin/true\nshould_transfer_files = IF_NEEDED\n"
+                                    "when_to_transfer_output = ON_EXIT_OR_EVICT\nqueue\n"),
+    "transfer_bad_when": "executable = /bin/true\nwhen_to_transfer_output = garbage\nqueue\n",
     "arguments_old": "executable = /bin/echo\narguments = one two \"three\"\nqueue\n",
     "arguments_new": "executable = /bin/echo\narguments = \"one 'two three' four\"\nqueue\n",
     "environment_old": "executable = /bin/env\nenvironment = A=1;B=two words\nqueue\n",

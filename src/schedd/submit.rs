@@ -70,8 +70,6 @@ const UNSUPPORTED: &[&str] = &[
     "transfer_input_files",
     "transfer_output_files",
     "transfer_output_remaps",
-    "should_transfer_files",
-    "when_to_transfer_output",
     "transfer_executable",
     "getenv",
     "docker_image",
@@ -328,6 +326,14 @@ fn job_ad(
         None => ad.insert_value("Rank", 0.0),
     }
     fixed(&mut ad, s, proc_id);
+    let (should, when) = transfer(&get)?;
+    ad.insert_value("ShouldTransferFiles", should);
+    match when {
+        Some(w) => ad.insert_value("WhenToTransferOutput", w),
+        None => {
+            ad.remove("WhenToTransferOutput");
+        }
+    }
     let (status, hold) = match get("hold")? {
         Some((_, h)) if h.eq_ignore_ascii_case("true") || h == "1" => (5, true),
         _ => (1, false),
@@ -530,9 +536,12 @@ fn requests(
     for c in &custom {
         clauses.push(format!("(TARGET.{c} >= Request{c})"));
     }
-    clauses.push(
-        "((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))".into(),
-    );
+    clauses.push(match transfer(get)?.0 {
+        "NO" => "(TARGET.FileSystemDomain == MY.FileSystemDomain)".into(),
+        _ => {
+            "((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))".into()
+        }
+    });
     let line = user.map_or(0, |(l, _)| l);
     let text = clauses.join(" && ");
     parse_expr(&text).map_err(|e| {
@@ -542,6 +551,77 @@ fn requests(
         )
     })?;
     set_expr(ad, "Requirements", &text, line)
+}
+
+/// `should_transfer_files` and `when_to_transfer_output` as condor_submit
+/// reads them: `ShouldTransferFiles` and `WhenToTransferOutput` (none for
+/// `NO`). Roost does not move files yet, so a job that asks for its files
+/// to be transferred (`YES`, or `ON_EXIT_OR_EVICT`, which implies it) is
+/// refused, naming the command; `NO` and `IF_NEEDED` run where the
+/// submitter's files are (`FileSystemDomain`).
+fn transfer(get: &Get<'_>) -> Result<(&'static str, Option<&'static str>), SubmitError> {
+    let should = get("should_transfer_files")?;
+    let when = get("when_to_transfer_output")?;
+    let not_yet = |line: usize, what: &str| {
+        err(
+            line,
+            format!(
+                "{what}: Roost does not transfer files yet; a job whose files the node sees \
+                 (the same FileSystemDomain) runs with should_transfer_files = NO or IF_NEEDED"
+            ),
+        )
+    };
+    let should_is = match &should {
+        None => None,
+        Some((line, v)) => Some(match v.to_ascii_uppercase().as_str() {
+            "YES" | "TRUE" => return Err(not_yet(*line, &format!("should_transfer_files = {v}"))),
+            "NO" | "FALSE" => "NO",
+            "IF_NEEDED" => "IF_NEEDED",
+            _ => {
+                return Err(err(
+                    *line,
+                    format!("invalid value ({v}) for should_transfer_files: YES, NO or IF_NEEDED"),
+                ));
+            }
+        }),
+    };
+    let when_is = match &when {
+        None => None,
+        Some((line, v)) => match v.to_ascii_uppercase().as_str() {
+            "ON_EXIT" => Some((*line, "ON_EXIT")),
+            "ON_EXIT_OR_EVICT" => Some((*line, "ON_EXIT_OR_EVICT")),
+            // An old value condor_submit still takes as if it were unset.
+            "NEVER" => None,
+            _ => {
+                return Err(err(
+                    *line,
+                    format!(
+                        "invalid value ({v}) for when_to_transfer_output: ON_EXIT or \
+                         ON_EXIT_OR_EVICT"
+                    ),
+                ));
+            }
+        },
+    };
+    match (should_is, when_is) {
+        (Some("NO"), Some((line, w))) => Err(err(
+            line,
+            format!(
+                "when_to_transfer_output = {w} contradicts should_transfer_files = NO: \
+                 remove one of them"
+            ),
+        )),
+        (Some("NO"), None) => Ok(("NO", None)),
+        (Some(_), Some((line, "ON_EXIT_OR_EVICT"))) => Err(err(
+            line,
+            "when_to_transfer_output = ON_EXIT_OR_EVICT and should_transfer_files = IF_NEEDED \
+             are incompatible: choose ON_EXIT, or should_transfer_files = YES",
+        )),
+        (None, Some((line, "ON_EXIT_OR_EVICT"))) => {
+            Err(not_yet(line, "when_to_transfer_output = ON_EXIT_OR_EVICT"))
+        }
+        _ => Ok(("IF_NEEDED", Some("ON_EXIT"))),
+    }
 }
 
 /// The attributes every new job has, at their starting values.
@@ -646,6 +726,20 @@ mod tests {
             .expect_err("refused");
         assert_eq!(e.line, 3);
         assert!(e.message.contains("transfer_input_files"), "{e}");
+        for (text, line) in [
+            (
+                "executable = /bin/true\nshould_transfer_files = YES\nqueue\n",
+                2,
+            ),
+            (
+                "executable = /bin/true\nwhen_to_transfer_output = ON_EXIT_OR_EVICT\nqueue\n",
+                2,
+            ),
+        ] {
+            let e = submit(text).expect_err("refused");
+            assert_eq!(e.line, line, "{e}");
+            assert!(e.message.contains("does not transfer files yet"), "{e}");
+        }
         let e = submit("universe = docker\nexecutable = /bin/true\nqueue\n").expect_err("refused");
         assert_eq!((e.line, e.message.contains("vanilla")), (1, true), "{e}");
         let e =

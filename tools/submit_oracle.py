@@ -45,6 +45,13 @@ CASES = {
     "transfer_if_needed_or_evict": ("executable = /bin/true\nshould_transfer_files = IF_NEEDED\n"
                                     "when_to_transfer_output = ON_EXIT_OR_EVICT\nqueue\n"),
     "transfer_bad_when": "executable = /bin/true\nwhen_to_transfer_output = garbage\nqueue\n",
+    "getenv_true": "executable = /bin/true\ngetenv = True\nqueue\n",
+    "getenv_false": "executable = /bin/true\ngetenv = false\nqueue\n",
+    "getenv_names": "executable = /bin/true\ngetenv = PATH, home\nqueue\n",
+    "getenv_patterns": "executable = /bin/true\ngetenv = P* Z*, L?NG, NOPE\nqueue\n",
+    "getenv_yes_is_a_name": "executable = /bin/true\ngetenv = yes\nqueue\n",
+    "getenv_and_environment": ("executable = /bin/true\nenvironment = \"PATH=/opt A=1\"\n"
+                               "getenv = true\nqueue\n"),
     "arguments_old": "executable = /bin/echo\narguments = one two \"three\"\nqueue\n",
     "arguments_new": "executable = /bin/echo\narguments = \"one 'two three' four\"\nqueue\n",
     "environment_old": "executable = /bin/env\nenvironment = A=1;B=two words\nqueue\n",
@@ -100,7 +107,17 @@ def scratch_files(d):
     os.makedirs(os.path.join(d, "sub"))
 
 
+# The submitter's environment `getenv` cases see (tests/it/submit_oracle.rs
+# gives Roost the same).
+GETENV_ENVIRON = {"PATH": "/usr/bin:/bin", "HOME": "/home/alice", "LANG": "C",
+                  "ZED": "z z", "QUOTE": "it's", "EMPTY": ""}
+
+
 def run_case(name, text, cwd, host):
+    if "getenv" in text:
+        for k in list(os.environ):
+            del os.environ[k]
+        os.environ.update(GETENV_ENVIRON)
     try:
         # Submit.jobs expands the first queue statement only (so every
         # case here has one).

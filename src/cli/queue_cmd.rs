@@ -162,6 +162,9 @@ pub fn submit(cmd: SubmitCmd) -> Result<ExitCode> {
         .parse()
         .map_err(|_| anyhow!("the schedd gave no cluster number: {}", r.message))?;
     let cwd_text = cwd.display().to_string();
+    let environ: Vec<(String, String)> = std::env::vars_os()
+        .filter_map(|(n, v)| Some((n.into_string().ok()?, v.into_string().ok()?)))
+        .collect();
     let ads = jobs(&Submission {
         text: &text,
         cluster,
@@ -171,6 +174,7 @@ pub fn submit(cmd: SubmitCmd) -> Result<ExitCode> {
         domain: domain.trim(),
         platform: ("X86_64", "LINUX"),
         files: &DirFiles(cwd.clone()),
+        environ: &environ,
     })
     .map_err(|e| anyhow!("{name}: {e}"))?;
     let ads = ads

@@ -45,6 +45,8 @@ pub struct Submission<'a> {
     pub platform: (&'a str, &'a str),
     /// The files it may name.
     pub files: &'a dyn SubmitFiles,
+    /// The submitter's environment (`getenv` takes from it).
+    pub environ: &'a [(String, String)],
 }
 
 /// A description that cannot be submitted: the line and why.
@@ -71,7 +73,6 @@ const UNSUPPORTED: &[&str] = &[
     "transfer_output_files",
     "transfer_output_remaps",
     "transfer_executable",
-    "getenv",
     "docker_image",
     "container_image",
     "vm_type",
@@ -407,6 +408,11 @@ fn program(s: &Submission<'_>, get: &Get<'_>, ad: &mut ClassAd) -> Result<(), Su
         _ => ad.insert_value("Arguments", ""),
     }
     let mut env = EnvList::new();
+    if let Some((_, g)) = get("getenv")? {
+        for (n, v) in getenv(&g, s.environ) {
+            env.set(n, v);
+        }
+    }
     if let Some((line, e)) = get("environment")? {
         let r = match e.strip_prefix('"').and_then(|e| e.strip_suffix('"')) {
             Some(v2) => env.merge_v2(v2),
@@ -551,6 +557,46 @@ fn requests(
         )
     })?;
     set_expr(ad, "Requirements", &text, line)
+}
+
+/// The submitter's variables `getenv` gives the job, as condor_submit 23
+/// gives them: `true` (in any case) all, `false` none; anything else is a
+/// list of names, split at commas and blanks, matched without regard to
+/// case, `*` standing for any run of characters (`?` is itself; `yes`
+/// names a variable). The
+/// `environment` command's entries then override them.
+fn getenv<'e>(value: &str, environ: &'e [(String, String)]) -> Vec<(&'e str, &'e str)> {
+    let value = value.trim();
+    let all = value.eq_ignore_ascii_case("true");
+    if value.eq_ignore_ascii_case("false") {
+        return Vec::new();
+    }
+    let patterns: Vec<String> = value
+        .split(|c: char| c == ',' || c.is_whitespace())
+        .filter(|p| !p.is_empty())
+        .map(str::to_ascii_uppercase)
+        .collect();
+    environ
+        .iter()
+        .filter(|(n, _)| {
+            all || patterns
+                .iter()
+                .any(|p| glob(p.as_bytes(), n.to_ascii_uppercase().as_bytes()))
+        })
+        .map(|(n, v)| (n.as_str(), v.as_str()))
+        .collect()
+}
+
+/// Whether `name` matches `pattern` (`*`: any run of bytes).
+fn glob(pattern: &[u8], name: &[u8]) -> bool {
+    match (pattern.split_first(), name.split_first()) {
+        (None, None) => true,
+        (Some((b'*', rest)), _) => {
+            glob(rest, name) || name.split_first().is_some_and(|(_, n)| glob(pattern, n))
+        }
+        (Some((p, rest)), Some((c, n))) if p == c => glob(rest, n),
+        _ => false,
+    }
 }
 
 /// `should_transfer_files` and `when_to_transfer_output` as condor_submit
@@ -699,6 +745,7 @@ mod tests {
             domain: "node",
             platform: ("X86_64", "LINUX"),
             files: &NoFiles,
+            environ: &[],
         })
     }
 

@@ -32,6 +32,19 @@ const CALLER: [&str; 3] = ["Owner", "JobSubmitMethod", "FileSystemDomain"];
 fn every_description_gives_htcondors_job_ads_or_its_refusal() {
     let text = include_str!("../fixtures/submit/cases.jsonl");
     let mut failures = Vec::new();
+    // The submitter's environment the oracle gave `getenv` cases
+    // (tools/submit_oracle.py's GETENV_ENVIRON).
+    let environ: Vec<(String, String)> = [
+        ("PATH", "/usr/bin:/bin"),
+        ("HOME", "/home/alice"),
+        ("LANG", "C"),
+        ("ZED", "z z"),
+        ("QUOTE", "it's"),
+        ("EMPTY", ""),
+    ]
+    .iter()
+    .map(|(n, v)| (n.to_string(), v.to_string()))
+    .collect();
     for line in text.lines() {
         let case: serde_json::Value = serde_json::from_str(line).expect("fixture line");
         let name = case["name"].as_str().unwrap_or("?");
@@ -45,6 +58,7 @@ fn every_description_gives_htcondors_job_ads_or_its_refusal() {
             domain: "vm",
             platform: ("X86_64", "LINUX"),
             files: &Scratch,
+            environ: &environ,
         };
         let got = jobs(&s);
         match (case.get("error"), got) {

@@ -45,6 +45,14 @@ CASES = {
     "transfer_if_needed_or_evict": ("executable = /bin/true\nshould_transfer_files = IF_NEEDED\n"
                                     "when_to_transfer_output = ON_EXIT_OR_EVICT\nqueue\n"),
     "transfer_bad_when": "executable = /bin/true\nwhen_to_transfer_output = garbage\nqueue\n",
+    "policy_periodic": ("executable = /bin/true\nperiodic_hold = NumJobStarts > 2\n"
+                        "periodic_release = true\nperiodic_remove = JobStatus == 5\nqueue\n"),
+    "policy_on_exit": ("executable = /bin/true\non_exit_hold = ExitCode != 0\n"
+                       "on_exit_remove = ExitCode == 0\nqueue\n"),
+    "policy_max_retries": "executable = /bin/true\nmax_retries = 3\nqueue\n",
+    "policy_max_retries_and_remove": ("executable = /bin/true\nmax_retries = 3\n"
+                                      "on_exit_remove = ExitCode == 0\nqueue\n"),
+    "policy_bad_expression": "executable = /bin/true\nperiodic_hold = (\nqueue\n",
     "getenv_true": "executable = /bin/true\ngetenv = True\nqueue\n",
     "getenv_false": "executable = /bin/true\ngetenv = false\nqueue\n",
     "getenv_names": "executable = /bin/true\ngetenv = PATH, home\nqueue\n",

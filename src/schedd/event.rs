@@ -23,6 +23,18 @@ pub mod hold_code {
     pub const STARTD_HELD_JOB: i64 = 21;
 }
 
+/// A job's exit that did not complete it, by its own policy.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum OnExit {
+    /// `OnExitRemove` was false: the job waits in the queue to run again.
+    Requeued,
+    /// `OnExitHold` was true: the job is held, for this reason.
+    Held {
+        /// `HoldReason`.
+        reason: String,
+    },
+}
+
 /// `ClusterId.ProcId`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 pub struct JobId {
@@ -184,6 +196,10 @@ pub enum JobEvent {
         /// Seconds it ran (`JobDuration`), when the node said.
         #[serde(default)]
         duration: Option<i64>,
+        /// What the job's `OnExitHold` / `OnExitRemove` made of the exit
+        /// (absent: it completed).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        on_exit: Option<OnExit>,
     },
     /// The job stopped running without finishing: back to the queue.
     Evicted {

@@ -9,7 +9,7 @@ use super::queue::{
 };
 use crate::classad::matchmaking::symmetric_match;
 use crate::classad::unparse::expr_to_string;
-use crate::classad::{ClassAd, Env, Expr, Value};
+use crate::classad::{ClassAd, Env, Expr, FixedEnv, Value};
 
 /// The attributes a node's reports (UPDATE_JOB_INFO, JOB_EXIT) set in
 /// the queue's job: the execution's state and usage, as HTCondor's
@@ -173,14 +173,22 @@ impl Queue {
                 } else {
                     (Some(int_of(last, "ExitCode").unwrap_or(0)), None)
                 };
-                out.push(JobEvent::Exited {
+                let mut exit = JobEvent::Exited {
                     at,
                     id,
                     code,
                     signal,
                     reason,
                     duration,
-                });
+                    on_exit: None,
+                };
+                // The job's exit policy sees the job as the exit leaves it.
+                let mut after = self.jobs[&id].clone();
+                after.apply(&exit);
+                if let JobEvent::Exited { on_exit, .. } = &mut exit {
+                    *on_exit = super::policy::on_exit(&after.ad, &FixedEnv::new(at));
+                }
+                out.push(exit);
             }
             ExitHow::Evict => {
                 // A node that could not start the job says why; after

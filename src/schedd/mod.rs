@@ -7,6 +7,7 @@ pub mod ad;
 pub mod event;
 mod lease;
 mod lines;
+pub mod policy;
 pub mod protocol;
 pub mod queue;
 pub mod route;

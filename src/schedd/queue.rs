@@ -16,6 +16,7 @@ use serde::{Deserialize, Serialize};
 
 pub use super::event::{ExitHow, JobEvent, JobId, LeaseEnd, Status, hold_code};
 
+use super::event::OnExit;
 use crate::classad::unparse::ad_to_string;
 use crate::classad::{ClassAd, Env, Expr, FixedEnv, Value, parse_ad, parse_expr};
 
@@ -166,7 +167,7 @@ pub struct Queue {
 impl Job {
     /// Applies one event (not `Submitted`) to the job; returns whether the
     /// job leaves the queue.
-    fn apply(&mut self, e: &JobEvent) -> bool {
+    pub(super) fn apply(&mut self, e: &JobEvent) -> bool {
         match e {
             JobEvent::Submitted { .. } => false,
             JobEvent::Leased {
@@ -202,8 +203,24 @@ impl Job {
                 signal,
                 reason,
                 duration,
+                on_exit,
                 ..
-            } => self.exited(*at, (*code, *signal), reason.as_deref(), *duration),
+            } => {
+                let left = self.exited(*at, (*code, *signal), reason.as_deref(), *duration);
+                match on_exit {
+                    None => left,
+                    Some(OnExit::Requeued) => {
+                        self.ad.remove("JobFinishedHookDone");
+                        set_status(&mut self.ad, Status::Idle, *at);
+                        false
+                    }
+                    Some(OnExit::Held { reason }) => {
+                        self.ad.remove("JobFinishedHookDone");
+                        self.held(*at, reason, hold_code::JOB_POLICY, 0);
+                        false
+                    }
+                }
+            }
             JobEvent::Evicted {
                 at,
                 duration,

@@ -77,12 +77,6 @@ const UNSUPPORTED: &[&str] = &[
     "container_image",
     "vm_type",
     "x509userproxy",
-    "periodic_hold",
-    "periodic_release",
-    "periodic_remove",
-    "on_exit_hold",
-    "on_exit_remove",
-    "max_retries",
     "checkpoint_exit_code",
     "stream_output",
     "stream_error",
@@ -327,6 +321,7 @@ fn job_ad(
         None => ad.insert_value("Rank", 0.0),
     }
     fixed(&mut ad, s, proc_id);
+    job_policy(&get, &mut ad, &set_expr)?;
     let (should, when) = transfer(&get)?;
     ad.insert_value("ShouldTransferFiles", should);
     match when {
@@ -557,6 +552,44 @@ fn requests(
         )
     })?;
     set_expr(ad, "Requirements", &text, line)
+}
+
+/// The job's own policy: `periodic_hold`, `periodic_release`,
+/// `periodic_remove`, `on_exit_hold`, `on_exit_remove` as expressions, and
+/// `max_retries` as condor_submit writes it (`JobMaxRetries`, with
+/// `OnExitRemove` true once the job has run that many more times or has
+/// exited 0, or by the job's own `on_exit_remove`). `schedd::policy`
+/// carries them out.
+fn job_policy(get: &Get<'_>, ad: &mut ClassAd, set_expr: &SetExpr<'_>) -> Result<(), SubmitError> {
+    // A command set to nothing is not set, as in condor_submit.
+    let get = |cmd: &str| Ok::<_, SubmitError>(get(cmd)?.filter(|(_, v)| !v.trim().is_empty()));
+    for (cmd, attr) in [
+        ("periodic_hold", "PeriodicHold"),
+        ("periodic_release", "PeriodicRelease"),
+        ("periodic_remove", "PeriodicRemove"),
+        ("on_exit_hold", "OnExitHold"),
+        ("on_exit_remove", "OnExitRemove"),
+    ] {
+        if let Some((line, e)) = get(cmd)? {
+            set_expr(ad, attr, &e, line)?;
+        }
+    }
+    if let Some((line, n)) = get("max_retries")? {
+        let n: i64 = n
+            .trim()
+            .parse()
+            .map_err(|_| err(line, format!("max_retries = {n}: not a whole number")))?;
+        ad.insert_value("JobMaxRetries", n);
+        if get("on_exit_hold")?.is_none() {
+            ad.insert_value("OnExitHold", false);
+        }
+        let mut remove = "NumJobCompletions > JobMaxRetries || ExitCode is 0".to_string();
+        if let Some((_, own)) = get("on_exit_remove")? {
+            remove = format!("{remove} || {own}");
+        }
+        set_expr(ad, "OnExitRemove", &remove, line)?;
+    }
+    Ok(())
 }
 
 /// The submitter's variables `getenv` gives the job, as condor_submit 23

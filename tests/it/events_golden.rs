@@ -703,6 +703,39 @@ fn samples() -> Vec<(&'static str, Event)> {
             cause: EndCause::Withdrawn,
         }),
     ));
+    v.push((
+        "job-exited-requeued",
+        Event::Job(roost::schedd::event::JobEvent::Exited {
+            at: 1_700_000_500,
+            id: roost::schedd::event::JobId {
+                cluster: 12,
+                proc: 0,
+            },
+            code: Some(1),
+            signal: None,
+            reason: None,
+            duration: Some(5),
+            on_exit: Some(roost::schedd::event::OnExit::Requeued),
+        }),
+    ));
+    v.push((
+        "job-exited-held",
+        Event::Job(roost::schedd::event::JobEvent::Exited {
+            at: 1_700_000_500,
+            id: roost::schedd::event::JobId {
+                cluster: 12,
+                proc: 1,
+            },
+            code: Some(2),
+            signal: None,
+            reason: None,
+            duration: Some(5),
+            on_exit: Some(roost::schedd::event::OnExit::Held {
+                reason: "The job attribute OnExitHold expression 'ExitCode != 0' evaluated to TRUE"
+                    .into(),
+            }),
+        }),
+    ));
     v
 }
 
@@ -817,6 +850,7 @@ fn job_samples() -> Vec<(&'static str, Event)> {
                 signal: None,
                 reason: Some("exited normally with status 3".into()),
                 duration: Some(42),
+                on_exit: None,
             }),
         ),
         (

@@ -505,3 +505,68 @@ fn removing_or_holding_a_running_job_stops_it_on_its_node() {
     assert_eq!(withdrawn, vec!["remove", "hold"]);
     assert!(stop(schedd).success());
 }
+
+/// A job's own policy as HTCondor's schedd applies it: `max_retries`
+/// runs a failing job again, `on_exit_hold` holds it, `periodic_remove`
+/// removes a running one (and its node stops it), `periodic_release`
+/// lets a held one go.
+#[test]
+fn a_jobs_own_policy_retries_holds_removes_and_releases_it() {
+    let ap = Ap::setup(
+        "schedd-job-policy",
+        "PERIODIC_EXPR_INTERVAL = 1\nSTARTER_UPDATE_INTERVAL = 1\n\
+         NUM_CPUS = 4\nNUM_SLOTS_TYPE_1 = 4\n",
+    );
+    let schedd = ap.schedd();
+    ap.up();
+    ap.submit_as_nobody(
+        "policy.sub",
+        "executable = /bin/sh\narguments = \"-c 'exit 3'\"\nmax_retries = 2\nqueue\n\
+         on_exit_hold = ExitCode != 0\nmax_retries =\nqueue\n\
+         executable = /bin/sleep\narguments = 300\non_exit_hold =\n\
+         periodic_remove = JobStatus == 2\nqueue\n\
+         executable = /bin/true\nperiodic_remove =\nhold = true\n\
+         periodic_release = HoldReasonCode == 15\nqueue\n",
+    );
+    let startd = ap.startd();
+    let history = |p: u32, attrs: &[&str]| {
+        let constraint = format!("ProcId == {p}");
+        let mut args = vec!["history", "-constraint", &constraint, "-af"];
+        args.extend_from_slice(attrs);
+        ap.ok(&args)
+    };
+    wait_for("the retried job to complete", || {
+        !history(0, &["JobStatus"]).is_empty()
+    });
+    assert_eq!(
+        history(0, &["JobStatus", "ExitCode", "NumJobCompletions"]),
+        "4 3 3\n",
+        "run once and retried twice"
+    );
+    wait_for("the failing job to be held by its policy", || {
+        ap.ok(&["q", "-af", "JobStatus", "-constraint", "ProcId == 1"]) == "5\n"
+    });
+    let held = ap.ok(&[
+        "q",
+        "-af",
+        "HoldReason",
+        "HoldReasonCode",
+        "-constraint",
+        "ProcId == 1",
+    ]);
+    assert!(
+        held.contains("OnExitHold expression 'ExitCode != 0' evaluated to TRUE")
+            && held.ends_with(" 3\n"),
+        "{held}"
+    );
+    wait_for(
+        "the running job removed by its policy, stopped on its node",
+        || history(2, &["JobStatus"]) == "3\n",
+    );
+    assert!(history(2, &["RemoveReason"]).contains("PeriodicRemove"));
+    wait_for("the held job released by its policy and run", || {
+        history(3, &["JobStatus"]) == "4\n"
+    });
+    assert!(stop(startd).success());
+    assert!(stop(schedd).success());
+}

@@ -55,6 +55,10 @@ pub struct ScheddSettings {
     /// `ROOST_QUEUE_MAX_START_FAILURES`: nodes failing to start a job
     /// this many times in a row put it on hold.
     pub max_start_failures: i64,
+    /// `PERIODIC_EXPR_INTERVAL` (seconds, default 60): how often every
+    /// job's `PeriodicHold`, `PeriodicRelease` and `PeriodicRemove` are
+    /// evaluated (`schedd::policy`).
+    pub periodic_interval: u64,
 }
 
 /// The router's configuration with what running its hooks needs.
@@ -456,6 +460,20 @@ impl Actor for ScheddActor {
         self.start_router(ctx);
         self.start_cron(ctx);
         self.start_pool(ctx);
+        let every = Duration::from_secs(self.settings.periodic_interval);
+        ctx.run_interval(every, |me, ctx| {
+            let now = me.clock.now();
+            let fired = me.queue.periodic(now, &FixedEnv::new(now));
+            for e in &fired {
+                info!(message = "A job's periodic policy fired.", job = %e.id());
+            }
+            if !fired.is_empty() {
+                let done = me.commit(fired, Response::done(""));
+                ctx.spawn(actix::fut::wrap_future(async move {
+                    let _ = done.await;
+                }));
+            }
+        });
         ctx.run_interval(Duration::from_secs(1), |me, ctx| {
             me.refresh_cron_ad();
             let now = me.clock.now();

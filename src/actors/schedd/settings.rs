@@ -64,6 +64,14 @@ pub fn settings(config: &Config) -> Result<ScheddSettings> {
             .int("ROOST_QUEUE_MAX_START_FAILURES")
             .map_err(|e| anyhow!(e))?
             .unwrap_or(crate::schedd::queue::DEFAULT_MAX_START_FAILURES),
+        periodic_interval: u64::try_from(
+            config
+                .int("PERIODIC_EXPR_INTERVAL")
+                .map_err(|e| anyhow!(e))?
+                .unwrap_or(60)
+                .max(1),
+        )
+        .unwrap_or(60),
     })
 }
 

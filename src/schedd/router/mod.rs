@@ -975,6 +975,7 @@ mod tests {
             signal: None,
             reason: None,
             duration: Some(1),
+            on_exit: None,
         });
     }
 

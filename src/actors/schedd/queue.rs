@@ -193,7 +193,7 @@ impl ScheddActor {
                     (e.at(), e.id().actor(), ScheddEvent::Job(e))
                 }
                 Logged::Route(e) => {
-                    self.router.apply(&e);
+                    self.router.apply_now(&e);
                     (e.at(), e.actor(), ScheddEvent::Route(e))
                 }
             })
@@ -366,6 +366,10 @@ impl ScheddActor {
 
     fn report(&mut self, request: &ScheddRequest) -> ResponseFuture<Response> {
         let now = self.clock.now();
+        // UPDATE_JOB_INFO is the node's word while the job runs: a job
+        // removed or held here since is withdrawn in the answer, and the
+        // node vacates it (`starter::withdraw`).
+        let mut withdrawn = None;
         let (job, decided) = match request {
             ScheddRequest::Reply { job, token, accept } => (
                 job,
@@ -388,7 +392,9 @@ impl ScheddActor {
                 job,
                 job.parse::<JobId>().and_then(|id| {
                     let now_ad = reported_ad(ad)?;
-                    self.queue.update(now, id, token, &now_ad)
+                    let events = self.queue.update(now, id, token, &now_ad)?;
+                    withdrawn = self.queue.jobs.get(&id).and_then(Job::withdrawal);
+                    Ok(events)
                 }),
             ),
             ScheddRequest::EvictClaim { job, token } => (
@@ -398,23 +404,11 @@ impl ScheddActor {
             ),
             _ => return refuse("not a report".into()),
         };
-        // UPDATE_JOB_INFO is the node's word while the job runs: a job
-        // removed or held here since is withdrawn in the answer, and the
-        // node vacates it (`starter::withdraw`).
-        let withdrawn = match request {
-            ScheddRequest::Update { job, .. } => job
-                .parse::<JobId>()
-                .ok()
-                .and_then(|id| self.queue.jobs.get(&id))
-                .and_then(Job::withdrawal)
-                .map(|ad| ad_to_string(&ad)),
-            _ => None,
-        };
         match decided {
             Ok(events) => {
                 info!(message = "Node report.", job = %job, events = events.len());
                 let answer = Response {
-                    ads: withdrawn.into_iter().collect(),
+                    ads: withdrawn.iter().map(ad_to_string).collect(),
                     ..Response::done("")
                 };
                 self.commit(events, answer)

@@ -61,7 +61,6 @@ pub fn replay(store: &SledStore<ScheddEvent>, history_limit: usize) -> Replayed 
             jobs = queue.unreadable
         );
     }
-    router.rested();
     info!(
         message = "Queue replayed.",
         events,

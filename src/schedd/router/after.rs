@@ -3,15 +3,13 @@
 //! where Roost does better on purpose, said so).
 
 use super::ads::{hook_ad, updated};
-use super::{
-    CLEANUP_RETRIED, Ctx, HookResult, Logged, RouteEvent, Router, RouterHook, Stage, exit_status,
-};
+use super::{CLEANUP_RETRIED, Ctx, HookResult, Logged, Router, RouterHook, Stage, exit_status};
 use crate::classad::unparse::expr_to_string;
 use crate::exit::Exit;
 use crate::schedd::event::JobId;
 
-/// Records what a hook's end meant.
-type Note<'a> = dyn FnMut(&mut Vec<Logged>, &str) + 'a;
+/// What a hook's end meant (its `HookRan` outcome), and what follows.
+type Judged = (String, Vec<Logged>);
 
 /// Whether a hook printed nothing but blanks.
 fn silent(result: &HookResult) -> bool {
@@ -26,7 +24,9 @@ fn as_edits(ad: &crate::classad::ClassAd) -> Vec<(String, String)> {
 }
 
 impl Router {
-    /// What a hook's result means for routed job `src`.
+    /// What a hook's result means for routed job `src`: its `HookRan`
+    /// (always, first: the job waits for its hook until the end is
+    /// recorded), then what the result causes.
     pub fn after_hook(
         &self,
         src: JobId,
@@ -38,45 +38,28 @@ impl Router {
             return Vec::new();
         };
         let code = result.exit.as_ref().map(exit_status);
-        let mut out = Vec::new();
-        let mut note = |out: &mut Vec<Logged>, outcome: &str| {
-            out.push(ctx.hook_ran(src, hook, result, outcome));
-        };
-        match (hook, r.stage) {
-            (RouterHook::Translate, Stage::Claimed) => {
-                self.after_translate(src, code, result, ctx, &mut out, &mut note);
-            }
+        let (outcome, then) = match (hook, r.stage) {
+            (RouterHook::Translate, Stage::Claimed) => self.after_translate(src, code, result, ctx),
             (RouterHook::UpdateJobInfo, Stage::Submitted) => {
-                self.after_update(src, code, result, ctx, &mut out, &mut note);
+                self.after_update(src, code, result, ctx)
             }
-            (RouterHook::Finalize, Stage::Finished) => {
-                self.after_finalize(src, code, result, ctx, &mut out, &mut note);
-            }
+            (RouterHook::Finalize, Stage::Finished) => self.after_finalize(src, code, result, ctx),
             (RouterHook::Cleanup, Stage::Ending { .. }) => {
                 let ok = matches!(result.exit, Some(Exit::Signal(_))) || code == Some(0);
+                let tries = ctx.cfg.cleanup_tries;
                 if ok {
-                    note(&mut out, "done");
-                    out.extend(self.finish_cleanup(src, ctx));
-                } else if ctx.cfg.cleanup_tries > 0
-                    && r.cleanup_failures + 1 >= ctx.cfg.cleanup_tries
-                {
-                    let tries = ctx.cfg.cleanup_tries;
-                    note(
-                        &mut out,
-                        &format!("failed {tries} times: the cleanup is given up"),
-                    );
-                    out.extend(self.finish_cleanup(src, ctx));
+                    ("done".into(), self.finish_cleanup(src, ctx))
+                } else if tries > 0 && r.cleanup_failures + 1 >= tries {
+                    let why = format!("failed {tries} times: the cleanup is given up");
+                    (why, self.finish_cleanup(src, ctx))
                 } else {
-                    note(&mut out, CLEANUP_RETRIED);
+                    (CLEANUP_RETRIED.into(), Vec::new())
                 }
             }
-            _ => note(&mut out, "ignored: the job moved on while it ran"),
-        }
-        // A hook's end is always recorded: the job waits for it until it is.
-        let ended = |e: &Logged| matches!(e, Logged::Route(RouteEvent::HookRan { .. }));
-        if !out.iter().any(ended) {
-            out.insert(0, ctx.hook_ran(src, hook, result, "ended"));
-        }
+            _ => ("ignored: the job moved on while it ran".into(), Vec::new()),
+        };
+        let mut out = vec![ctx.hook_ran(src, hook, result, &outcome)];
+        out.extend(then);
         out
     }
 
@@ -86,27 +69,25 @@ impl Router {
         code: Option<i32>,
         result: &HookResult,
         ctx: &Ctx<'_>,
-        out: &mut Vec<Logged>,
-        note: &mut Note<'_>,
-    ) {
+    ) -> Judged {
         match code {
             Some(0) if silent(result) => {
-                note(out, "no output: tried again at the next poll");
+                ("no output: tried again at the next poll".into(), Vec::new())
             }
             Some(0) => match hook_ad(&result.stdout) {
-                Ok(ad) => {
-                    note(out, "the routed copy is the hook's ad");
-                    out.extend(self.finish_submit(src, ad, ctx));
-                }
-                Err(e) => {
-                    note(out, &format!("output refused ({e}): the job is given up"));
-                    out.push(ctx.ending(src, false, format!("TRANSLATE_JOB output: {e}")));
-                }
+                Ok(ad) => (
+                    "the routed copy is the hook's ad".into(),
+                    self.finish_submit(src, ad, ctx),
+                ),
+                Err(e) => (
+                    format!("output refused ({e}): the job is given up"),
+                    vec![ctx.ending(src, false, format!("TRANSLATE_JOB output: {e}"))],
+                ),
             },
-            _ => {
-                note(out, "failed: the job is given up");
-                out.push(ctx.ending(src, false, "TRANSLATE_JOB failed"));
-            }
+            _ => (
+                "failed: the job is given up".into(),
+                vec![ctx.ending(src, false, "TRANSLATE_JOB failed")],
+            ),
         }
     }
 
@@ -116,39 +97,35 @@ impl Router {
         code: Option<i32>,
         result: &HookResult,
         ctx: &Ctx<'_>,
-        out: &mut Vec<Logged>,
-        note: &mut Note<'_>,
-    ) {
+    ) -> Judged {
         match code {
-            Some(0) if silent(result) => {
-                note(out, "no output: the status check goes on");
-                out.extend(self.finish_check(src, ctx));
-            }
+            Some(0) if silent(result) => (
+                "no output: the status check goes on".into(),
+                self.finish_check(src, ctx),
+            ),
             Some(0) => match hook_ad(&result.stdout) {
                 Ok(mut ad) => {
                     ad.remove("MyType");
                     ad.remove("TargetType");
-                    note(out, "the routed copy updated");
+                    let mut then = Vec::new();
                     if let Some(d) = self.jobs.get(&src).and_then(|r| r.dest) {
-                        out.extend(updated(ctx.now, d, as_edits(&ad)));
+                        then.extend(updated(ctx.now, d, as_edits(&ad)));
                     }
-                    out.extend(self.finish_check(src, ctx));
+                    then.extend(self.finish_check(src, ctx));
+                    ("the routed copy updated".into(), then)
                 }
-                Err(e) => {
-                    note(out, &format!("output refused ({e}): the job is given up"));
-                    out.push(ctx.ending(src, false, format!("UPDATE_JOB_INFO output: {e}")));
-                }
+                Err(e) => (
+                    format!("output refused ({e}): the job is given up"),
+                    vec![ctx.ending(src, false, format!("UPDATE_JOB_INFO output: {e}"))],
+                ),
             },
-            _ => {
-                // HTCondor's router skips the status check too, and so
-                // never follows the copy again while the hook fails: the
-                // copy completes and nothing finalizes it.
-                note(
-                    out,
-                    "failed: its output is not taken; the status check goes on",
-                );
-                out.extend(self.finish_check(src, ctx));
-            }
+            // HTCondor's router skips the status check too, and so never
+            // follows the copy again while the hook fails: the copy
+            // completes and nothing finalizes it.
+            _ => (
+                "failed: its output is not taken; the status check goes on".into(),
+                self.finish_check(src, ctx),
+            ),
         }
     }
 
@@ -158,38 +135,34 @@ impl Router {
         code: Option<i32>,
         result: &HookResult,
         ctx: &Ctx<'_>,
-        out: &mut Vec<Logged>,
-        note: &mut Note<'_>,
-    ) {
-        let failed = match code {
-            Some(0) if silent(result) => {
-                note(out, "no output: the source job is finalized as it is");
-                None
-            }
+    ) -> Judged {
+        let refused = |why: String| {
+            // As HTCondor's router: the copy is aborted, and the source,
+            // whose status mirrors the completed copy, leaves the queue
+            // completed without the hook's update. It never runs again.
+            (
+                "refused: the routed copy is aborted; the source completes without the hook's \
+                 update"
+                    .to_string(),
+                vec![ctx.ending(src, false, why)],
+            )
+        };
+        match code {
+            Some(0) if silent(result) => (
+                "no output: the source job is finalized as it is".into(),
+                self.finish_finalize(src, ctx),
+            ),
             Some(0) => match hook_ad(&result.stdout) {
                 Ok(ad) => {
-                    note(out, "the source job updated");
-                    out.extend(updated(ctx.now, src, as_edits(&ad)));
-                    None
+                    let mut then = updated(ctx.now, src, as_edits(&ad))
+                        .into_iter()
+                        .collect::<Vec<_>>();
+                    then.extend(self.finish_finalize(src, ctx));
+                    ("the source job updated".into(), then)
                 }
-                Err(e) => Some(format!("JOB_FINALIZE output: {e}")),
+                Err(e) => refused(format!("JOB_FINALIZE output: {e}")),
             },
-            _ => Some("JOB_FINALIZE failed".to_string()),
-        };
-        match failed {
-            None => out.extend(self.finish_finalize(src, ctx)),
-            Some(why) => {
-                // As HTCondor's router: the copy is aborted, and the
-                // source, whose status mirrors the completed copy, leaves
-                // the queue completed without the hook's update. It never
-                // runs again.
-                note(
-                    out,
-                    "refused: the routed copy is aborted; the source completes \
-                     without the hook's update",
-                );
-                out.push(ctx.ending(src, false, why));
-            }
+            _ => refused("JOB_FINALIZE failed".to_string()),
         }
     }
 }

@@ -298,8 +298,18 @@ impl Router {
             }
             RouteEvent::Retired { src, .. } => {
                 self.jobs.remove(src);
-                self.resting.insert(*src, REST_POLLS);
             }
+        }
+    }
+
+    /// [`Router::apply`] of an event that happens now (not replayed): a
+    /// job retiring now rests before it may be claimed again. A restart
+    /// replays with `apply` alone, so it starts with no job resting, as
+    /// HTCondor's router forgets its retired jobs.
+    pub fn apply_now(&mut self, e: &RouteEvent) {
+        self.apply(e);
+        if let RouteEvent::Retired { src, .. } = e {
+            self.resting.insert(*src, REST_POLLS);
         }
     }
 
@@ -309,12 +319,6 @@ impl Router {
             *left = left.saturating_sub(1);
             *left > 0
         });
-    }
-
-    /// Forgets which jobs rest (a restart: HTCondor's router forgets its
-    /// retired jobs too).
-    pub fn rested(&mut self) {
-        self.resting.clear();
     }
 
     /// How many jobs each route has, and how many of their routed copies
@@ -738,7 +742,7 @@ mod tests {
             for e in events {
                 match e {
                     Logged::Job(e) => q.apply(&e),
-                    Logged::Route(e) => r.apply(&e),
+                    Logged::Route(e) => r.apply_now(&e),
                 }
             }
         };

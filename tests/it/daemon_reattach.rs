@@ -486,7 +486,13 @@ fn a_job_fetched_while_the_daemon_dies_is_read_at_the_restart_and_answered() {
 
 #[test]
 fn a_fetched_claim_between_jobs_goes_on_after_a_restart() {
-    let node = Node::setup("reattach-idle-claim", ORPHANS);
+    // The claim is idle between jobs until its next fetch finds nothing
+    // (then it ends): a long delay while claimed keeps that window open
+    // long enough to see it on a loaded machine.
+    let node = Node::setup(
+        "reattach-idle-claim",
+        &format!("{ORPHANS}FetchWorkDelay = ifThenElse(State == \"Claimed\", 10, 1)\n"),
+    );
     node.job("j1", 1, "0");
     let first = node.start();
     wait_for("JOB_EXIT of job 1", || !of_job(&node, "exit", 1).is_empty());

@@ -4,8 +4,12 @@
 //! else a `SlotTypeId` equal to the slot's; else a `SlotId` equal to the
 //! slot's; else every slot — always within the job's `_SLOTS` list when it
 //! has one. Those five attributes are never copied into the slot ad.
-//! Ads go in the order they were first published (the job's own ad first),
-//! so a later one's values win. Pure.
+//! Ads go in HTCondor's list order, a later one's values winning: each
+//! job's own ad (`<job>`) holds the place its job was configured at (every
+//! job's before any tagged ad, startd cron jobs before benchmarks), and a
+//! tagged ad (`<job>.<tag>`) is put after the others when it is first
+//! published. So a slot's own tagged ad wins over the job's untagged ad,
+//! whatever order they were printed in. Pure.
 
 use std::collections::BTreeMap;
 
@@ -71,8 +75,9 @@ pub fn merge_into(slot: &mut ClassAd, ad: &ClassAd) {
     }
 }
 
-/// Every ad the cron jobs published, in the order their names were
-/// first published, as slots merge them. Written by the cron actors;
+/// Every ad the cron jobs published, in HTCondor's list order (each job's
+/// own ad where the job was registered, tagged ads where they were first
+/// published), as slots merge them. Written by the cron actors;
 /// each change counts a generation, so a slot rebuilds its merged ad only
 /// when one happened.
 #[derive(Clone, Debug, Default)]
@@ -94,28 +99,51 @@ struct Entry {
     name: String,
     /// The job's `_SLOTS`.
     slots: Vec<u32>,
-    ad: ClassAd,
+    /// `None`: the job's own ad, registered, not published yet.
+    ad: Option<ClassAd>,
 }
 
 impl Published {
+    /// Holds the place of job `job`'s (of slot list `slots`) own ad `name`
+    /// after those registered or published so far, as HTCondor registers
+    /// a cron job's ad when the job is configured. A job already there
+    /// keeps its place (its slot list is updated).
+    pub fn register(&mut self, job: &str, slots: &[u32], name: &str) {
+        match self.entry(job, name) {
+            Some(e) => e.slots = slots.to_vec(),
+            None => self.entries.push(Entry {
+                job: job.to_string(),
+                name: name.to_string(),
+                slots: slots.to_vec(),
+                ad: None,
+            }),
+        }
+    }
+
     /// Puts job `job`'s (of slot list `slots`) ad `name` in place of the
-    /// one of that name, or after the others.
+    /// one of that name (names are compared exactly, as HTCondor's list
+    /// does), or after the others.
     pub fn replace(&mut self, job: &str, slots: &[u32], name: &str, ad: ClassAd) {
         self.generation += 1;
         let entry = Entry {
             job: job.to_string(),
             name: name.to_string(),
             slots: slots.to_vec(),
-            ad,
+            ad: Some(ad),
         };
-        match self
-            .entries
-            .iter_mut()
-            .find(|e| e.job == job && e.name.eq_ignore_ascii_case(name))
-        {
+        match self.entry(job, name) {
             Some(old) => *old = entry,
             None => self.entries.push(entry),
         }
+    }
+
+    fn entry(&mut self, job: &str, name: &str) -> Option<&mut Entry> {
+        (self.entries.iter_mut()).find(|e| e.job == job && e.name == name)
+    }
+
+    /// The published ads, in merge order.
+    fn ads(&self) -> impl Iterator<Item = (&Entry, &ClassAd)> {
+        (self.entries.iter()).filter_map(|e| e.ad.as_ref().map(|a| (e, a)))
     }
 
     /// Forgets every ad of the jobs `keep` says no to (jobs gone from the
@@ -155,7 +183,7 @@ impl Published {
 
     /// Whether no job has published an ad.
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty() && self.metrics.is_empty()
+        self.ads().next().is_none() && self.metrics.is_empty()
     }
 
     /// `machine` with every ad that goes into slot `slot` (number
@@ -169,9 +197,9 @@ impl Published {
         env: &dyn Env,
     ) -> ClassAd {
         let mut ad = machine.clone();
-        for e in &self.entries {
-            if goes_into(&e.ad, &e.slots, target, slot_id, env) {
-                merge_into(&mut ad, &e.ad);
+        for (e, published) in self.ads() {
+            if goes_into(published, &e.slots, target, slot_id, env) {
+                merge_into(&mut ad, published);
             }
         }
         for attrs in self.metrics.values().filter_map(|m| m.get(slot)) {
@@ -192,8 +220,8 @@ impl Published {
     /// what the ad is (`MyType`, `Name`, `TargetType`).
     pub fn merged_daemon(&self, daemon: &ClassAd) -> ClassAd {
         let mut ad = daemon.clone();
-        for e in &self.entries {
-            for (name, expr) in e.ad.iter() {
+        for (_, published) in self.ads() {
+            for (name, expr) in published.iter() {
                 if !OWN.iter().any(|t| name.as_str().eq_ignore_ascii_case(t)) {
                     ad.insert(name.clone(), expr.clone());
                 }
@@ -279,7 +307,7 @@ mod tests {
         assert!(on(&p, 1, "X").identical(&Value::Int(1)));
         assert!(on(&p, 2, "X").identical(&Value::Int(2)));
         assert!(on(&p, 1, "Healthy").identical(&Value::Bool(true)));
-        p.replace("cron.a", &[], "A", parse_ad("[ Y = 3 ]").expect("ad"));
+        p.replace("cron.a", &[], "a", parse_ad("[ Y = 3 ]").expect("ad"));
         assert!(p.generation() > g);
         assert!(on(&p, 1, "X").identical(&Value::Undefined));
         assert!(on(&p, 1, "Healthy").identical(&Value::Bool(false)));
@@ -288,6 +316,62 @@ mod tests {
         assert!(on(&p, 2, "Y").identical(&Value::Int(3)));
         p.retain_jobs(|_| false);
         assert!(p.is_empty());
+    }
+
+    /// The manual's example: one run prints an ad for slot 1 (tag `s1`),
+    /// one for slot 2 (`s2`), then an untagged one for every slot. The
+    /// job's own ad holds the place the job was registered at, so the
+    /// slots' own ads win in their slots, and the job registered after it
+    /// wins over its own ad elsewhere; with a prefix nothing targets and
+    /// the last tagged ad wins everywhere.
+    #[test]
+    fn a_jobs_own_ad_keeps_its_registered_place_and_tagged_ads_win() {
+        let env = FixedEnv::new(0);
+        let ad = |t: &str| parse_ad(t).expect("ad");
+        let machine = ad("[ Arch = \"X86_64\" ]");
+        let value = |p: &Published, id: u32, name: &str| {
+            p.merged(
+                &machine,
+                &slot(i64::from(id), 1),
+                (&format!("slot{id}"), id),
+                &env,
+            )
+            .eval_attr(name, &env)
+        };
+        let mut p = Published::default();
+        p.register("cron.test", &[], "test");
+        p.register("cron.other", &[], "other");
+        p.replace("cron.other", &[], "other", ad("[ Value = 5; Other = 1 ]"));
+        for (name, text) in [
+            ("test.s1", "[ Value = 1; SlotId = 1 ]"),
+            ("test.s2", "[ Value = 2; SlotId = 2 ]"),
+            ("test", "[ Value = 10 ]"),
+        ] {
+            p.replace("cron.test", &[], name, ad(text));
+        }
+        assert!(value(&p, 1, "Value").identical(&Value::Int(1)));
+        assert!(value(&p, 2, "Value").identical(&Value::Int(2)));
+        assert!(value(&p, 3, "Value").identical(&Value::Int(5)));
+        p.retain_jobs(|j| j != "cron.other");
+        assert!(value(&p, 3, "Value").identical(&Value::Int(10)));
+        // Registering again keeps the place.
+        p.register("cron.test", &[], "test");
+        assert!(value(&p, 1, "Value").identical(&Value::Int(1)));
+        let mut prefixed = Published::default();
+        prefixed.register("cron.test", &[], "test");
+        for (name, text) in [
+            ("test.s1", "[ P_Value = 1; P_SlotId = 1 ]"),
+            ("test.s2", "[ P_Value = 2; P_SlotId = 2 ]"),
+            ("test", "[ P_Value = 10 ]"),
+        ] {
+            prefixed.replace("cron.test", &[], name, ad(text));
+        }
+        for id in 1..=3 {
+            assert!(value(&prefixed, id, "P_Value").identical(&Value::Int(2)));
+        }
+        let mut none = Published::default();
+        none.register("cron.test", &[], "test");
+        assert!(none.is_empty());
     }
 
     #[test]

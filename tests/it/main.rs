@@ -8,6 +8,7 @@ mod classad_props;
 mod config_cli;
 mod config_oracle;
 mod config_props;
+mod cron_order;
 mod daemon;
 mod daemon_admin;
 mod daemon_backfill;

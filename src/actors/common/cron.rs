@@ -21,6 +21,7 @@ use tracing::{debug, info, warn};
 pub use super::cron_host::CronHost;
 use crate::classad::{ClassAd, FixedEnv, Value};
 use crate::cron::config::{CronJob, CronSettings, Manager, Mode};
+use crate::cron::merge::Published;
 use crate::cron::metrics::{self, Metrics};
 use crate::cron::schedule::{Action, Schedule};
 use crate::events::{CronEvent, CronState, PublishedAd};
@@ -121,6 +122,7 @@ impl CronManager {
         last: Option<CronState>,
     ) -> CronManager {
         let schedule = Schedule::new(&settings.jobs, settings.max_job_load);
+        register(&mut shared.published().borrow_mut(), &settings);
         CronManager {
             shared: Rc::clone(shared),
             settings,
@@ -294,6 +296,7 @@ impl Handler<NewCron> for CronManager {
                 )),
             }
         }
+        register(&mut self.shared.published().borrow_mut(), &settings);
         let kind = kind(settings.manager);
         let mut gone = Vec::new();
         for &k in &r.retired {
@@ -459,8 +462,9 @@ impl CronJobActor {
         if out.ads.is_empty() && problems.is_empty() {
             return;
         }
-        // The schedd's jobs publish one ad each: every block replaces it.
-        let one = self.shared.one_ad_per_job();
+        // The schedd's jobs and benchmarks publish one ad each, whatever
+        // the separator's tag (HTCondor's ignore it): every block replaces it.
+        let one = self.shared.one_ad_per_job() || self.manager == Manager::Benchmarks;
         let name_of = |a: &crate::cron::output::CronAd| {
             if one {
                 self.job.name.clone()
@@ -638,6 +642,21 @@ impl Handler<Output> for CronJobActor {
     }
 }
 
+/// Holds each of `settings`' jobs' own ad's place in the merge order, as
+/// HTCondor's daemons register a cron job's ad when they configure the
+/// job: jobs in job-list order, after those configured before (a job
+/// already registered keeps its place).
+fn register(published: &mut Published, settings: &CronSettings) {
+    let kind = kind(settings.manager);
+    for job in &settings.jobs {
+        published.register(
+            &crate::events::cron::actor(kind, &job.name),
+            &job.slots,
+            &job.name,
+        );
+    }
+}
+
 /// What a new run takes of the log's cron state: only the jobs `managers`
 /// still configure; their ads go into `shared`'s published ads (before
 /// any slot evaluates), and the state is returned for the run's start
@@ -651,6 +670,9 @@ pub fn restore(shared: &dyn CronHost, managers: &[CronSettings], last: &CronStat
         .collect();
     let kept = last.only(&actors);
     let mut published = shared.published().borrow_mut();
+    for m in managers {
+        register(&mut published, m);
+    }
     for m in managers {
         for job in &m.jobs {
             let actor = crate::events::cron::actor(kind(m.manager), &job.name);

@@ -236,6 +236,50 @@ def basename_cases():
     return [case("basename-suffix", text, list("ABCDEFGHIJKLMNOTUVW"))]
 
 
+def warning_error_cases(major):
+    """The templates' conditional `warning :` and `error :` lines, each
+    reached (too few arguments, a knob unset) and passed by; and the same
+    keywords outside templates (a warning there defines nothing)."""
+    W = ["WARNING", "ERROR"]
+    c = []
+    ckpt = ["DEFAULT_CHECKPOINT_DESTINATION", "EXTENDED_SUBMIT_COMMANDS"] + W
+    if major >= 25:
+        c.append(case("warn-ckpt-prefix", "DEFAULT_CHECKPOINT_DESTINATION_PREFIX = /ckpt\n"
+                      "use FEATURE : DefaultCheckpointDestination\n", ckpt))
+        c.append(case("warn-ckpt-destination", "DEFAULT_CHECKPOINT_DESTINATION = /ckpt/x\n"
+                      "use FEATURE : DefaultCheckpointDestination\n", ckpt))
+        c.append(case("warn-ckpt-warning-then-set", "WARNING = mine\nuse FEATURE : DefaultCheckpointDestination\n"
+                      "A = $(WARNING)\n", ["A"] + W))
+        c.append(case("warn-ckpt-overridden-after", "use FEATURE : DefaultCheckpointDestination\n"
+                      "WARNING = mine\n", W))
+        c.append(case("error-project-name-no-arg", "use FEATURE : AssignProjectName\n", W))
+        c.append(case("error-project-name-arg", "use FEATURE : AssignProjectName(pmap)\n",
+                      ["JOB_TRANSFORM_NAMES", "SCHEDD_CLASSAD_USER_MAP_NAMES"] + W))
+    c.append(case("error-accounting-group-arg", "use FEATURE : AssignAccountingGroup(/x/map)\n",
+                  ["SCHEDD_CLASSAD_USER_MAP_NAMES", "CLASSAD_USER_MAPFILE_AssignAccountingGroup"] + W))
+    c.append(case("error-oneshot-cron-two-args", "use FEATURE : OneShotCronHook(STARTD_CRON, x)\n", W))
+    c.append(case("error-oneshot-cron-three-args", "use FEATURE : OneShotCronHook(STARTD_CRON, x, /bin/true)\n",
+                  ["STARTD_CRON_JOBLIST", "STARTD_CRON_x_MODE", "STARTD_CRON_x_EXECUTABLE"] + W))
+    c.append(case("error-continuous-cron-two-args", "use FEATURE : ContinuousCronHook(SCHEDD_CRON, x)\n", W))
+    c.append(case("error-periodic-cron-three-args", "use FEATURE : PeriodicCronHook(STARTD_CRON, x, 60)\n", W))
+    c.append(case("error-monitor-four-args", "use FEATURE : Monitor(m, Periodic, 60, /bin/true)\n", W))
+    c.append(case("error-monitor-five-args", "use FEATURE : Monitor(m, Periodic, 60, /bin/true, SUM:X)\n",
+                  ["STARTD_CRON_JOBLIST", "STARTD_CRON_m_MONITOR_METRICS"] + W))
+    c.append(case("error-usermap-one-arg", "use FEATURE : ScheddUsermapFile(m)\n", W))
+    c.append(case("error-usermap-two-args", "use FEATURE : ScheddUsermapFile(m, /x/f)\n",
+                  ["SCHEDD_CLASSAD_USER_MAP_NAMES", "CLASSAD_USER_MAPFILE_m"] + W))
+    c.append(case("error-set-attr-two-args", "use FEATURE : SetJobAttrFromUsermap(A, B)\n", W))
+    c.append(case("error-want-hold-if-two-args", "use POLICY : Want_Hold_If(X, 1)\n", W))
+    c.append(case("error-preempt-if-empty", "use POLICY : Preempt_If()\n", W))
+    # Outside templates: a message only (expanded), no knob.
+    c.append(case("warning-top-level", "A = x\nwarning : look at $(A)\nB = 1\n", ["A", "B"] + W))
+    c.append(case("warning-top-level-no-space", "warning: nospace\nB = 1\n", ["B"] + W))
+    c.append(case("warning-in-if", "if true\n  warning : in if\nendif\nB = 1\n", ["B"] + W))
+    c.append(case("warning-keeps-knob", "WARNING = set\nwarning : again\n", W))
+    c.append(case("error-top-level", "A = 1\nerror : stop $(A)\nB = 2\n", ["A", "B"]))
+    return c
+
+
 def cases(major):
     c = []
     c.extend(append_cases())
@@ -474,8 +518,11 @@ def cases(major):
     for cat, name, knobs in templates(major):
         if cat in ("UPGRADE", "EXPERIMENTAL"):
             continue
-        probes = knobs[:40] if knobs else ["A"]
+        # WARNING and ERROR: a template's "warning :" line also defines
+        # WARNING (HTCondor reads it as an assignment too).
+        probes = (knobs[:40] if knobs else ["A"]) + ["WARNING", "ERROR"]
         c.append(case("use-%s-%s" % (cat.lower(), name.lower()), "use %s : %s\n" % (cat, name), probes))
+    c.extend(warning_error_cases(major))
     c.append(case("use-lowercase", "use policy : desktop\n", ["START", "KILL"]))
     c.append(case("use-two-on-a-line", "use ROLE : Execute, Submit\n", ["DAEMON_LIST"]))
     c.append(case("use-space-separated", "use POLICY : Always_Run_Jobs Limit_Job_Runtimes\n", ["START", "PREEMPT", "MaxJobRetirementTime"]))

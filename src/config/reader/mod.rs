@@ -674,12 +674,14 @@ impl Reader<'_> {
                 line: src.line,
                 message: msg,
             });
-            return Ok(());
-        }
-        if op == b':' && !template && keyword.eq_ignore_ascii_case("include") {
+            if !template {
+                return Ok(());
+            }
+            // In a template's body HTCondor's reader goes on to read the
+            // line as an assignment too: the knob WARNING holds its text.
+        } else if op == b':' && !template && keyword.eq_ignore_ascii_case("include") {
             return self.include_line(between, rhs, src);
-        }
-        if op == b':' && !keyword.eq_ignore_ascii_case("RunBenchmarks") {
+        } else if op == b':' && !keyword.eq_ignore_ascii_case("RunBenchmarks") {
             self.warnings.push(Warning {
                 file: src.name.clone(),
                 line: src.line,

@@ -700,6 +700,25 @@ OLD_LINES = [
     "A = strcat(\"a\", \"b\")", "A = x ?: y", "A = -5", "A = - 5", "# comment", "A = # x",
     'A = "unterminated', "A = \"q\\\"", "A.B = 1", "A = 1 // comment",
 ]
+# Unusual spacing, quoting, trailing text, odd names and lines that are not
+# assignments, as a hook or cron script might print them.
+OLD_LINES += [
+    # spacing
+    "A\t=\t1", "A =1", "A= 1", " A=1 ", "A = 1\t", "A =  \t 1", "\tA = 1",
+    # quoting
+    'A = ""', 'A = "a""b"', "A = \"it's\"", "A = 'x'", 'A = "\\""', 'A = "\\x41"', 'A = "\\101"',
+    'A = "\\u0041"', 'A = "a\\\\"', "A = 'a'b'", 'A = "x" + "y"', 'A = "a\\tb"',
+    # trailing text
+    "A = 1;", "A = 1 ;", "A = 1; B = 2", "A = 1 # c", 'A = "x" y', "A = 1)", "A = 1]", "A = f(1) 2",
+    "A = 1,", "A = 1 /* c */", "A = /* c */ 1", "A = 1 /* open", "A = 1 \\", "A = true false",
+    # names
+    "A-B = 1", "A_B = 1", "_A = 1", "1A = 1", "A1 = 1", "A$ = 1", "A.b.c = 1", "MY.A = 1", "TARGET.A = 1",
+    "A:B = 1", "@A = 1", "A@ = 1", "\u00c4 = 1", "'a b' = 1", "'A' = 2", "A\\B = 1", "a = 1", "aBc = 1",
+    "true = 1", "undefined = 1", "error = 1", "is = 1", "isnt = 1", "parent = 1", "my = 1", "target = 1",
+    # not assignments
+    "[A = 1]", "A := 1", "A =: 1", "A ==", "==", "=", " ", "A = = 1", "A += 1", "A => 1", "-", "- tag",
+    "!A = 1", "A B C", "A = 1 = 2", "A =\t", "A B = 1",
+]
 
 
 def gen_old():
@@ -731,6 +750,10 @@ def gen_oldads():
         for b in OLDAD_LINES:
             cases.append("A0 = 0\n%s\n%s\nZ = 9\n" % (a, b))
             cases.append("%s\n%s\n\nY = 8\n" % (a, b))
+    # Repeated names: which of the lines an ad keeps.
+    cases += ["A = 1\nA = 2\n", "A = 1\na = 2\n", "A = 1\n\nA = 2\n", "A = 1\nA = (\n",
+              "A = (\nA = 1\n", "A = 1\nB = A\nA = 3\n", "a = 1\nA = 2\nb = a\n",
+              "A = 1\n A = 2\n", "A = 1\n\tA=2\n", "Name = \"x\"\nNAME = \"y\"\nname = \"z\"\n"]
     w = Writer("oldads.jsonl")
     for text in cases:
         w.write(old_ads(text), text)

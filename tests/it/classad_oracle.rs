@@ -305,6 +305,11 @@ fn old_syntax_lines_match_htcondor() {
     let mut r = Report::new("old");
     for c in fixture("old.jsonl") {
         let line = c["line"].as_str().unwrap_or_default();
+        // Deliberate difference (docs/classad.md): HTCondor keeps a tab
+        // before `=` in the name (`A\t`).
+        if line.split('=').next().is_some_and(|n| n.ends_with('\t')) {
+            continue;
+        }
         let got = parse_line(line.as_bytes(), 1, &Limits::default());
         match c["printed"].as_str() {
             None => r.check(got.is_err(), || {

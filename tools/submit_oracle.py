@@ -58,6 +58,25 @@ CASES = {
     "getenv_names": "executable = /bin/true\ngetenv = PATH, home\nqueue\n",
     "getenv_patterns": "executable = /bin/true\ngetenv = P* Z*, L?NG, NOPE\nqueue\n",
     "getenv_yes_is_a_name": "executable = /bin/true\ngetenv = yes\nqueue\n",
+    "accounting_group": ("executable = /bin/true\naccounting_group = physics\n"
+                         "accounting_group_user = bob\nqueue\n"),
+    "accounting_group_owner": "executable = /bin/true\naccounting_group = physics.hep\nqueue\n",
+    "accounting_group_user_only": "executable = /bin/true\naccounting_group_user = bob\nqueue\n",
+    "accounting_group_empty": "executable = /bin/true\naccounting_group =\nqueue\n",
+    "streams": "executable = /bin/true\nstream_output = true\nstream_error = false\nqueue\n",
+    "streams_no_transfer": ("executable = /bin/true\nshould_transfer_files = NO\n"
+                            "stream_output = true\nstream_error = true\nqueue\n"),
+    "coresize": "executable = /bin/true\ncoresize = 1000000\nqueue\n",
+    "coresize_unlimited": "executable = /bin/true\ncoresize = -1\nqueue\n",
+    "coresize_bad": "executable = /bin/true\ncoresize = big\nqueue\n",
+    "noop_job": "executable = /bin/true\nnoop_job = true\nqueue\n",
+    "noop_job_expr_code": ("executable = /bin/true\nnoop_job = ProcId == 1\n"
+                           "noop_job_exit_code = 3\nqueue 2\n"),
+    "noop_job_signal": ("executable = /bin/true\nnoop_job = true\n"
+                        "noop_job_exit_signal = 9\nqueue\n"),
+    "transfer_executable_false": "executable = /bin/true\ntransfer_executable = false\nqueue\n",
+    "transfer_executable_no_transfer": ("executable = /bin/true\nshould_transfer_files = NO\n"
+                                        "transfer_executable = False\nqueue\n"),
     "getenv_and_environment": ("executable = /bin/true\nenvironment = \"PATH=/opt A=1\"\n"
                                "getenv = true\nqueue\n"),
     "arguments_old": "executable = /bin/echo\narguments = one two \"three\"\nqueue\n",

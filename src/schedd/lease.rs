@@ -69,7 +69,10 @@ impl Queue {
             .jobs
             .iter()
             .filter(|(_, j)| {
-                j.status() == Some(Status::Idle) && j.lease.is_none() && j.runs_on_nodes()
+                j.status() == Some(Status::Idle)
+                    && j.lease.is_none()
+                    && j.runs_on_nodes()
+                    && !super::policy::is_noop(&j.ad, env)
             })
             .map(|(id, j)| (int_of(&j.ad, "JobPrio").unwrap_or(0), *id, j))
             .collect();

@@ -13,3 +13,4 @@ pub mod queue;
 pub mod route;
 pub mod router;
 pub mod submit;
+mod submit_more;

@@ -2,7 +2,8 @@
 //! `OnExitHold` and `OnExitRemove` make of an exit (held, or back in the
 //! queue to run again, instead of completed), and what its
 //! `PeriodicHold`, `PeriodicRelease` and `PeriodicRemove` do at each of
-//! the schedd's periodic evaluations (`PERIODIC_EXPR_INTERVAL`).
+//! the schedd's periodic evaluations (`PERIODIC_EXPR_INTERVAL`); and a
+//! no-op job (`IsNoopJob`), completed without running.
 
 use super::event::{JobEvent, JobId, OnExit, hold_code};
 use super::queue::{Job, Queue, Status};
@@ -32,6 +33,36 @@ pub fn on_exit(exited: &ClassAd, env: &dyn Env) -> Option<OnExit> {
     matches!(exited.eval_attr("OnExitRemove", env), Value::Bool(false)).then_some(OnExit::Requeued)
 }
 
+/// Whether `ad` is a no-op job (`IsNoopJob` true): the queue completes it
+/// without running it, as HTCondor's schedd does.
+pub fn is_noop(ad: &ClassAd, env: &dyn Env) -> bool {
+    is_true(ad, "IsNoopJob", env)
+}
+
+/// The exit a no-op job is completed with at `at`: `NoopJobExitSignal`, or
+/// `NoopJobExitCode` (which wins when both are given, as in HTCondor's
+/// schedd), else code 0; it ran no time and its exit policy is not asked.
+pub fn noop_exit(id: JobId, ad: &ClassAd, at: i64, env: &dyn Env) -> JobEvent {
+    let int = |name: &str| match ad.eval_attr(name, env) {
+        Value::Int(n) => Some(n),
+        _ => None,
+    };
+    let (code, signal) = match (int("NoopJobExitCode"), int("NoopJobExitSignal")) {
+        (Some(c), _) => (Some(c), None),
+        (None, Some(s)) => (None, Some(s)),
+        (None, None) => (Some(0), None),
+    };
+    JobEvent::Exited {
+        at,
+        id,
+        code,
+        signal,
+        reason: Some("a no-op job (IsNoopJob): completed without running".into()),
+        duration: Some(0),
+        on_exit: None,
+    }
+}
+
 impl Queue {
     /// One periodic evaluation of every job's policy at `at`: a held job
     /// whose `PeriodicRelease` is true is released; a job whose
@@ -50,6 +81,10 @@ impl Queue {
 fn periodic_one(id: JobId, job: &Job, at: i64, env: &dyn Env) -> Option<JobEvent> {
     let ad = &job.ad;
     let status = job.status()?;
+    // A no-op job released from a hold (or one whose IsNoopJob became true).
+    if status == Status::Idle && job.lease.is_none() && is_noop(ad, env) {
+        return Some(noop_exit(id, ad, at, env));
+    }
     if status == Status::Held && is_true(ad, "PeriodicRelease", env) {
         return Some(JobEvent::Released {
             at,
@@ -127,6 +162,46 @@ mod tests {
             None
         );
         assert_eq!(on_exit(&ad("[OnExitRemove = Missing]"), &env), None);
+    }
+
+    #[test]
+    fn a_noop_job_completes_at_submit_with_its_code_or_signal_and_is_never_handed_out() {
+        let env = FixedEnv::new(100);
+        let q = queue("[Cmd = \"/bin/true\"; IsNoopJob = true; NoopJobExitCode = 3]");
+        // Completed: out of the queue, in the history.
+        assert!(q.jobs.is_empty());
+        let done = q.history.back().expect("in the history");
+        let text = |a: &str| done.lookup(a).map(crate::classad::unparse::expr_to_string);
+        assert_eq!(text("JobStatus").as_deref(), Some("4"));
+        assert_eq!(text("ExitCode").as_deref(), Some("3"));
+        let ad = |t: &str| parse_ad(t).expect("ad");
+        assert!(matches!(
+            noop_exit(ID, &ad("[NoopJobExitSignal = 9]"), 5, &env),
+            JobEvent::Exited {
+                code: None,
+                signal: Some(9),
+                duration: Some(0),
+                ..
+            }
+        ));
+        assert!(matches!(
+            noop_exit(
+                ID,
+                &ad("[NoopJobExitSignal = 9; NoopJobExitCode = 2]"),
+                5,
+                &env
+            ),
+            JobEvent::Exited {
+                code: Some(2),
+                signal: None,
+                ..
+            }
+        ));
+        // Held at submit: it waits; no node is given it.
+        let q = queue("[Cmd = \"/bin/true\"; IsNoopJob = ProcId == 0; JobStatus = 5]");
+        assert_eq!(q.jobs[&ID].status(), Some(Status::Held));
+        let slot = ad("[Name = \"slot1@n\"; Requirements = true]");
+        assert!(q.fetch(100, &slot, "t", 60, &env).is_none());
     }
 
     #[test]

@@ -675,6 +675,10 @@ impl Queue {
                 id,
                 ad: ad_to_string(&ad),
             });
+            let env = crate::classad::FixedEnv::new(ctx.at);
+            if status_of(&ad) == Some(Status::Idle) && super::policy::is_noop(&ad, &env) {
+                out.push(super::policy::noop_exit(id, &ad, ctx.at, &env));
+            }
         }
         Ok(out)
     }
@@ -725,6 +729,11 @@ impl Queue {
                 Command::Release => JobEvent::Released { at, id, reason },
                 Command::Remove => JobEvent::Removed { at, id, reason },
             });
+            // A no-op job released completes at once, as when submitted.
+            let ad = &self.jobs[&id].ad;
+            if cmd == Command::Release && super::policy::is_noop(ad, env) {
+                out.events.push(super::policy::noop_exit(id, ad, at, env));
+            }
         }
         Ok(out)
     }

@@ -72,21 +72,22 @@ const UNSUPPORTED: &[&str] = &[
     "transfer_input_files",
     "transfer_output_files",
     "transfer_output_remaps",
-    "transfer_executable",
     "docker_image",
     "container_image",
     "vm_type",
     "x509userproxy",
     "checkpoint_exit_code",
-    "stream_output",
-    "stream_error",
-    "coresize",
     "concurrency_limits",
-    "accounting_group",
-    "noop_job",
     "deferral_time",
+    "deferral_window",
+    "deferral_prep_time",
     "cron_minute",
     "cron_hour",
+    "cron_day_of_month",
+    "cron_month",
+    "cron_day_of_week",
+    "cron_window",
+    "cron_prep_time",
 ];
 
 /// One `name = value` of the description, and its line.
@@ -322,6 +323,7 @@ fn job_ad(
     }
     fixed(&mut ad, s, proc_id);
     job_policy(&get, &mut ad, &set_expr)?;
+    super::submit_more::set(&get, s.owner, &mut ad)?;
     let (should, when) = transfer(&get)?;
     ad.insert_value("ShouldTransferFiles", should);
     match when {

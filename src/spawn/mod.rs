@@ -28,13 +28,16 @@ use std::os::unix::ffi::OsStrExt;
 use std::os::unix::process::ExitStatusExt;
 use std::path::Path;
 use std::process::ExitStatus;
-use std::sync::Arc;
 
 use nix::libc;
 use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
+mod environment;
 pub mod process;
+
+pub use environment::Environment;
+use environment::env_entry;
 
 /// What one of the child's standard streams is connected to.
 #[derive(Debug)]
@@ -45,92 +48,6 @@ pub enum Stdio {
     Piped,
     /// This file (or any descriptor).
     Fd(OwnedFd),
-}
-
-/// An environment made ready for `execve` once and shared by every process
-/// started with it ([`Command::environment`]): the daemon's hooks and
-/// starters all get the same one, and handing it over copies a pointer,
-/// not its strings. Sent to a starter as a list of `[name, value]` pairs.
-#[derive(Clone, Debug, Default)]
-pub struct Environment {
-    /// `name=value`, in the order given.
-    entries: Arc<[CString]>,
-    /// The first pair that cannot be passed (a NUL byte in it).
-    bad: Option<Arc<str>>,
-}
-
-impl Environment {
-    /// This process's environment (the variables whose name and value
-    /// are UTF-8): what a daemon hands its hooks.
-    pub fn of_process() -> Environment {
-        Environment::new(
-            std::env::vars_os()
-                .filter_map(|(k, v)| Some((k.into_string().ok()?, v.into_string().ok()?))),
-        )
-    }
-
-    /// The environment of these pairs, in this order.
-    pub fn new<I, K, V>(vars: I) -> Environment
-    where
-        I: IntoIterator<Item = (K, V)>,
-        K: AsRef<OsStr>,
-        V: AsRef<OsStr>,
-    {
-        let mut bad = None;
-        let entries = vars
-            .into_iter()
-            .map(|(k, v)| env_entry(k.as_ref(), v.as_ref(), &mut bad))
-            .collect();
-        Environment {
-            entries,
-            bad: bad.map(Arc::from),
-        }
-    }
-
-    /// The pairs (a name is what comes before the first `=`).
-    pub fn vars(&self) -> impl Iterator<Item = (&OsStr, &OsStr)> {
-        self.entries.iter().map(|e| {
-            let kv = e.as_bytes();
-            let eq = kv.iter().position(|&b| b == b'=').unwrap_or(kv.len());
-            let (k, v) = kv.split_at(eq);
-            (
-                OsStr::from_bytes(k),
-                OsStr::from_bytes(v.get(1..).unwrap_or_default()),
-            )
-        })
-    }
-}
-
-impl PartialEq for Environment {
-    fn eq(&self, other: &Environment) -> bool {
-        self.entries == other.entries
-    }
-}
-
-impl serde::Serialize for Environment {
-    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.collect_seq(
-            self.vars()
-                .map(|(k, v)| (k.to_string_lossy(), v.to_string_lossy())),
-        )
-    }
-}
-
-impl<'de> serde::Deserialize<'de> for Environment {
-    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Environment, D::Error> {
-        let pairs = Vec::<(String, String)>::deserialize(d)?;
-        Ok(Environment::new(pairs))
-    }
-}
-
-/// `name=value` in one allocation (room for the `=` and the NUL).
-fn env_entry(name: &OsStr, value: &OsStr, bad: &mut Option<String>) -> CString {
-    let (name, value) = (name.as_bytes(), value.as_bytes());
-    let mut kv = Vec::with_capacity(name.len() + value.len() + 2);
-    kv.extend_from_slice(name);
-    kv.push(b'=');
-    kv.extend_from_slice(value);
-    owned_cstring(kv, bad)
 }
 
 /// A process to start: the program, its arguments and environment (the
@@ -146,6 +63,7 @@ pub struct Command {
     cwd: Option<CString>,
     user: Option<(u32, u32)>,
     process_group: bool,
+    core_limit: Option<u64>,
     stdio: [Stdio; 3],
     cgroup: Option<OwnedFd>,
     bad: Option<String>,
@@ -181,6 +99,7 @@ impl Command {
             cwd: None,
             user: None,
             process_group: false,
+            core_limit: None,
             stdio: [Stdio::Null, Stdio::Null, Stdio::Null],
             cgroup: None,
             bad,
@@ -246,6 +165,14 @@ impl Command {
     /// Puts the child in a new process group of its own.
     pub fn process_group(&mut self) -> &mut Command {
         self.process_group = true;
+        self
+    }
+
+    /// Limits the size of the child's core files to `bytes` (soft and
+    /// hard; a hard limit above the parent's needs root, else the soft
+    /// limit goes as high as the hard one allows).
+    pub fn core_limit(&mut self, bytes: u64) -> &mut Command {
+        self.core_limit = Some(bytes);
         self
     }
 
@@ -337,6 +264,7 @@ impl Command {
             cwd: self.cwd.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
             user: self.user,
             process_group: self.process_group,
+            core_limit: self.core_limit,
             fds,
             report: report_w.as_raw_fd(),
         };
@@ -419,6 +347,7 @@ struct ChildArgs {
     cwd: *const libc::c_char,
     user: Option<(u32, u32)>,
     process_group: bool,
+    core_limit: Option<u64>,
     fds: [RawFd; 3],
     report: RawFd,
 }
@@ -681,6 +610,36 @@ extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
         }
         if a.process_group && libc::syscall(libc::SYS_setpgid, 0, 0) != 0 {
             fail(STEP_PGROUP);
+        }
+        if let Some(bytes) = a.core_limit {
+            // Before the user changes: raising the hard limit needs root.
+            // Failing that, as much as the hard limit allows.
+            let mut old = [0u64; 2];
+            libc::syscall(
+                libc::SYS_prlimit64,
+                0,
+                libc::RLIMIT_CORE,
+                std::ptr::null::<u64>(),
+                old.as_mut_ptr(),
+            );
+            let want = [bytes, bytes.max(old[1])];
+            if libc::syscall(
+                libc::SYS_prlimit64,
+                0,
+                libc::RLIMIT_CORE,
+                want.as_ptr(),
+                std::ptr::null_mut::<u64>(),
+            ) != 0
+            {
+                let capped = [bytes.min(old[1]), old[1]];
+                libc::syscall(
+                    libc::SYS_prlimit64,
+                    0,
+                    libc::RLIMIT_CORE,
+                    capped.as_ptr(),
+                    std::ptr::null_mut::<u64>(),
+                );
+            }
         }
         if let Some((uid, gid)) = a.user {
             // Raw calls: the C library's wrappers would try to change the

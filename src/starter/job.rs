@@ -1,7 +1,7 @@
 //! What a job ad asks the starter to run, read as HTCondor's starter reads
 //! a locally fetched job: `Cmd` (required), `Arguments` (V2) over `Args`
 //! (V1), `Environment` (V2) over `Env` (V1), `Iwd`, `In`/`Out`/`Err`,
-//! `JobUniverse`, `KillSig`, `Owner`, `ClusterId`/`ProcId`. Pure: paths
+//! `JobUniverse`, `KillSig`, `Owner`, `ClusterId`/`ProcId`, `CoreSize`. Pure: paths
 //! are resolved as text, nothing is looked up on disk.
 
 use crate::classad::argenv::{EnvList, split_v1, split_v2};
@@ -31,6 +31,9 @@ pub struct JobSpec {
     pub owner: Option<String>,
     /// `ClusterId`, `ProcId`.
     pub id: (i64, i64),
+    /// The core-file limit in bytes (`None`: no limit), as HTCondor's
+    /// starter sets it: `CoreSize`, negative for none, 0 when unset.
+    pub core_limit: Option<u64>,
 }
 
 fn string(ad: &ClassAd, name: &str) -> Option<String> {
@@ -167,6 +170,11 @@ pub fn job_spec(ad: &ClassAd) -> Result<JobSpec, JobError> {
         stdio,
         kill_sig: signal_number(ad, "KillSig"),
         owner: string(ad, "Owner").filter(|s| !s.is_empty()),
+        core_limit: match int(ad, "CoreSize") {
+            Some(n) if n < 0 => None,
+            Some(n) => Some(n.unsigned_abs()),
+            None => Some(0),
+        },
         id: (
             int(ad, "ClusterId").unwrap_or(1),
             int(ad, "ProcId").unwrap_or(0),
@@ -205,6 +213,11 @@ mod tests {
         assert_eq!(j.stdio[1].as_deref(), Some("out.txt"));
         assert_eq!(j.id, (1, 0));
         assert_eq!(under("/w", "out.txt"), "/w/out.txt");
+        // No core files unless the job asks (HTCondor's starter).
+        assert_eq!(j.core_limit, Some(0));
+        let core = |v: &str| spec(&format!("[Cmd = \"/x\"; CoreSize = {v}]")).map(|j| j.core_limit);
+        assert_eq!(core("4096"), Ok(Some(4096)));
+        assert_eq!(core("-1"), Ok(None));
     }
 
     #[test]

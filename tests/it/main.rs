@@ -40,6 +40,7 @@ mod router_cases;
 mod router_htcondor;
 mod schedd;
 mod schedd_cron;
+mod schedd_submit;
 mod starter_link;
 mod starter_owner;
 mod submit_oracle;

@@ -326,7 +326,6 @@ const OVERSIZE: &[(&str, usize)] = &[
     ("src/policy/publish.rs::public_ad", 146),
     ("src/policy/sim/scenario.rs::parse", 142),
     ("src/policy/slot.rs::apply", 121),
-    ("src/spawn/mod.rs", 830),
     ("src/starter/run/mod.rs", 1110),
     ("src/starter/run/mod.rs::run_job", 209),
 ];

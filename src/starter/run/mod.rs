@@ -434,6 +434,7 @@ impl Starter {
             .stdout(sout)
             .stderr(serr)
             .process_group();
+        c.core_limit(spec.core_limit.unwrap_or(u64::MAX));
         if let Some(u) = &self.user {
             c.user(u.uid, u.gid);
         }

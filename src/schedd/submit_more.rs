@@ -1,0 +1,96 @@
+//! The submit commands that set attributes others act on, as
+//! `condor_submit` 23 writes them: `accounting_group` /
+//! `accounting_group_user` (`AcctGroup`, `AcctGroupUser`,
+//! `AccountingGroup`), `coresize` (`CoreSize`: the starter's core-file
+//! limit),
+//! `noop_job` / `noop_job_exit_code` / `noop_job_exit_signal` (the queue
+//! completes such a job without running it), `transfer_executable`, and
+//! `stream_output` / `stream_error` (accepted; nothing is transferred, so
+//! output already goes straight to its file, and HTCondor's ad says nothing
+//! of them either). Pure.
+
+use super::submit::{SubmitError, err};
+use crate::classad::{ClassAd, parse_expr};
+
+type Get<'a> = dyn Fn(&str) -> Result<Option<(usize, String)>, SubmitError> + 'a;
+
+/// Sets the attributes of these commands in `ad` (of a job of `owner`).
+pub(super) fn set(get: &Get<'_>, owner: &str, ad: &mut ClassAd) -> Result<(), SubmitError> {
+    accounting(get, owner, ad)?;
+    if let Some((line, size)) = get("coresize")? {
+        let n: i64 = size.trim().parse().map_err(|_| {
+            err(
+                line,
+                format!("coresize = {size}: must be an integer (bytes; -1: no limit)"),
+            )
+        })?;
+        ad.insert_value("CoreSize", n);
+    }
+    if let Some((line, noop)) = get("noop_job")? {
+        let e = parse_expr(&noop)
+            .map_err(|e| err(line, format!("noop_job = {noop}: not an expression ({e})")))?;
+        ad.insert("IsNoopJob", e);
+        for (cmd, attr) in [
+            ("noop_job_exit_code", "NoopJobExitCode"),
+            ("noop_job_exit_signal", "NoopJobExitSignal"),
+        ] {
+            if let Some((line, v)) = get(cmd)? {
+                let n: i64 = (v.trim().parse())
+                    .map_err(|_| err(line, format!("{cmd} = {v}: must be an integer")))?;
+                ad.insert_value(attr, n);
+            }
+        }
+    }
+    if let Some((line, t)) = get("transfer_executable")? {
+        let b = bool_word(&t).ok_or_else(|| {
+            err(
+                line,
+                format!("transfer_executable = {t}: must be true or false"),
+            )
+        })?;
+        ad.insert_value("TransferExecutable", b);
+    }
+    for cmd in ["stream_output", "stream_error"] {
+        if let Some((line, t)) = get(cmd)?
+            && bool_word(&t).is_none()
+        {
+            return Err(err(line, format!("{cmd} = {t}: must be true or false")));
+        }
+    }
+    Ok(())
+}
+
+/// `AcctGroup` (the group), `AcctGroupUser` (the group's user: the owner
+/// unless `accounting_group_user` says) and `AccountingGroup`
+/// (`group.user`, or the user alone without a group).
+fn accounting(get: &Get<'_>, owner: &str, ad: &mut ClassAd) -> Result<(), SubmitError> {
+    let group = get("accounting_group")?
+        .map(|(_, g)| g.trim().to_string())
+        .filter(|g| !g.is_empty());
+    let user = get("accounting_group_user")?
+        .map(|(_, u)| u.trim().to_string())
+        .filter(|u| !u.is_empty());
+    match (group, user) {
+        (Some(g), user) => {
+            let u = user.unwrap_or_else(|| owner.to_string());
+            ad.insert_value("AcctGroup", g.as_str());
+            ad.insert_value("AcctGroupUser", u.as_str());
+            ad.insert_value("AccountingGroup", format!("{g}.{u}").as_str());
+        }
+        (None, Some(u)) => {
+            ad.insert_value("AcctGroupUser", u.as_str());
+            ad.insert_value("AccountingGroup", u.as_str());
+        }
+        (None, None) => {}
+    }
+    Ok(())
+}
+
+/// HTCondor's boolean words.
+fn bool_word(t: &str) -> Option<bool> {
+    match t.trim().to_ascii_lowercase().as_str() {
+        "true" | "t" | "yes" | "y" | "1" => Some(true),
+        "false" | "f" | "no" | "n" | "0" => Some(false),
+        _ => None,
+    }
+}

@@ -1,0 +1,111 @@
+//! Submit commands the node and the queue act on, through a real
+//! `roost schedd` and `roost startd`: `coresize` sets the job's core-file
+//! limit (none without it, as HTCondor's starter), `noop_job` completes a
+//! job without running it (with its exit code or signal, also after a
+//! release from hold), and `accounting_group` is in the job ad the node
+//! sees.
+
+use super::daemon::{stop, wait_for};
+use super::schedd::{Ap, lines, wait_history};
+
+#[test]
+fn coresize_noop_jobs_and_accounting_groups_as_htcondor_carries_them_out() {
+    let ap = Ap::setup("schedd-submit", "");
+    let schedd = ap.schedd();
+    ap.up();
+    // Three jobs print their core-file limit (`ulimit -c`) and
+    // their accounting group as the node saw it.
+    for (name, extra) in [
+        ("unset", ""),
+        ("sized", "coresize = 1048576\n"),
+        ("unlimited", "coresize = -1\n"),
+    ] {
+        ap.submit_as_nobody(
+            &format!("{name}.sub"),
+            &format!(
+                "executable = /bin/sh\n\
+                 arguments = \"-c 'ulimit -c > core.{name}; grep ^AccountingGroup $_CONDOR_JOB_AD >> core.{name}'\"\n\
+                 accounting_group = physics\naccounting_group_user = bob\n{extra}queue\n"
+            ),
+        );
+    }
+    // No-op jobs: never run (the marker file stays absent).
+    ap.submit_as_nobody(
+        "noop.sub",
+        "executable = /bin/touch\narguments = ran.$(Process)\nnoop_job = ProcId != 1\n\
+         noop_job_exit_code = 3\nqueue 2\n",
+    );
+    ap.submit_as_nobody(
+        "noop_signal.sub",
+        "executable = /bin/touch\narguments = ran.signal\nnoop_job = true\n\
+         noop_job_exit_signal = 9\nqueue\n",
+    );
+    ap.submit_as_nobody(
+        "noop_held.sub",
+        "executable = /bin/touch\narguments = ran.held\nnoop_job = true\nhold = true\nqueue\n",
+    );
+    // Completed at once, before any node asks: the history has them.
+    let noops = ap.ok(&[
+        "history",
+        "-af",
+        "ClusterId",
+        "ProcId",
+        "JobStatus",
+        "ExitCode",
+        "ExitSignal",
+        "NumJobStarts",
+        "-constraint",
+        "ClusterId >= 4",
+    ]);
+    let mut noops = lines(&noops);
+    noops.sort();
+    assert_eq!(noops, ["4 0 4 3 undefined 0", "5 0 4 undefined 9 0"]);
+    // Job 4.1 is not a no-op; the held one waits for its release.
+    let startd = ap.startd();
+    let done = wait_history(&ap, 6);
+    assert!(done.contains(&"4 1 4 0".to_string()), "{done:?}");
+    let o = ap.roost_as(&["release", "6"], Some(super::schedd::NOBODY));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    wait_for("the released no-op job to complete", || {
+        ap.ok(&[
+            "history",
+            "-af",
+            "JobStatus",
+            "-constraint",
+            "ClusterId == 6",
+        ]) == "4\n"
+    });
+    let work = ap.dir.join("work");
+    for marker in ["ran.0", "ran.signal", "ran.held"] {
+        assert!(!work.join(marker).exists(), "{marker} ran");
+    }
+    assert!(work.join("ran.1").exists());
+    let limit = |name: &str| {
+        let text = std::fs::read_to_string(work.join(format!("core.{name}"))).expect("output");
+        let mut lines = text.lines();
+        let limit = lines.next().unwrap_or_default().to_string();
+        let ad_file = lines.next().unwrap_or_default().to_string();
+        (limit, ad_file)
+    };
+    assert_eq!(limit("unset").0, "0");
+    assert_eq!(limit("unset").1, "AccountingGroup = \"physics.bob\"");
+    // dash's `ulimit -c` counts 512-byte blocks.
+    assert_eq!(limit("sized").0, "2048");
+    assert_eq!(limit("unlimited").0, "unlimited");
+    // The group, as condor_submit writes it, in the queue and on the node.
+    assert_eq!(
+        ap.ok(&[
+            "history",
+            "-af",
+            "AcctGroup",
+            "AcctGroupUser",
+            "AccountingGroup",
+            "-constraint",
+            "ClusterId == 1"
+        ]),
+        "physics bob physics.bob\n"
+    );
+    assert!(stop(startd).success());
+    assert!(stop(schedd).success());
+    let _ = std::fs::remove_dir_all(&ap.dir);
+}

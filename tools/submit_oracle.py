@@ -63,6 +63,9 @@ CASES = {
     "accounting_group_owner": "executable = /bin/true\naccounting_group = physics.hep\nqueue\n",
     "accounting_group_user_only": "executable = /bin/true\naccounting_group_user = bob\nqueue\n",
     "accounting_group_empty": "executable = /bin/true\naccounting_group =\nqueue\n",
+    "concurrency_limits": "executable = /bin/true\nconcurrency_limits = DB:2, Sw  ,Tape\nqueue\n",
+    "concurrency_limits_one": "executable = /bin/true\nconcurrency_limits = license.matlab\nqueue\n",
+    "concurrency_limits_empty": "executable = /bin/true\nconcurrency_limits =\nqueue\n",
     "streams": "executable = /bin/true\nstream_output = true\nstream_error = false\nqueue\n",
     "streams_no_transfer": ("executable = /bin/true\nshould_transfer_files = NO\n"
                             "stream_output = true\nstream_error = true\nqueue\n"),

@@ -4,6 +4,7 @@
 //! leases that run out). Each report must carry the lease's token.
 
 use super::event::{ExitHow, JobEvent, JobId, LeaseEnd, hold_code};
+use super::limits::{Limits, add_use};
 use super::queue::{
     Job, LEASE_ATTR, Lease, Queue, QueueError, START_FAILURES, Status, int_of, str_of,
 };
@@ -53,18 +54,33 @@ impl Job {
     }
 }
 
+/// A job's `ConcurrencyLimits` (a string; anything else names none).
+fn concurrency_limits(ad: &ClassAd, env: &dyn Env) -> String {
+    match ad.eval_attr("ConcurrencyLimits", env) {
+        Value::Str(s) => s.to_string_lossy(),
+        _ => String::new(),
+    }
+}
+
 impl Queue {
     /// The first idle job (highest `JobPrio`, then oldest) that matches
-    /// `slot` both ways and is not leased, leased to it until
+    /// `slot` both ways, is not leased and fits its concurrency `limits`
+    /// beside the running and leased jobs, leased to it until
     /// `at + lease`; with the copy to hand out (carrying the token).
     pub fn fetch(
         &self,
         at: i64,
-        slot: &ClassAd,
-        token: &str,
+        (slot, token): (&ClassAd, &str),
         lease: i64,
+        limits: &Limits,
         env: &dyn Env,
     ) -> Option<(JobEvent, ClassAd)> {
+        let mut in_use = std::collections::BTreeMap::new();
+        for j in self.jobs.values() {
+            if j.lease.is_some() || j.status() == Some(Status::Running) {
+                add_use(&concurrency_limits(&j.ad, env), &mut in_use);
+            }
+        }
         let mut idle: Vec<(i64, JobId, &Job)> = self
             .jobs
             .iter()
@@ -77,9 +93,10 @@ impl Queue {
             .map(|(id, j)| (int_of(&j.ad, "JobPrio").unwrap_or(0), *id, j))
             .collect();
         idle.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-        let (_, id, job) = idle
-            .into_iter()
-            .find(|(_, _, j)| symmetric_match(&j.ad, slot, env))?;
+        let (_, id, job) = idle.into_iter().find(|(_, _, j)| {
+            symmetric_match(&j.ad, slot, env)
+                && limits.fits(&concurrency_limits(&j.ad, env), &in_use)
+        })?;
         let mut ad = job.ad.clone();
         ad.insert_value(LEASE_ATTR, token);
         let name = slot.eval_attr("Name", env);

@@ -6,6 +6,7 @@
 pub mod ad;
 pub mod event;
 mod lease;
+pub mod limits;
 mod lines;
 pub mod policy;
 pub mod protocol;

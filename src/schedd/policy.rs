@@ -116,6 +116,7 @@ fn periodic_one(id: JobId, job: &Job, at: i64, env: &dyn Env) -> Option<JobEvent
 mod tests {
     use super::*;
     use crate::classad::{FixedEnv, parse_ad};
+    use crate::schedd::limits::Limits;
     use crate::schedd::queue::SubmitCtx;
 
     fn queue(ad: &str) -> Queue {
@@ -201,7 +202,10 @@ mod tests {
         let q = queue("[Cmd = \"/bin/true\"; IsNoopJob = ProcId == 0; JobStatus = 5]");
         assert_eq!(q.jobs[&ID].status(), Some(Status::Held));
         let slot = ad("[Name = \"slot1@n\"; Requirements = true]");
-        assert!(q.fetch(100, &slot, "t", 60, &env).is_none());
+        assert!(
+            q.fetch(100, (&slot, "t"), 60, &Limits::default(), &env)
+                .is_none()
+        );
     }
 
     #[test]

@@ -743,6 +743,7 @@ impl Queue {
 mod tests {
     use super::*;
     use crate::classad::FixedEnv;
+    use crate::schedd::limits::Limits;
 
     const CTX: SubmitCtx<'static> = SubmitCtx {
         at: 100,
@@ -828,16 +829,26 @@ mod tests {
             "[Requirements = TARGET.Memory >= 1024]",
         ]);
         let small = ad("[Name = \"slot1@n\"; Memory = 2048; Requirements = true]");
-        let (leased, handed) = q.fetch(200, &small, "t1", 60, &env).expect("a match");
+        let (leased, handed) = q
+            .fetch(200, (&small, "t1"), 60, &Limits::default(), &env)
+            .expect("a match");
         assert_eq!(leased.id(), J1);
         assert_eq!(str_of(&handed, LEASE_ATTR).as_deref(), Some("t1"));
         run(&mut q, &[leased]);
         // Leased: not handed out twice.
-        assert!(q.fetch(201, &small, "t2", 60, &env).is_none());
+        assert!(
+            q.fetch(201, (&small, "t2"), 60, &Limits::default(), &env)
+                .is_none()
+        );
         let refusing = ad("[Name = \"slot2@n\"; Memory = 8192; Requirements = false]");
-        assert!(q.fetch(201, &refusing, "t2", 60, &env).is_none());
+        assert!(
+            q.fetch(201, (&refusing, "t2"), 60, &Limits::default(), &env)
+                .is_none()
+        );
         let big = ad("[Name = \"slot2@n\"; Memory = 8192; Requirements = true]");
-        let (leased, _) = q.fetch(201, &big, "t2", 60, &env).expect("prio 5 first");
+        let (leased, _) = q
+            .fetch(201, (&big, "t2"), 60, &Limits::default(), &env)
+            .expect("prio 5 first");
         assert_eq!(leased.id(), J0);
         assert_eq!(q.next_expiry(), Some(260));
         assert!(q.expired(259).is_empty());
@@ -860,7 +871,9 @@ mod tests {
         let env = FixedEnv::new(200);
         let mut q = queue_of(&["[]"]);
         let slot = ad("[Name = \"slot1@n\"; Requirements = true]");
-        let (leased, _) = q.fetch(200, &slot, "t", 60, &env).expect("match");
+        let (leased, _) = q
+            .fetch(200, (&slot, "t"), 60, &Limits::default(), &env)
+            .expect("match");
         run(&mut q, &[leased]);
         let started = q.reply(201, J0, "t", true).expect("reply");
         run(&mut q, &started);
@@ -893,7 +906,9 @@ mod tests {
         let env = FixedEnv::new(200);
         let mut q = queue_of(&["[]"]);
         let slot = ad("[Name = \"slot1@n\"; Requirements = true]");
-        let (leased, _) = q.fetch(200, &slot, "t", 60, &env).expect("match");
+        let (leased, _) = q
+            .fetch(200, (&slot, "t"), 60, &Limits::default(), &env)
+            .expect("match");
         run(&mut q, &[leased]);
         let last = ad("[ExitBySignal = true; ExitSignal = 9]");
         let done = q.exited(201, J0, "t", ExitHow::Exit, &last).expect("exit");
@@ -910,7 +925,9 @@ mod tests {
         let env = FixedEnv::new(200);
         let mut q = queue_of(&["[]", "[]"]);
         let slot = ad("[Name = \"slot1@n\"; Requirements = true]");
-        let (leased, _) = q.fetch(200, &slot, "t", 60, &env).expect("match");
+        let (leased, _) = q
+            .fetch(200, (&slot, "t"), 60, &Limits::default(), &env)
+            .expect("match");
         run(&mut q, &[leased]);
         let e = q.reply(201, J0, "t", true).expect("reply");
         run(&mut q, &e);
@@ -966,7 +983,9 @@ mod tests {
         let env = FixedEnv::new(200);
         let mut q = queue_of(&["[]"]);
         let slot = ad("[Name = \"slot1@n\"; Requirements = true]");
-        let (leased, _) = q.fetch(200, &slot, "t", 60, &env).expect("match");
+        let (leased, _) = q
+            .fetch(200, (&slot, "t"), 60, &Limits::default(), &env)
+            .expect("match");
         run(&mut q, &[leased]);
         let e = q.reply(201, J0, "t", true).expect("reply");
         run(&mut q, &e);
@@ -996,7 +1015,7 @@ mod tests {
         let last = ad("[VacateReason = \"Owner \\\"root\\\" is root\"]");
         for round in 1..=3 {
             let (leased, _) = q
-                .fetch(200, &slot, "t", 60, &env)
+                .fetch(200, (&slot, "t"), 60, &Limits::default(), &env)
                 .expect("handed out again");
             run(&mut q, &[leased]);
             let e = q
@@ -1024,7 +1043,9 @@ mod tests {
             .command(202, Command::Release, &all, "r", None, &env)
             .expect("release");
         run(&mut q, &e.events);
-        let (leased, _) = q.fetch(203, &slot, "u", 60, &env).expect("handed out");
+        let (leased, _) = q
+            .fetch(203, (&slot, "u"), 60, &Limits::default(), &env)
+            .expect("handed out");
         run(&mut q, &[leased]);
         let e = q
             .exited(204, J0, "u", ExitHow::Evict, &ad("[JobDuration = 5]"))
@@ -1038,7 +1059,9 @@ mod tests {
         let env = FixedEnv::new(200);
         let mut q = queue_of(&["[ImageSize = 10]"]);
         let slot = ad("[Name = \"slot1@n\"; Requirements = true]");
-        let (leased, _) = q.fetch(200, &slot, "t", 60, &env).expect("match");
+        let (leased, _) = q
+            .fetch(200, (&slot, "t"), 60, &Limits::default(), &env)
+            .expect("match");
         run(&mut q, &[leased]);
         let now = ad(
             "[ImageSize = 10; JobState = \"Running\"; JobPid = 77; JobStatus = 4; Owner = \"eve\"]",
@@ -1077,7 +1100,9 @@ mod tests {
         let env = FixedEnv::new(200);
         let mut q = queue_of(&["[]"]);
         let slot = ad("[Name = \"slot1@n\"; Requirements = true]");
-        let (leased, _) = q.fetch(200, &slot, "t", 60, &env).expect("match");
+        let (leased, _) = q
+            .fetch(200, (&slot, "t"), 60, &Limits::default(), &env)
+            .expect("match");
         run(&mut q, &[leased]);
         let last = ad("[HoldReason = \"too big\"; HoldReasonCode = 3]");
         let e = q

@@ -77,7 +77,6 @@ const UNSUPPORTED: &[&str] = &[
     "vm_type",
     "x509userproxy",
     "checkpoint_exit_code",
-    "concurrency_limits",
     "deferral_time",
     "deferral_window",
     "deferral_prep_time",

@@ -1,8 +1,10 @@
 //! The submit commands that set attributes others act on, as
 //! `condor_submit` 23 writes them: `accounting_group` /
 //! `accounting_group_user` (`AcctGroup`, `AcctGroupUser`,
-//! `AccountingGroup`), `coresize` (`CoreSize`: the starter's core-file
-//! limit),
+//! `AccountingGroup`), `concurrency_limits` (`ConcurrencyLimits`, lower
+//! case, comma-separated: the queue hands a job out only while its limits
+//! have room, `schedd::limits`), `coresize` (`CoreSize`: the starter's
+//! core-file limit),
 //! `noop_job` / `noop_job_exit_code` / `noop_job_exit_signal` (the queue
 //! completes such a job without running it), `transfer_executable`, and
 //! `stream_output` / `stream_error` (accepted; nothing is transferred, so
@@ -17,6 +19,15 @@ type Get<'a> = dyn Fn(&str) -> Result<Option<(usize, String)>, SubmitError> + 'a
 /// Sets the attributes of these commands in `ad` (of a job of `owner`).
 pub(super) fn set(get: &Get<'_>, owner: &str, ad: &mut ClassAd) -> Result<(), SubmitError> {
     accounting(get, owner, ad)?;
+    if let Some((_, limits)) = get("concurrency_limits")? {
+        let names: Vec<String> = (limits.split(|c: char| c == ',' || c.is_ascii_whitespace()))
+            .filter(|w| !w.is_empty())
+            .map(str::to_ascii_lowercase)
+            .collect();
+        if !names.is_empty() {
+            ad.insert_value("ConcurrencyLimits", names.join(",").as_str());
+        }
+    }
     if let Some((line, size)) = get("coresize")? {
         let n: i64 = size.trim().parse().map_err(|_| {
             err(

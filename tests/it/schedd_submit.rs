@@ -109,3 +109,40 @@ fn coresize_noop_jobs_and_accounting_groups_as_htcondor_carries_them_out() {
     assert!(stop(schedd).success());
     let _ = std::fs::remove_dir_all(&ap.dir);
 }
+
+#[test]
+fn concurrency_limits_keep_jobs_from_running_together_as_the_negotiator_would() {
+    let ap = Ap::setup("schedd-limits", "DB_LIMIT = 1\n");
+    let schedd = ap.schedd();
+    ap.up();
+    // Three jobs that fail if another holds the lock directory when they
+    // start, on a node with two slots: the limit must run them in turn.
+    ap.submit_as_nobody(
+        "db.sub",
+        "executable = /bin/sh\n\
+         arguments = \"-c 'mkdir lock.d || exit 7; sleep 1; rmdir lock.d'\"\n\
+         concurrency_limits = DB\nqueue 3\n",
+    );
+    // One that asks for more of the limit than there is: never handed out.
+    ap.submit_as_nobody(
+        "big.sub",
+        "executable = /bin/true\nconcurrency_limits = db:2\nqueue\n",
+    );
+    let startd = ap.startd();
+    let done = wait_history(&ap, 3);
+    assert_eq!(done, ["1 0 4 0", "1 1 4 0", "1 2 4 0"]);
+    assert_eq!(
+        ap.ok(&[
+            "q",
+            "-af",
+            "ClusterId",
+            "JobStatus",
+            "NumJobStarts",
+            "ConcurrencyLimits"
+        ]),
+        "2 1 0 db:2\n"
+    );
+    assert!(stop(startd).success());
+    assert!(stop(schedd).success());
+    let _ = std::fs::remove_dir_all(&ap.dir);
+}

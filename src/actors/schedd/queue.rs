@@ -59,6 +59,10 @@ pub struct ScheddSettings {
     /// job's `PeriodicHold`, `PeriodicRelease` and `PeriodicRemove` are
     /// evaluated (`schedd::policy`).
     pub periodic_interval: u64,
+    /// The concurrency limits' maxima (`<NAME>_LIMIT`,
+    /// `CONCURRENCY_LIMIT_DEFAULT[_<scope>]`): a job is handed out only
+    /// while its `ConcurrencyLimits` have room.
+    pub concurrency: crate::schedd::limits::Limits,
 }
 
 /// The router's configuration with what running its hooks needs.
@@ -348,10 +352,13 @@ impl ScheddActor {
         };
         let now = self.clock.now();
         let env = FixedEnv::new(now);
-        match self
-            .queue
-            .fetch(now, &slot, &token, self.settings.lease, &env)
-        {
+        match self.queue.fetch(
+            now,
+            (&slot, &token),
+            self.settings.lease,
+            &self.settings.concurrency,
+            &env,
+        ) {
             Some((leased, ad)) => {
                 info!(message = "Job handed out.", job = %leased.id(), slot = ?slot_name(&slot));
                 let ok = Response {

@@ -72,7 +72,21 @@ pub fn settings(config: &Config) -> Result<ScheddSettings> {
                 .max(1),
         )
         .unwrap_or(60),
+        concurrency: concurrency_limits(config),
     })
+}
+
+/// The concurrency limits' maxima: every knob named `<NAME>_LIMIT` or
+/// `CONCURRENCY_LIMIT_DEFAULT[_<scope>]` whose value is a number.
+fn concurrency_limits(config: &Config) -> crate::schedd::limits::Limits {
+    let knobs: Vec<(String, String)> = (config.table().iter())
+        .filter(|m| {
+            let n = m.name.to_ascii_lowercase();
+            n.ends_with("_limit") || n.starts_with("concurrency_limit_default")
+        })
+        .filter_map(|m| Some((m.name.clone(), config.get(&m.name).ok()??)))
+        .collect();
+    crate::schedd::limits::Limits::from_knobs(knobs.iter().map(|(n, v)| (n.as_str(), v.as_str())))
 }
 
 /// Schedd cron's jobs and how they run, from `config`.

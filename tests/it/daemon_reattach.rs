@@ -268,6 +268,64 @@ fn after_the_machine_restarts_the_fetcher_hears_once_that_the_job_ended_with_it(
     let _ = std::fs::remove_dir_all(&node.dir);
 }
 
+#[test]
+fn after_the_machine_restarts_a_job_with_its_own_keyword_has_both_job_exits_run_in_turn() {
+    // The job's own JOB_EXIT (keyword OWN) takes a second and notes when
+    // it ended; the fetcher's (recording) must start after that.
+    let done = "date +%s%N > $rec/ownexit.done; sleep 0";
+    let dir = std::env::temp_dir().join(format!(
+        "roost-daemon-reattach-reboot-own-{}",
+        std::process::id()
+    ));
+    let node = Node::setup(
+        "reattach-reboot-own",
+        &format!(
+            "{ORPHANS}OWN_HOOK_JOB_EXIT = {}\n",
+            dir.join("hooks/ownexit").display()
+        ),
+    );
+    assert_eq!(node.dir, dir);
+    super::daemon_admin::recording_hook(&node.dir, "ownexit", &format!("sleep 1; {done}"));
+    let text = "ClusterId = 1\nProcId = 0\nOwner = \"nobody\"\nCmd = \"/bin/sleep\"\n\
+                Arguments = \"300\"\nJobUniverse = 5\nHookKeyword = \"OWN\"\n";
+    std::fs::write(node.dir.join("jobs/j1.job"), text).expect("job");
+    let first = node.start_with(&[("ROOST_BOOT_ID", "boot-a")]);
+    wait_for("the job to run", || !node.job_pid().is_empty());
+    let log = node.dir.join("spool/roost-events");
+    wait_for("the job's start in the log", || {
+        count(&events(&log), "/event/Starter/JobStarted/pid", |_| true) >= 1
+    });
+    first.kill();
+    let second = node.start_with(&[("ROOST_BOOT_ID", "boot-b")]);
+    wait_for("the fetcher's JOB_EXIT", || {
+        !of_job(&node, "exit", 1).is_empty()
+    });
+    let status = stop(second);
+    assert!(status.success(), "daemon exit: {status}");
+    let own = records(&node.dir, "ownexit");
+    assert_eq!(own.len(), 1, "{own:?}");
+    assert!(own[0].starts_with("argv: evict\n"), "{}", own[0]);
+    let own_done: u128 = std::fs::read_to_string(node.dir.join("rec/ownexit.done"))
+        .expect("the own hook ended")
+        .trim()
+        .parse()
+        .expect("a time");
+    let fetcher_started: u128 = std::fs::read_dir(node.dir.join("rec"))
+        .expect("records")
+        .flatten()
+        .filter_map(|e| {
+            let name = e.file_name().to_string_lossy().into_owned();
+            name.strip_prefix("exit.")?.split('.').next()?.parse().ok()
+        })
+        .min()
+        .expect("the fetcher's record");
+    assert!(
+        fetcher_started > own_done,
+        "the fetcher's JOB_EXIT started {fetcher_started}, before the job's own ended {own_done}"
+    );
+    let _ = std::fs::remove_dir_all(&node.dir);
+}
+
 /// Waits for process `pid` to be gone (or a zombie).
 fn wait_gone(pid: u64) {
     wait_for("the job's process to be gone", || {

@@ -235,6 +235,67 @@ impl HookActor {
     }
 }
 
+/// Runs hooks of one type one after the other, each once the last has
+/// ended (as a starter runs a job's own JOB_EXIT and then its fetcher's),
+/// their outputs ignored; then stops.
+pub struct InTurn {
+    shared: Rc<Shared>,
+    hook: &'static str,
+    slot: String,
+    claim: Option<u64>,
+    runs: std::collections::VecDeque<HookRun>,
+}
+
+impl InTurn {
+    /// Starts `runs` as hooks `hook` of `slot` (under `claim`), in order.
+    pub fn launch(
+        shared: &Rc<Shared>,
+        hook: &'static str,
+        (slot, claim): (&str, Option<u64>),
+        runs: Vec<HookRun>,
+    ) {
+        InTurn {
+            shared: Rc::clone(shared),
+            hook,
+            slot: slot.to_string(),
+            claim,
+            runs: runs.into(),
+        }
+        .start();
+    }
+
+    fn next(&mut self, ctx: &mut Context<Self>) {
+        match self.runs.pop_front() {
+            Some(run) => HookActor::launch(
+                &self.shared,
+                self.hook,
+                &self.slot,
+                self.claim,
+                run,
+                ignored,
+                Some(ctx.address().recipient()),
+            ),
+            None => ctx.stop(),
+        }
+    }
+}
+
+impl Actor for InTurn {
+    type Context = Context<Self>;
+
+    fn started(&mut self, ctx: &mut Context<Self>) {
+        self.next(ctx);
+    }
+}
+
+impl Handler<HookDone> for InTurn {
+    type Result = ();
+
+    fn handle(&mut self, _: HookDone, ctx: &mut Context<Self>) {
+        self.next(ctx);
+    }
+}
+
 /// For hooks whose output is ignored.
 pub fn ignored(out: &HookOutput) -> (String, Option<String>) {
     (format!("{} (output ignored)", out.exit), None)

@@ -9,7 +9,7 @@ use actix::prelude::*;
 use tracing::{error, info, warn};
 
 use super::cron_ad::SlotCronAd;
-use super::hook::{HookActor, HookDone, Unrecorded, hook_timeout, ignored};
+use super::hook::{HookActor, HookDone, InTurn, Unrecorded, hook_timeout, ignored};
 use super::messages::{
     NewPolicy, NodeLink, PublicAd, Release, RunBenchmarks, SlotBorn, SlotGone, SlotInput,
     SlotStatus, StarterPids, Want, WorkFound, deliver,
@@ -459,18 +459,17 @@ impl SlotActor {
             Value::from("the machine restarted while the job ran"),
         );
         let stdin = ad_to_old(&job, OldOrder::Bytes);
-        for path in paths {
-            let run = self.hook_run("JOB_EXIT", path, vec!["evict".into()], stdin.clone());
-            HookActor::launch(
-                &self.shared,
-                "JOB_EXIT",
-                &self.slot.id,
-                Some(lost.claim),
-                run,
-                ignored,
-                None,
-            );
-        }
+        // The job's own hook, then its fetcher's: in turn, as the starter
+        // runs them.
+        let runs = (paths.into_iter())
+            .map(|path| self.hook_run("JOB_EXIT", path, vec!["evict".into()], stdin.clone()))
+            .collect();
+        InTurn::launch(
+            &self.shared,
+            "JOB_EXIT",
+            (&self.slot.id, Some(lost.claim)),
+            runs,
+        );
         true
     }
 

@@ -66,6 +66,12 @@ CASES = {
     "concurrency_limits": "executable = /bin/true\nconcurrency_limits = DB:2, Sw  ,Tape\nqueue\n",
     "concurrency_limits_one": "executable = /bin/true\nconcurrency_limits = license.matlab\nqueue\n",
     "concurrency_limits_empty": "executable = /bin/true\nconcurrency_limits =\nqueue\n",
+    "deferral": "executable = /bin/true\ndeferral_time = 1800000000\nqueue\n",
+    "deferral_window": ("executable = /bin/true\ndeferral_time = 1800000000\ndeferral_window = 60\n"
+                        "deferral_prep_time = 10\nqueue\n"),
+    "deferral_expression": ("executable = /bin/true\nrequirements = Memory > 1\n"
+                            "deferral_time = CurrentTime + 5\nqueue\n"),
+    "deferral_negative": "executable = /bin/true\ndeferral_time = -5\nqueue\n",
     "streams": "executable = /bin/true\nstream_output = true\nstream_error = false\nqueue\n",
     "streams_no_transfer": ("executable = /bin/true\nshould_transfer_files = NO\n"
                             "stream_output = true\nstream_error = true\nqueue\n"),

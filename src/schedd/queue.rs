@@ -583,6 +583,10 @@ pub struct Outcome {
     pub skipped: Vec<(JobId, String)>,
 }
 
+/// `ScheddInterval` in a deferred job's ad: HTCondor's default
+/// `SCHEDD_INTERVAL` (seconds).
+pub const SCHEDD_INTERVAL: i64 = 300;
+
 /// What a command is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Command {
@@ -669,6 +673,13 @@ impl Queue {
             }
             if !ad.contains("Requirements") {
                 ad.insert_value("Requirements", true);
+            }
+            // A deferred job's Requirements count on it (condor_submit's
+            // clause, and its value; here for ads submitted whole): how
+            // far ahead of its time it may be handed out, with its
+            // DeferralPrepTime.
+            if ad.contains("DeferralTime") && !ad.contains("ScheddInterval") {
+                ad.insert_value("ScheddInterval", SCHEDD_INTERVAL);
             }
             out.push(JobEvent::Submitted {
                 at: ctx.at,

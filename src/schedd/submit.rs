@@ -77,9 +77,6 @@ const UNSUPPORTED: &[&str] = &[
     "vm_type",
     "x509userproxy",
     "checkpoint_exit_code",
-    "deferral_time",
-    "deferral_window",
-    "deferral_prep_time",
     "cron_minute",
     "cron_hour",
     "cron_day_of_month",
@@ -544,6 +541,9 @@ fn requests(
             "((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))".into()
         }
     });
+    if get("deferral_time")?.is_some() {
+        clauses.push(super::submit_more::DEFERRAL_CLAUSE.into());
+    }
     let line = user.map_or(0, |(l, _)| l);
     let text = clauses.join(" && ");
     parse_expr(&text).map_err(|e| {

@@ -6,7 +6,9 @@
 //! have room, `schedd::limits`), `coresize` (`CoreSize`: the starter's
 //! core-file limit),
 //! `noop_job` / `noop_job_exit_code` / `noop_job_exit_signal` (the queue
-//! completes such a job without running it), `transfer_executable`, and
+//! completes such a job without running it), `deferral_time` /
+//! `deferral_window` / `deferral_prep_time` (the starter waits for the
+//! time; the job matches only near it), `transfer_executable`, and
 //! `stream_output` / `stream_error` (accepted; nothing is transferred, so
 //! output already goes straight to its file, and HTCondor's ad says nothing
 //! of them either). Pure.
@@ -15,6 +17,12 @@ use super::submit::{SubmitError, err};
 use crate::classad::{ClassAd, parse_expr};
 
 type Get<'a> = dyn Fn(&str) -> Result<Option<(usize, String)>, SubmitError> + 'a;
+
+/// The clause condor_submit adds to a deferred job's `Requirements`: a
+/// node that defers jobs, from `ScheddInterval` + `DeferralPrepTime`
+/// before the time to the end of its window.
+pub(super) const DEFERRAL_CLAUSE: &str = "TARGET.HasJobDeferral && (((time() + ScheddInterval) \
+     >= (DeferralTime - DeferralPrepTime)) && (time() < (DeferralTime + DeferralWindow)))";
 
 /// Sets the attributes of these commands in `ad` (of a job of `owner`).
 pub(super) fn set(get: &Get<'_>, owner: &str, ad: &mut ClassAd) -> Result<(), SubmitError> {
@@ -50,6 +58,33 @@ pub(super) fn set(get: &Get<'_>, owner: &str, ad: &mut ClassAd) -> Result<(), Su
                     .map_err(|_| err(line, format!("{cmd} = {v}: must be an integer")))?;
                 ad.insert_value(attr, n);
             }
+        }
+    }
+    if let Some((line, t)) = get("deferral_time")? {
+        let e = parse_expr(&t).map_err(|e| {
+            err(
+                line,
+                format!("deferral_time = {t}: not an expression ({e})"),
+            )
+        })?;
+        if t.trim().parse::<i64>().is_ok_and(|n| n < 0) {
+            return Err(err(
+                line,
+                format!("deferral_time = {t}: must be a time (seconds since 1970), not negative"),
+            ));
+        }
+        ad.insert("DeferralTime", e);
+        ad.insert_value("ScheddInterval", crate::schedd::queue::SCHEDD_INTERVAL);
+        for (cmd, attr, default) in [
+            ("deferral_window", "DeferralWindow", 0),
+            ("deferral_prep_time", "DeferralPrepTime", 300),
+        ] {
+            let n = match get(cmd)? {
+                None => default,
+                Some((line, v)) => (v.trim().parse())
+                    .map_err(|_| err(line, format!("{cmd} = {v}: must be an integer")))?,
+            };
+            ad.insert_value(attr, n);
         }
     }
     if let Some((line, t)) = get("transfer_executable")? {

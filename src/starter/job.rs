@@ -134,6 +134,39 @@ pub fn signal_description(sig: i32) -> &'static str {
     }
 }
 
+/// When a job may start, as HTCondor's starter decides from
+/// `DeferralTime` (seconds since 1970, less `DeferralOffset`) and
+/// `DeferralWindow` (default 0).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deferral {
+    /// Now (no deferral, or late within the window).
+    Now,
+    /// After this many seconds.
+    Wait(u64),
+    /// Never: its time passed more than the window ago.
+    Missed,
+}
+
+/// [`Deferral`] of the job `ad` at `now`; a `DeferralTime` that is not a
+/// positive integer is no deferral.
+pub fn deferral(ad: &ClassAd, now: i64) -> Deferral {
+    let env = FixedEnv::new(now);
+    let int = |name: &str| match ad.eval_attr(name, &env) {
+        Value::Int(i) => Some(i),
+        _ => None,
+    };
+    let Some(at) = int("DeferralTime").filter(|t| *t > 0) else {
+        return Deferral::Now;
+    };
+    let now = now - int("DeferralOffset").unwrap_or(0);
+    let window = int("DeferralWindow").unwrap_or(0);
+    match at - now {
+        d if d > 0 => Deferral::Wait(d.unsigned_abs()),
+        d if -d > window => Deferral::Missed,
+        _ => Deferral::Now,
+    }
+}
+
 /// Reads the job from its ad.
 pub fn job_spec(ad: &ClassAd) -> Result<JobSpec, JobError> {
     let Some(cmd) = string(ad, "Cmd").filter(|c| !c.is_empty()) else {
@@ -218,6 +251,34 @@ mod tests {
         let core = |v: &str| spec(&format!("[Cmd = \"/x\"; CoreSize = {v}]")).map(|j| j.core_limit);
         assert_eq!(core("4096"), Ok(Some(4096)));
         assert_eq!(core("-1"), Ok(None));
+    }
+
+    #[test]
+    fn a_deferred_job_waits_for_its_time_and_misses_it_after_its_window() {
+        let ad = |t: &str| parse_ad(t).unwrap_or_default();
+        assert_eq!(deferral(&ad("[]"), 100), Deferral::Now);
+        assert_eq!(
+            deferral(&ad("[DeferralTime = 130]"), 100),
+            Deferral::Wait(30)
+        );
+        assert_eq!(
+            deferral(&ad("[DeferralTime = CurrentTime + 5]"), 100),
+            Deferral::Wait(5)
+        );
+        assert_eq!(deferral(&ad("[DeferralTime = 100]"), 100), Deferral::Now);
+        assert_eq!(deferral(&ad("[DeferralTime = 99]"), 100), Deferral::Missed);
+        assert_eq!(
+            deferral(&ad("[DeferralTime = 90; DeferralWindow = 10]"), 100),
+            Deferral::Now
+        );
+        assert_eq!(
+            deferral(&ad("[DeferralTime = 130; DeferralOffset = -10]"), 100),
+            Deferral::Wait(20)
+        );
+        assert_eq!(
+            deferral(&ad("[DeferralTime = \"soon\"]"), 100),
+            Deferral::Now
+        );
     }
 
     #[test]

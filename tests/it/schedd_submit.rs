@@ -146,3 +146,56 @@ fn concurrency_limits_keep_jobs_from_running_together_as_the_negotiator_would() 
     assert!(stop(schedd).success());
     let _ = std::fs::remove_dir_all(&ap.dir);
 }
+
+#[test]
+fn a_deferred_job_starts_at_its_time_and_one_past_its_window_is_not_handed_out() {
+    let ap = Ap::setup("schedd-deferral", "");
+    let schedd = ap.schedd();
+    ap.up();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    let at = now + 4;
+    ap.submit_as_nobody(
+        "later.sub",
+        &format!(
+            "executable = /bin/sh\narguments = \"-c 'date +%s > started'\"\n\
+             deferral_time = {at}\nqueue\n"
+        ),
+    );
+    ap.submit_as_nobody(
+        "missed.sub",
+        &format!(
+            "executable = /bin/true\ndeferral_time = {}\nqueue\n",
+            now - 100
+        ),
+    );
+    let startd = ap.startd();
+    let done = wait_history(&ap, 1);
+    assert_eq!(done, ["1 0 4 0"]);
+    let started: u64 = std::fs::read_to_string(ap.dir.join("work/started"))
+        .expect("the job ran")
+        .trim()
+        .parse()
+        .expect("a time");
+    assert!(started >= at, "started at {started}, deferred to {at}");
+    // Handed out early (within ScheddInterval + DeferralPrepTime), it
+    // waited on the node.
+    assert_eq!(
+        ap.ok(&[
+            "history",
+            "-af",
+            "ScheddInterval",
+            "DeferralPrepTime",
+            "DeferralWindow"
+        ]),
+        "300 300 0\n"
+    );
+    assert_eq!(
+        ap.ok(&["q", "-af", "ClusterId", "JobStatus", "NumJobStarts"]),
+        "2 1 0\n"
+    );
+    assert!(stop(startd).success());
+    assert!(stop(schedd).success());
+    let _ = std::fs::remove_dir_all(&ap.dir);
+}

@@ -85,6 +85,8 @@ pub fn machine_ad(now: i64) -> ClassAd {
     ad.insert_value("ConsoleIdle", Value::Int(console));
     ad.insert_value("KeyboardIdle", Value::Int(console));
     ad.insert_value("MyCurrentTime", Value::Int(now));
+    // The starter waits for a job's DeferralTime.
+    ad.insert_value("HasJobDeferral", Value::Bool(true));
     ad.insert_value("OpSys", Value::from("LINUX"));
     ad.insert_value(
         "Arch",

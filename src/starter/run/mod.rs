@@ -17,7 +17,7 @@ mod job_hooks;
 
 use super::cgroup::JobCgroup;
 pub use super::error::SetupError;
-use super::job::{JobSpec, job_spec, signal_description, under};
+use super::job::{Deferral, JobSpec, job_spec, signal_description, under};
 use super::link::{Heard, Link, Setup, report};
 use super::protocol::{Account, Command, Lost, Report, Request};
 use super::userlog::{self, End, Event, JobId, Stamp, Usage};
@@ -311,7 +311,51 @@ impl Starter {
         }
         // PREPARE_JOB may have changed the job.
         let spec = job_spec(&self.job).unwrap_or(spec);
+        if let Some(code) = self.wait_for_deferral().await {
+            return code;
+        }
         self.run_job(&spec).await
+    }
+
+    /// Waits for the job's `DeferralTime` (HTCondor's deferred start): the
+    /// exit code when the job is not to run after all — its time passed
+    /// more than its `DeferralWindow` ago (held, as HTCondor holds it), or
+    /// the daemon vacated it (or is gone) while it waited.
+    async fn wait_for_deferral(&mut self) -> Option<i32> {
+        let secs = match super::job::deferral(&self.job, now()) {
+            Deferral::Now => return None,
+            Deferral::Missed => {
+                let (c, p) = job_spec(&self.job).map_or((0, 0), |s| s.id);
+                let reason = "Job missed deferred execution time";
+                let error = format!("Job {c}.{p} missed its execution time.");
+                return Some(self.not_started_as(reason, "hold", &error).await);
+            }
+            Deferral::Wait(secs) => secs,
+        };
+        log_line(&format!("job deferred for {secs} seconds"));
+        let until = tokio::time::Instant::now() + Duration::from_secs(secs);
+        let (mut kill_at, mut abandoned) = (None, false);
+        loop {
+            tokio::select! {
+                () = tokio::time::sleep_until(until) => return None,
+                heard = self.link.heard() => {
+                    match self.command_of(heard, &mut kill_at, &mut abandoned) {
+                        Command::SoftKill | Command::HardKill if abandoned => {
+                            log_line("a daemon ended the claim while the job waited for its time");
+                            self.cleanup();
+                            return Some(0);
+                        }
+                        Command::SoftKill | Command::HardKill => {
+                            return Some(
+                                self.not_started("vacated while it waited for its deferral time", "evict")
+                                    .await,
+                            );
+                        }
+                        _ => {}
+                    }
+                }
+            }
+        }
     }
 
     /// Writes to the job event log that the job's starter was lost (see

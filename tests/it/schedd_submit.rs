@@ -2,8 +2,9 @@
 //! `roost schedd` and `roost startd`: `coresize` sets the job's core-file
 //! limit (none without it, as HTCondor's starter), `noop_job` completes a
 //! job without running it (with its exit code or signal, also after a
-//! release from hold), and `accounting_group` is in the job ad the node
-//! sees.
+//! release from hold), `accounting_group` is in the job ad the node
+//! sees, `concurrency_limits` keep jobs from running together, and a
+//! deferred job waits for its time (or, past its window, is held unrun).
 
 use super::daemon::{stop, wait_for};
 use super::schedd::{Ap, lines, wait_history};
@@ -198,4 +199,29 @@ fn a_deferred_job_starts_at_its_time_and_one_past_its_window_is_not_handed_out()
     assert!(stop(startd).success());
     assert!(stop(schedd).success());
     let _ = std::fs::remove_dir_all(&ap.dir);
+}
+
+#[test]
+fn a_job_whose_deferral_time_passed_beyond_its_window_is_held_not_run() {
+    use super::daemon_admin::{Node, records};
+    let node = Node::setup("deferral-missed", "");
+    // Handed out by a fetch hook that does not look at Requirements.
+    let ran = node.dir.join("rec/ran");
+    let text = format!(
+        "ClusterId = 1\nProcId = 0\nOwner = \"nobody\"\nCmd = \"/bin/touch\"\n\
+         Arguments = \"{}\"\nJobUniverse = 5\nDeferralTime = 1000\nDeferralWindow = 60\n",
+        ran.display()
+    );
+    std::fs::write(node.dir.join("jobs/j1.job"), text).expect("job");
+    let daemon = node.start();
+    wait_for("JOB_EXIT", || !records(&node.dir, "exit").is_empty());
+    assert!(stop(daemon).success());
+    let exit = &records(&node.dir, "exit")[0];
+    assert!(exit.starts_with("argv: hold\n"), "{exit}");
+    assert!(
+        exit.contains("HoldReason = \"Job missed deferred execution time\""),
+        "{exit}"
+    );
+    assert!(!ran.exists());
+    let _ = std::fs::remove_dir_all(&node.dir);
 }

@@ -219,7 +219,8 @@ fn a_job_whose_deferral_time_passed_beyond_its_window_is_held_not_run() {
     let exit = &records(&node.dir, "exit")[0];
     assert!(exit.starts_with("argv: hold\n"), "{exit}");
     assert!(
-        exit.contains("HoldReason = \"Job missed deferred execution time\""),
+        exit.contains("HoldReason = \"Job missed deferred execution time\"")
+            && exit.contains("HoldReasonCode = 20"),
         "{exit}"
     );
     assert!(!ran.exists());

@@ -328,6 +328,8 @@ impl Starter {
                 let (c, p) = job_spec(&self.job).map_or((0, 0), |s| s.id);
                 let reason = "Job missed deferred execution time";
                 let error = format!("Job {c}.{p} missed its execution time.");
+                // HTCondor's hold code for it (MissedDeferredExecutionTime).
+                self.job.insert_value("HoldReasonCode", 20);
                 return Some(self.not_started_as(reason, "hold", &error).await);
             }
             Deferral::Wait(secs) => secs,

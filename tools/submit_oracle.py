@@ -83,6 +83,14 @@ CASES = {
                            "noop_job_exit_code = 3\nqueue 2\n"),
     "noop_job_signal": ("executable = /bin/true\nnoop_job = true\n"
                         "noop_job_exit_signal = 9\nqueue\n"),
+    "transfer_executable_true": "executable = /bin/true\ntransfer_executable = true\nqueue\n",
+    "transfer_executable_f": "executable = /bin/true\ntransfer_executable = f\nqueue\n",
+    "transfer_executable_no": "executable = /bin/true\ntransfer_executable = no\nqueue\n",
+    "transfer_executable_expression": "executable = /bin/true\ntransfer_executable = x == 1\nqueue\n",
+    "streams_numbers": "executable = /bin/true\nstream_output = 2\nstream_error = 0\nqueue\n",
+    "streams_yes": "executable = /bin/true\nstream_output = yes\nqueue\n",
+    "streams_t": "executable = /bin/true\nstream_error = t\nqueue\n",
+    "streams_garbage": "executable = /bin/true\nstream_error = x\nqueue\n",
     "transfer_executable_false": "executable = /bin/true\ntransfer_executable = false\nqueue\n",
     "transfer_executable_no_transfer": ("executable = /bin/true\nshould_transfer_files = NO\n"
                                         "transfer_executable = False\nqueue\n"),

@@ -14,7 +14,7 @@
 //! of them either). Pure.
 
 use super::submit::{SubmitError, err};
-use crate::classad::{ClassAd, parse_expr};
+use crate::classad::{ClassAd, Value, parse_expr};
 
 type Get<'a> = dyn Fn(&str) -> Result<Option<(usize, String)>, SubmitError> + 'a;
 
@@ -87,20 +87,21 @@ pub(super) fn set(get: &Get<'_>, owner: &str, ad: &mut ClassAd) -> Result<(), Su
             ad.insert_value(attr, n);
         }
     }
-    if let Some((line, t)) = get("transfer_executable")? {
-        let b = bool_word(&t).ok_or_else(|| {
-            err(
-                line,
-                format!("transfer_executable = {t}: must be true or false"),
-            )
-        })?;
-        ad.insert_value("TransferExecutable", b);
+    // condor_submit writes `TransferExecutable = false` for a value that
+    // begins with `f`, and nothing for any other.
+    if let Some((_, t)) = get("transfer_executable")?
+        && t.trim_start().starts_with(['f', 'F'])
+    {
+        ad.insert_value("TransferExecutable", false);
     }
     for cmd in ["stream_output", "stream_error"] {
         if let Some((line, t)) = get(cmd)?
-            && bool_word(&t).is_none()
+            && !is_boolean(&t)
         {
-            return Err(err(line, format!("{cmd} = {t}: must be true or false")));
+            return Err(err(
+                line,
+                format!("{cmd}={t} is invalid, must eval to a boolean."),
+            ));
         }
     }
     Ok(())
@@ -132,11 +133,19 @@ fn accounting(get: &Get<'_>, owner: &str, ad: &mut ClassAd) -> Result<(), Submit
     Ok(())
 }
 
-/// HTCondor's boolean words.
-fn bool_word(t: &str) -> Option<bool> {
-    match t.trim().to_ascii_lowercase().as_str() {
-        "true" | "t" | "yes" | "y" | "1" => Some(true),
-        "false" | "f" | "no" | "n" | "0" => Some(false),
-        _ => None,
+/// Whether a submit value is a boolean as condor_submit reads one
+/// (`string_is_boolean_param`): `true` or `false` in any case, or an
+/// expression that evaluates to a boolean or a number.
+fn is_boolean(t: &str) -> bool {
+    let t = t.trim();
+    if t.eq_ignore_ascii_case("true") || t.eq_ignore_ascii_case("false") {
+        return true;
     }
+    parse_expr(t).is_ok_and(|e| {
+        matches!(
+            crate::classad::Evaluator::new(None, None, &crate::classad::FixedEnv::new(0))
+                .eval_expr(&e),
+            Value::Bool(_) | Value::Int(_) | Value::Real(_)
+        )
+    })
 }

@@ -63,6 +63,17 @@ fn concurrency_limits(ad: &ClassAd, env: &dyn Env) -> String {
 }
 
 impl Queue {
+    /// What the running and leased jobs use of each concurrency limit.
+    fn limits_in_use(&self, env: &dyn Env) -> std::collections::BTreeMap<String, f64> {
+        let mut in_use = std::collections::BTreeMap::new();
+        for j in self.jobs.values() {
+            if j.lease.is_some() || j.status() == Some(Status::Running) {
+                add_use(&concurrency_limits(&j.ad, env), &mut in_use);
+            }
+        }
+        in_use
+    }
+
     /// The first idle job (highest `JobPrio`, then oldest) that matches
     /// `slot` both ways, is not leased and fits its concurrency `limits`
     /// beside the running and leased jobs, leased to it until
@@ -75,12 +86,6 @@ impl Queue {
         limits: &Limits,
         env: &dyn Env,
     ) -> Option<(JobEvent, ClassAd)> {
-        let mut in_use = std::collections::BTreeMap::new();
-        for j in self.jobs.values() {
-            if j.lease.is_some() || j.status() == Some(Status::Running) {
-                add_use(&concurrency_limits(&j.ad, env), &mut in_use);
-            }
-        }
         let mut idle: Vec<(i64, JobId, &Job)> = self
             .jobs
             .iter()
@@ -93,9 +98,16 @@ impl Queue {
             .map(|(id, j)| (int_of(&j.ad, "JobPrio").unwrap_or(0), *id, j))
             .collect();
         idle.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
+        // What the running and leased jobs use is counted only when a
+        // matching job names limits (most name none).
+        let mut in_use = None;
         let (_, id, job) = idle.into_iter().find(|(_, _, j)| {
-            symmetric_match(&j.ad, slot, env)
-                && limits.fits(&concurrency_limits(&j.ad, env), &in_use)
+            if !symmetric_match(&j.ad, slot, env) {
+                return false;
+            }
+            let mine = concurrency_limits(&j.ad, env);
+            mine.is_empty()
+                || limits.fits(&mine, in_use.get_or_insert_with(|| self.limits_in_use(env)))
         })?;
         let mut ad = job.ad.clone();
         ad.insert_value(LEASE_ATTR, token);

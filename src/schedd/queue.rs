@@ -686,7 +686,7 @@ impl Queue {
                 id,
                 ad: ad_to_string(&ad),
             });
-            let env = crate::classad::FixedEnv::new(ctx.at);
+            let env = FixedEnv::new(ctx.at);
             if status_of(&ad) == Some(Status::Idle) && super::policy::is_noop(&ad, &env) {
                 out.push(super::policy::noop_exit(id, &ad, ctx.at, &env));
             }

@@ -36,13 +36,7 @@ pub(super) fn set(get: &Get<'_>, owner: &str, ad: &mut ClassAd) -> Result<(), Su
             ad.insert_value("ConcurrencyLimits", names.join(",").as_str());
         }
     }
-    if let Some((line, size)) = get("coresize")? {
-        let n: i64 = size.trim().parse().map_err(|_| {
-            err(
-                line,
-                format!("coresize = {size}: must be an integer (bytes; -1: no limit)"),
-            )
-        })?;
+    if let Some(n) = integer(get, "coresize", " (bytes; -1: no limit)")? {
         ad.insert_value("CoreSize", n);
     }
     if let Some((line, noop)) = get("noop_job")? {
@@ -53,9 +47,7 @@ pub(super) fn set(get: &Get<'_>, owner: &str, ad: &mut ClassAd) -> Result<(), Su
             ("noop_job_exit_code", "NoopJobExitCode"),
             ("noop_job_exit_signal", "NoopJobExitSignal"),
         ] {
-            if let Some((line, v)) = get(cmd)? {
-                let n: i64 = (v.trim().parse())
-                    .map_err(|_| err(line, format!("{cmd} = {v}: must be an integer")))?;
+            if let Some(n) = integer(get, cmd, "")? {
                 ad.insert_value(attr, n);
             }
         }
@@ -79,12 +71,7 @@ pub(super) fn set(get: &Get<'_>, owner: &str, ad: &mut ClassAd) -> Result<(), Su
             ("deferral_window", "DeferralWindow", 0),
             ("deferral_prep_time", "DeferralPrepTime", 300),
         ] {
-            let n = match get(cmd)? {
-                None => default,
-                Some((line, v)) => (v.trim().parse())
-                    .map_err(|_| err(line, format!("{cmd} = {v}: must be an integer")))?,
-            };
-            ad.insert_value(attr, n);
+            ad.insert_value(attr, integer(get, cmd, "")?.unwrap_or(default));
         }
     }
     // condor_submit writes `TransferExecutable = false` for a value that
@@ -105,6 +92,17 @@ pub(super) fn set(get: &Get<'_>, owner: &str, ad: &mut ClassAd) -> Result<(), Su
         }
     }
     Ok(())
+}
+
+/// Command `cmd` as a whole number, if given; else an error naming it
+/// (with `hint`).
+fn integer(get: &Get<'_>, cmd: &str, hint: &str) -> Result<Option<i64>, SubmitError> {
+    get(cmd)?
+        .map(|(line, v)| {
+            (v.trim().parse())
+                .map_err(|_| err(line, format!("{cmd} = {v}: must be an integer{hint}")))
+        })
+        .transpose()
 }
 
 /// `AcctGroup` (the group), `AcctGroupUser` (the group's user: the owner

@@ -27,7 +27,13 @@ fn of_job(node: &Node, hook: &str, cluster: u32) -> Vec<String> {
 /// and kills the daemon with SIGKILL; the event log's directory.
 fn start_job_then_kill(node: &Node, cluster: u32, secs: &str) -> std::path::PathBuf {
     node.job(&format!("j{cluster}"), cluster, secs);
-    let first = node.start();
+    run_then_kill(node, &[])
+}
+
+/// Starts a daemon on `node` (with `env`), lets the job waiting there
+/// start, and kills the daemon with SIGKILL; the event log's directory.
+fn run_then_kill(node: &Node, env: &[(&str, &str)]) -> std::path::PathBuf {
+    let first = node.start_with(env);
     wait_for("the job to run", || !node.job_pid().is_empty());
     let log = node.dir.join("spool/roost-events");
     wait_for("the job's start in the log", || {
@@ -227,13 +233,7 @@ fn a_starter_that_evicts_its_job_with_no_daemon_leaves_its_reports_to_the_next()
 fn after_the_machine_restarts_the_fetcher_hears_once_that_the_job_ended_with_it() {
     let node = Node::setup("reattach-reboot", ORPHANS);
     node.job("j1", 1, "300");
-    let first = node.start_with(&[("ROOST_BOOT_ID", "boot-a")]);
-    wait_for("the job to run", || !node.job_pid().is_empty());
-    let log = node.dir.join("spool/roost-events");
-    wait_for("the job's start in the log", || {
-        count(&events(&log), "/event/Starter/JobStarted/pid", |_| true) >= 1
-    });
-    first.kill();
+    let log = run_then_kill(&node, &[("ROOST_BOOT_ID", "boot-a")]);
     let job = node_job_pid(&log);
     // The next start is in another boot of the machine. The starter left
     // running stands for a process that has the pid and start time of
@@ -289,13 +289,7 @@ fn after_the_machine_restarts_a_job_with_its_own_keyword_has_both_job_exits_run_
     let text = "ClusterId = 1\nProcId = 0\nOwner = \"nobody\"\nCmd = \"/bin/sleep\"\n\
                 Arguments = \"300\"\nJobUniverse = 5\nHookKeyword = \"OWN\"\n";
     std::fs::write(node.dir.join("jobs/j1.job"), text).expect("job");
-    let first = node.start_with(&[("ROOST_BOOT_ID", "boot-a")]);
-    wait_for("the job to run", || !node.job_pid().is_empty());
-    let log = node.dir.join("spool/roost-events");
-    wait_for("the job's start in the log", || {
-        count(&events(&log), "/event/Starter/JobStarted/pid", |_| true) >= 1
-    });
-    first.kill();
+    run_then_kill(&node, &[("ROOST_BOOT_ID", "boot-a")]);
     let second = node.start_with(&[("ROOST_BOOT_ID", "boot-b")]);
     wait_for("the fetcher's JOB_EXIT", || {
         !of_job(&node, "exit", 1).is_empty()

@@ -311,21 +311,20 @@ impl Starter {
         }
         // PREPARE_JOB may have changed the job.
         let spec = job_spec(&self.job).unwrap_or(spec);
-        if let Some(code) = self.wait_for_deferral().await {
+        if let Some(code) = self.wait_for_deferral(spec.id).await {
             return code;
         }
         self.run_job(&spec).await
     }
 
-    /// Waits for the job's `DeferralTime` (HTCondor's deferred start): the
+    /// Waits for job `c.p`'s `DeferralTime` (HTCondor's deferred start): the
     /// exit code when the job is not to run after all — its time passed
     /// more than its `DeferralWindow` ago (held, as HTCondor holds it), or
     /// the daemon vacated it (or is gone) while it waited.
-    async fn wait_for_deferral(&mut self) -> Option<i32> {
+    async fn wait_for_deferral(&mut self, (c, p): (i64, i64)) -> Option<i32> {
         let secs = match super::job::deferral(&self.job, now()) {
             Deferral::Now => return None,
             Deferral::Missed => {
-                let (c, p) = job_spec(&self.job).map_or((0, 0), |s| s.id);
                 let reason = "Job missed deferred execution time";
                 let error = format!("Job {c}.{p} missed its execution time.");
                 // HTCondor's hold code for it (MissedDeferredExecutionTime).

@@ -488,10 +488,13 @@ pub struct Reservations {
 }
 
 impl Reservations {
-    /// Reserves the next free cluster number for `uid`.
-    pub fn reserve(&mut self, queue: &Queue, uid: u32) -> i64 {
+    /// Reserves the next free cluster number for `uid`. The queue's next
+    /// free number moves past it too, so a submission that takes the next
+    /// free number (the router's copies) never takes a reserved one.
+    pub fn reserve(&mut self, queue: &mut Queue, uid: u32) -> i64 {
         let c = self.next.max(queue.next_cluster);
         self.next = c + 1;
+        queue.next_cluster = queue.next_cluster.max(c + 1);
         self.given.insert(c, uid);
         c
     }
@@ -1131,11 +1134,21 @@ mod tests {
 
     #[test]
     fn reserved_clusters_go_to_their_submitter_only() {
-        let q = queue_of(&["[Cmd = \"/bin/true\"]"]);
+        let mut q = queue_of(&["[Cmd = \"/bin/true\"]"]);
+        let first = q.next_cluster;
         let mut r = Reservations::default();
-        let a = r.reserve(&q, 1000);
-        let b = r.reserve(&q, 1001);
-        assert_eq!((a, b), (q.next_cluster, q.next_cluster + 1));
+        let a = r.reserve(&mut q, 1000);
+        let b = r.reserve(&mut q, 1001);
+        assert_eq!((a, b), (first, first + 1));
+        // A submission taking the next free number (the router's) skips them.
+        let ctx = SubmitCtx {
+            at: 100,
+            owner: "alice",
+            domain: "d",
+            schedd: "s",
+        };
+        let routed = q.submit(ctx, vec![ad("[]")], None).expect("submit");
+        assert_eq!(routed[0].id().cluster, b + 1);
         assert_eq!(r.cluster_for(&q, 1000, Some(a)), Ok(a));
         assert_eq!(
             r.cluster_for(&q, 1001, Some(a)),

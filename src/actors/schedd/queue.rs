@@ -498,7 +498,7 @@ impl Handler<Call> for ScheddActor {
     fn handle(&mut self, call: Call, _: &mut Context<Self>) -> ResponseFuture<Response> {
         match &call.request {
             ScheddRequest::NewCluster => {
-                let c = self.reserved.reserve(&self.queue, call.uid);
+                let c = self.reserved.reserve(&mut self.queue, call.uid);
                 let mut r = Response::done(c.to_string());
                 r.last_seq = Some(u64::try_from(c).unwrap_or(0));
                 Box::pin(async move { r })

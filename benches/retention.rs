@@ -12,10 +12,8 @@
 use std::path::Path;
 use std::time::Instant;
 
-use roost::events::{
-    CheckpointEvery, Checkpointer, DaemonEvent, Event, EventStore, GroupCommitter, Replay,
-    Retention, SledStore,
-};
+use roost::events::{DaemonEvent, Event, EventStore, GroupCommitter, Retention, SledStore};
+use roost::startd::{CheckpointEvery, Checkpointer, Replay};
 
 /// The allocator the `roost` binary uses.
 #[global_allocator]

@@ -25,6 +25,7 @@ pub mod policy;
 pub mod pool;
 pub mod schedd;
 pub mod spawn;
+pub mod startd;
 pub mod starter;
 
 /// What [`program_beside`] found.

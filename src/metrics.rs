@@ -26,9 +26,10 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::{Registry, Unit};
 
-use crate::events::cron::CronEvent;
-use crate::events::{Event, HookEvent, StarterEvent};
+use crate::cron::event::CronEvent;
+use crate::events::Event;
 use crate::hooks::Exit;
+use crate::startd::{HookEvent, StarterEvent};
 
 /// A hook run's labels.
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]

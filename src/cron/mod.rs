@@ -6,6 +6,7 @@
 //! ([`metrics`]), and when each job runs ([`schedule`]). No I/O, no clock.
 
 pub mod config;
+pub mod event;
 pub mod merge;
 pub mod metrics;
 pub mod output;

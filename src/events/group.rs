@@ -19,11 +19,11 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use super::keeper::Keeper;
-use super::{Batch, Checkpointer, Event, EventStore, LogEvent, Retention, StoreError};
+use super::{Batch, CutSummary, Event, EventStore, LogEvent, Retention, StoreError};
 
 /// What writes checkpoints into a log of events `E` after the groups the
-/// writer appends: [`Checkpointer`] for the startd's log (the schedd's and
-/// the eventd's logs have none).
+/// writer appends: `startd::Checkpointer` for the startd's log (the
+/// schedd's and the eventd's logs have none).
 pub trait Checkpoints<E>: Send {
     /// Sees a group appended from sequence number `base` on.
     fn observe(&mut self, base: u64, group: &[(i64, String, E)]);
@@ -35,23 +35,9 @@ pub trait Checkpoints<E>: Send {
     fn retention(&self) -> &Retention;
     /// The time of the newest event seen.
     fn now(&self) -> i64;
-}
-
-impl Checkpoints<Event> for Checkpointer {
-    fn observe(&mut self, base: u64, group: &[(i64, String, Event)]) {
-        Checkpointer::observe(self, base, group);
-    }
-    fn due(&mut self) -> Option<Batch> {
-        Checkpointer::due(self)
-    }
-    fn written(&mut self, at: u64, checkpoint: &[(i64, String, Event)]) {
-        Checkpointer::written(self, at, checkpoint);
-    }
-    fn retention(&self) -> &Retention {
-        Checkpointer::retention(self)
-    }
-    fn now(&self) -> i64 {
-        Checkpointer::now(self)
+    /// What to keep, apart from the log, of the events retention cuts.
+    fn cut_summary(&self) -> Option<Arc<dyn CutSummary>> {
+        None
     }
 }
 
@@ -146,9 +132,9 @@ pub struct GroupCommitter<S, E = Event> {
 impl<S: EventStore + Send + 'static> GroupCommitter<S> {
     /// Starts the writer over `store`, writing the checkpoints `checkpoints`
     /// says are due after the groups it writes.
-    pub fn start_with(
+    pub fn start_with<C: Checkpoints<Event> + 'static>(
         store: S,
-        checkpoints: Option<Checkpointer>,
+        checkpoints: Option<C>,
     ) -> (GroupCommitter<S>, Appender) {
         Self::start_watched(
             store,
@@ -441,7 +427,7 @@ fn write_group<E: LogEvent, S: EventStore<E>>(
                             *keeper = store.keeper().and_then(Keeper::start);
                         }
                         if let Some(k) = keeper.as_ref() {
-                            k.ask(cp.retention(), cp.now());
+                            k.ask(cp.retention(), cp.now(), cp.cut_summary());
                         }
                     }
                 }

@@ -1,18 +1,38 @@
 //! Retention on a thread of its own. After a checkpoint the writer asks
 //! the keeper to cut the log to its retention and goes on appending; the
-//! keeper reads the log, keeps the cut claims' audit trail, archives what
-//! goes and removes it ([`LogKeeper::prune_before`], in small steps beside
+//! keeper reads the log, keeps what the daemon's domain summarizes of the
+//! events cut ([`CutSummary`]: the startd's claims' audit trail), archives
+//! what goes and removes it ([`LogKeeper::prune_before`], in small steps beside
 //! the writer), so no appender waits for a pass. One pass runs at a time;
 //! one more may wait; an ask beyond that is dropped (the next checkpoint
 //! asks again). Dropping the keeper waits for the pass under way.
 
+use std::sync::Arc;
 use std::sync::mpsc::{self, SyncSender, TrySendError};
 use std::thread::JoinHandle;
 
-use super::{DaemonEvent, Event, LogKeeper, Retention, StoreError};
+use super::{Envelope, LogKeeper, Retention, StoreError};
 
-/// A pass to make: the retention, and the time of the log's last event.
-type Pass = (Retention, i64);
+/// What retention keeps, apart from the log, of the events it cuts: a
+/// daemon's log domain reads them and answers the lines to keep (the
+/// startd keeps its claims' audit trail, `startd::audit`), in
+/// `Retention::claims_file` for `Retention::keep_claims_seconds`.
+pub trait CutSummary: Send + Sync {
+    /// The lines to keep of `events`, the events cut, in order: each a
+    /// JSON object on one line, with the time it ages from.
+    fn summarize(
+        &self,
+        events: &mut dyn Iterator<Item = Result<Envelope, StoreError>>,
+    ) -> Result<Vec<(i64, String)>, StoreError>;
+
+    /// The time a line kept by an earlier pass ages from (`None`: a line
+    /// it cannot read, kept as it is).
+    fn aged_from(&self, line: &str) -> Option<i64>;
+}
+
+/// A pass to make: the retention, the time of the log's last event, and
+/// what to keep of the events cut.
+type Pass = (Retention, i64, Option<Arc<dyn CutSummary>>);
 
 /// The retention thread.
 pub(super) struct Keeper {
@@ -28,8 +48,8 @@ impl Keeper {
         let spawned = std::thread::Builder::new()
             .name("event-log-keeper".into())
             .spawn(move || {
-                for (retention, now) in rx {
-                    keep_to(log.as_ref(), &retention, now);
+                for (retention, now, summary) in rx {
+                    keep_to(log.as_ref(), &retention, now, summary.as_deref());
                 }
             });
         match spawned {
@@ -44,10 +64,16 @@ impl Keeper {
         }
     }
 
-    /// Asks for a pass keeping the log to `retention` at time `now`.
-    pub(super) fn ask(&self, retention: &Retention, now: i64) {
+    /// Asks for a pass keeping the log to `retention` at time `now`,
+    /// keeping `summary` of the events cut.
+    pub(super) fn ask(
+        &self,
+        retention: &Retention,
+        now: i64,
+        summary: Option<Arc<dyn CutSummary>>,
+    ) {
         if let Some(tx) = &self.tx {
-            match tx.try_send((retention.clone(), now)) {
+            match tx.try_send((retention.clone(), now, summary)) {
                 Ok(()) => {}
                 Err(TrySendError::Full(_)) => {
                     tracing::debug!(
@@ -74,17 +100,13 @@ impl Drop for Keeper {
 }
 
 /// Cuts the log to `retention` at time `now`, archiving what goes when it
-/// says so. A failure is logged; the log is then kept whole.
-fn keep_to(log: &dyn LogKeeper, retention: &Retention, now: i64) {
+/// says so, and keeping `summary` of it. A failure is logged; the log is
+/// then kept whole.
+fn keep_to(log: &dyn LogKeeper, retention: &Retention, now: i64, summary: Option<&dyn CutSummary>) {
     let boundaries: Vec<(u64, i64)> = log
         .read_actor("daemon", 1)
         .flatten()
-        .filter(|e| {
-            matches!(
-                e.event,
-                Event::Daemon(DaemonEvent::Started { .. } | DaemonEvent::Checkpoint { .. })
-            )
-        })
+        .filter(|e| e.event.starts_replay())
         .map(|e| (e.seq, e.time))
         .collect();
     let records = log.record_sizes();
@@ -92,8 +114,8 @@ fn keep_to(log: &dyn LogKeeper, retention: &Retention, now: i64) {
         return;
     };
     let first = records.first().map_or(1, |r| r.0);
-    if let Some(file) = &retention.claims_file
-        && let Err(e) = keep_claims(log, retention, now, file, cut)
+    if let (Some(file), Some(summary)) = (&retention.claims_file, summary)
+        && let Err(e) = keep_claims(log, retention, now, (file, summary), cut)
     {
         // Cutting now would lose the claims' audit trail: keep the log.
         tracing::error!(message = "Cannot keep the cut claims; the log is not cut.",
@@ -115,29 +137,25 @@ fn keep_to(log: &dyn LogKeeper, retention: &Retention, now: i64) {
     }
 }
 
-/// Adds the audit trail of the claims in the events before `cut` to the
-/// kept-claims file, and drops from it the claims accepted longer ago than
-/// the retention keeps them. The file is replaced whole (written beside it,
-/// then renamed); a line it cannot read is kept as it is.
+/// Adds the summary of the events before `cut` to the kept-claims file,
+/// and drops from it the lines older than the retention keeps them. The
+/// file is replaced whole (written beside it, then renamed); a line the
+/// summary cannot read is kept as it is.
 fn keep_claims(
     log: &dyn LogKeeper,
     retention: &Retention,
     now: i64,
-    file: &std::path::Path,
+    (file, summary): (&std::path::Path, &dyn CutSummary),
     cut: u64,
 ) -> Result<(), StoreError> {
     let at = |path: &std::path::Path| {
         let path = path.to_path_buf();
         move |source| StoreError::File { path, source }
     };
-    let mut audit = super::audit::Audit::default();
-    for env in log.read_from(1) {
-        let env = env?;
-        if env.seq >= cut {
-            break;
-        }
-        audit.apply(&env);
-    }
+    let mut cut_events = log
+        .read_from(1)
+        .take_while(|e| e.as_ref().is_ok_and(|e| e.seq < cut) || e.is_err());
+    let kept = summary.summarize(&mut cut_events)?;
     let oldest = retention
         .keep_claims_seconds
         .map_or(i64::MIN, |keep| now.saturating_sub(keep));
@@ -148,17 +166,16 @@ fn keep_claims(
         Err(e) => return Err(at(file)(e)),
     };
     for line in old.lines().filter(|l| !l.trim().is_empty()) {
-        match serde_json::from_str::<super::audit::ClaimRecord>(line) {
-            Ok(c) if c.accepted_at < oldest => {}
+        match summary.aged_from(line) {
+            Some(at) if at < oldest => {}
             _ => {
                 text.push_str(line);
                 text.push('\n');
             }
         }
     }
-    for c in audit.finish() {
-        if c.accepted_at >= oldest {
-            let line = serde_json::to_string(&c).map_err(|e| at(file)(std::io::Error::other(e)))?;
+    for (aged_from, line) in kept {
+        if aged_from >= oldest {
             text.push_str(&line);
             text.push('\n');
         }

@@ -6,15 +6,12 @@
 //! behind the [`EventStore`] trait; [`SledStore`] keeps it in sled with a
 //! per-actor index. Only this module knows sled and rmp-serde.
 
-pub mod audit;
-pub mod cron;
+pub mod daemon;
 mod group;
 mod keeper;
 mod record;
-pub mod replay;
-pub mod restart;
 pub mod retention;
-pub mod runtime;
+pub mod skip;
 mod sled_store;
 pub mod upcast;
 
@@ -23,13 +20,12 @@ use serde::{Deserialize, Serialize};
 use crate::policy::node::NodeEvent;
 use crate::policy::sim::Recorded;
 use crate::policy::slot::SlotEvent;
+use crate::startd::{HookEvent, StarterEvent};
 
-pub use cron::{CronEvent, CronJobState, CronState, PublishedAd};
+pub use daemon::DaemonEvent;
 pub use group::{Appender, Checkpoints, GroupCommitter, OnCommit, OnFailure, Watchers};
-pub use replay::{CheckpointEvery, Checkpointer, Replay};
-pub use restart::{Kept, LostClaim, Unanswered};
+pub use keeper::CutSummary;
 pub use retention::Retention;
-pub use runtime::{DaemonEvent, HookEvent, StarterEvent};
 pub use sled_store::{SledReader, SledStore};
 pub use upcast::{decode, decode_as};
 
@@ -59,13 +55,24 @@ pub enum Event {
     /// commands, dynamic slots born and gone.
     Node(NodeEvent),
     /// A daemon ClassAd hook (startd cron job, benchmark).
-    Cron(cron::CronEvent),
+    Cron(crate::cron::event::CronEvent),
     /// A job of `roost schedd`'s queue (that daemon's own log).
     Job(crate::schedd::event::JobEvent),
     /// A job of the schedd's job router (`route<c>.<p>`).
     Route(crate::schedd::router::RouteEvent),
     /// A decision of the eventd (that daemon's own log).
     Eventd(crate::eventd::event::EventdEvent),
+}
+
+impl Event {
+    /// Whether replay can begin here (a daemon's `Started` or a
+    /// checkpoint): the only places retention cuts the log.
+    pub fn starts_replay(&self) -> bool {
+        matches!(
+            self,
+            Event::Daemon(DaemonEvent::Started { .. } | DaemonEvent::Checkpoint { .. })
+        )
+    }
 }
 
 /// What the log engine needs of a daemon's event type: each daemon logs
@@ -121,6 +128,9 @@ pub enum StoreError {
         /// Why.
         message: String,
     },
+    /// What retention keeps of the events it cuts cannot be made.
+    #[error("the summary of the events cut cannot be made: {0}")]
+    Summary(String),
     /// sled failed.
     #[error("event store: {0}")]
     Sled(#[from] sled::Error),

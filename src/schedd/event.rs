@@ -316,7 +316,7 @@ pub enum ScheddEvent {
     /// The daemon (its starts).
     Daemon(crate::events::DaemonEvent),
     /// A schedd cron job.
-    Cron(crate::events::CronEvent),
+    Cron(crate::cron::event::CronEvent),
     /// A job of the queue.
     Job(JobEvent),
     /// A routed job.

@@ -9,8 +9,9 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use roost::events::{Event, HookEvent, StarterEvent};
+use roost::events::Event;
 use roost::hooks::Exit;
+use roost::startd::{HookEvent, StarterEvent};
 
 use super::daemon::{Daemon, wait_for};
 use super::daemon_admin::{Node, records, text};

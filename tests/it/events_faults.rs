@@ -11,9 +11,10 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 
 use roost::events::{
-    Appender, CheckpointEvery, Checkpointer, DaemonEvent, Envelope, Event, EventRead, EventStore,
-    GroupCommitter, LogKeeper, Replay, Retention, SledReader, SledStore, StoreError,
+    Appender, DaemonEvent, Envelope, Event, EventRead, EventStore, GroupCommitter, LogKeeper,
+    Retention, SledReader, SledStore, StoreError,
 };
+use roost::startd::{CheckpointEvery, Checkpointer, Replay};
 
 /// Fails the next `writes` writes and the next `flushes` flushes; counts
 /// the flushes done; holds the next flush in `gate` when one is set, and

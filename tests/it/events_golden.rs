@@ -10,18 +10,18 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use roost::cron::event::{CronEvent, CronJobState, PublishedAd};
 use roost::cron::metrics::SlotUsage;
 use roost::eventd::core::Ask;
 use roost::eventd::event::EventdEvent;
-use roost::events::replay::{Handout, OpenHook, OpenStarter};
-use roost::events::{CronEvent, CronJobState, LostClaim, PublishedAd};
-use roost::events::{
-    DaemonEvent, Envelope, Event, HookEvent, SCHEMA, StarterEvent, decode, encode,
-};
+use roost::events::{DaemonEvent, Envelope, Event, SCHEMA, decode, encode};
 use roost::hooks::Exit;
 use roost::policy::drain::{DrainHow, OnCompletion};
 use roost::policy::node::{DrainEnd, DrainRecord, NodeEvent, NodeSnapshot, ShutdownCause};
 use roost::policy::slot::{Activity, Claim, EndCause, Resources, Slot, SlotEvent, SlotKind, State};
+use roost::startd::LostClaim;
+use roost::startd::replay::{Handout, OpenHook, OpenStarter};
+use roost::startd::{HookEvent, StarterEvent};
 
 fn samples() -> Vec<(&'static str, Event)> {
     let claim = Claim::new(

@@ -7,9 +7,10 @@ use std::path::PathBuf;
 
 use proptest::prelude::*;
 use roost::events::{
-    Envelope, Event, EventRead, EventStore, Replay, SledStore, StoreError, decode, encode,
+    Envelope, Event, EventRead, EventStore, SledStore, StoreError, decode, encode,
 };
 use roost::policy::slot::{Activity, SlotEvent, State};
+use roost::startd::Replay;
 
 fn dir(name: &str) -> PathBuf {
     let d = std::env::temp_dir().join(format!("roost-events-{}-{name}", std::process::id()));
@@ -601,7 +602,7 @@ fn a_bad_envelope_inside_a_batch_is_set_aside_alone_and_its_neighbours_kept() {
 fn simulate_through_writer(
     text: &str,
     store: SledStore,
-    checkpoints: roost::events::Checkpointer,
+    checkpoints: roost::startd::Checkpointer,
 ) -> Result<(Vec<roost::policy::slot::Slot>, SledStore), TestCaseError> {
     let sc = roost::policy::sim::Scenario::parse(text).expect("scenario parses");
     let (committer, appender) = roost::events::GroupCommitter::start_with(store, Some(checkpoints));
@@ -708,7 +709,8 @@ proptest! {
         ),
         every in 3u64..40,
     ) {
-        use roost::events::{CheckpointEvery, Checkpointer, DaemonEvent};
+        use roost::events::DaemonEvent;
+        use roost::startd::{CheckpointEvery, Checkpointer};
         let d = dir(&format!("checkpoint-replay-{every}-{:x}", text_hash(&text)));
         let store = SledStore::open(&d).expect("open");
         let every = CheckpointEvery { events: every, seconds: 0 };
@@ -832,7 +834,8 @@ proptest! {
             prop::sample::select(crate::policy_props::LAYOUTS.to_vec()),
         ),
     ) {
-        use roost::events::{CheckpointEvery, Checkpointer, Retention};
+        use roost::events::Retention;
+        use roost::startd::{CheckpointEvery, Checkpointer};
         let d = dir(&format!("retention-{:x}", text_hash(&text)));
         let archive = d.join("archive");
         let store = SledStore::open(&d.join("log")).expect("open");
@@ -879,16 +882,16 @@ proptest! {
             everything.extend(a.read_from(1).map(|e| e.expect("decodes")));
         }
         everything.extend(store.read_from(1).map(|e| e.expect("decodes")));
-        let whole = roost::events::audit::claims(&everything);
-        let mut pieces: Vec<roost::events::audit::ClaimRecord> =
+        let whole = roost::startd::audit::claims(&everything);
+        let mut pieces: Vec<roost::startd::audit::ClaimRecord> =
             std::fs::read_to_string(d.join("claims-kept.jsonl"))
                 .unwrap_or_default()
                 .lines()
                 .map(|l| serde_json::from_str(l).expect("a kept claim"))
                 .collect();
         let live: Vec<Envelope> = store.read_from(1).map(|e| e.expect("decodes")).collect();
-        pieces.extend(roost::events::audit::claims(&live));
-        prop_assert_eq!(roost::events::audit::join(pieces), whole);
+        pieces.extend(roost::startd::audit::claims(&live));
+        prop_assert_eq!(roost::startd::audit::join(pieces), whole);
         drop(store);
         let _ = std::fs::remove_dir_all(&d);
     }

@@ -10,8 +10,9 @@
 use std::path::{Path, PathBuf};
 
 use roost::eventd::event::EventdLogged;
-use roost::events::{Replay, SledStore};
+use roost::events::SledStore;
 use roost::schedd::event::ScheddEvent;
+use roost::startd::Replay;
 
 use super::daemon::{events, temp};
 

@@ -19,11 +19,10 @@ use std::sync::{Arc, Mutex};
 use anyhow::{Result, anyhow};
 use clap::Args;
 
-use roost::events::{
-    DaemonEvent, Event, EventStore, GroupCommitter, HookEvent, SledStore, StarterEvent,
-};
+use roost::events::{DaemonEvent, Event, EventStore, GroupCommitter, SledStore};
 use roost::exit::Exit;
 use roost::policy::slot::{Activity, Claim, EndCause, Slot, SlotEvent, State, Transition as T};
+use roost::startd::{HookEvent, StarterEvent};
 
 /// Arguments of `roost-devtools log-writer`.
 #[derive(Args, Debug)]

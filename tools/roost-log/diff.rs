@@ -1,7 +1,7 @@
 //! `roost-log diff`: the fields that differ between two replayed states,
 //! one line each, as `path: before -> after` (or as JSON objects).
 
-use roost::events::Replay;
+use roost::startd::Replay;
 use serde_json::Value;
 
 /// One field that differs.

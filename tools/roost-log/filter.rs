@@ -3,9 +3,10 @@
 
 use std::collections::BTreeMap;
 
-use roost::events::{DaemonEvent, Envelope, Event, HookEvent, StarterEvent};
+use roost::events::{DaemonEvent, Envelope, Event};
 use roost::policy::node::NodeEvent;
 use roost::policy::slot::SlotEvent;
+use roost::startd::{HookEvent, StarterEvent};
 
 use super::FilterArgs;
 

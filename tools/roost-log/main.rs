@@ -16,9 +16,10 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, CommandFactory, Parser, Subcommand};
-use roost::events::audit::{Audit, ClaimRecord};
-use roost::events::{Envelope, Event, Replay, SledStore, StoreError};
+use roost::events::{Envelope, Event, SledStore, StoreError};
 use roost::policy::slot::SlotEvent;
+use roost::startd::Replay;
+use roost::startd::audit::{Audit, ClaimRecord};
 
 use filter::{Filter, parse_time, show_time};
 
@@ -194,7 +195,7 @@ fn summary(e: &Event) -> String {
             "{} claim {} job {} rank {}{}",
             filter::kind_of(e),
             claim.id,
-            roost::events::audit::job_label(&claim.job),
+            roost::startd::audit::job_label(&claim.job),
             claim.rank,
             if claim.fetched { " (fetched)" } else { "" }
         ),
@@ -445,7 +446,7 @@ fn run(cli: &Cli) -> Result<ExitCode, String> {
                 }
             }
             records.extend(audit.finish());
-            for c in roost::events::audit::join(records) {
+            for c in roost::startd::audit::join(records) {
                 if slot.as_ref().is_some_and(|s| *s != c.slot)
                     || (*anomalies && c.anomalies.is_empty())
                 {

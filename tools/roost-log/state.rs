@@ -1,7 +1,8 @@
 //! `roost-log state`: the state a replay to a point of the log gives,
 //! as text.
 
-use roost::events::{CronState, Replay};
+use roost::cron::event::CronState;
+use roost::startd::Replay;
 
 use crate::filter::show_time;
 
@@ -61,7 +62,7 @@ pub fn state_text(r: &Replay) -> String {
         }
         let claim = match &slot.claim {
             Some(c) => {
-                let job = roost::events::audit::job_label(&c.job);
+                let job = roost::startd::audit::job_label(&c.job);
                 let ending = c
                     .ending
                     .map(|e| format!(", ending: {e:?}"))

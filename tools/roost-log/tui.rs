@@ -21,8 +21,9 @@ use ratatui::crossterm::terminal::{
 };
 use ratatui::prelude::*;
 use ratatui::widgets::{Block, Borders, Paragraph, Wrap};
-use roost::events::{Envelope, Event, Replay};
+use roost::events::{Envelope, Event};
 use roost::policy::slot::{Activity, SlotEvent, State};
+use roost::startd::Replay;
 
 use super::filter::show_time;
 use super::summary;
@@ -367,7 +368,7 @@ fn detail_lines(app: &App) -> Vec<Line<'static>> {
                     out.push(Line::from(format!(
                         "  claim {}: job {}{}",
                         c.id,
-                        roost::events::audit::job_label(&c.job),
+                        roost::startd::audit::job_label(&c.job),
                         c.ending
                             .map(|x| format!(", ending ({x:?})"))
                             .unwrap_or_default()

@@ -21,10 +21,10 @@ use tracing::{debug, info, warn};
 pub use super::cron_host::CronHost;
 use crate::classad::{ClassAd, FixedEnv, Value};
 use crate::cron::config::{CronJob, CronSettings, Manager, Mode};
+use crate::cron::event::{CronEvent, CronState, PublishedAd};
 use crate::cron::merge::Published;
 use crate::cron::metrics::{self, Metrics};
 use crate::cron::schedule::{Action, Schedule};
-use crate::events::{CronEvent, CronState, PublishedAd};
 use crate::hooks::follow::{self, CronRun, Piece};
 use crate::hooks::{Exit, hup, kill_group, term_group};
 
@@ -146,7 +146,7 @@ impl CronManager {
         CronJobActor {
             shared: Rc::clone(&self.shared),
             manager: self.settings.manager,
-            actor: crate::events::cron::actor(kind(self.settings.manager), &job.name),
+            actor: crate::cron::event::actor(kind(self.settings.manager), &job.name),
             index: Some(i),
             job: job.clone(),
             owner: ctx.address(),
@@ -201,7 +201,7 @@ impl Actor for CronManager {
         let kind = kind(self.settings.manager);
         self.tell_monitors();
         for (i, job) in self.settings.jobs.clone().iter().enumerate() {
-            let actor = crate::events::cron::actor(kind, &job.name);
+            let actor = crate::cron::event::actor(kind, &job.name);
             if let Some(st) = last.jobs.get(&actor)
                 && let Some(t) = st.last_start
             {
@@ -301,10 +301,7 @@ impl Handler<NewCron> for CronManager {
         let mut gone = Vec::new();
         for &k in &r.retired {
             self.jobs[k].do_send(Retire("reconfig"));
-            gone.push(crate::events::cron::actor(
-                kind,
-                &self.settings.jobs[k].name,
-            ));
+            gone.push(crate::cron::event::actor(kind, &self.settings.jobs[k].name));
         }
         if !gone.is_empty() {
             self.shared
@@ -650,7 +647,7 @@ fn register(published: &mut Published, settings: &CronSettings) {
     let kind = kind(settings.manager);
     for job in &settings.jobs {
         published.register(
-            &crate::events::cron::actor(kind, &job.name),
+            &crate::cron::event::actor(kind, &job.name),
             &job.slots,
             &job.name,
         );
@@ -665,7 +662,7 @@ pub fn restore(shared: &dyn CronHost, managers: &[CronSettings], last: &CronStat
     let actors: Vec<String> = (managers.iter())
         .flat_map(|m| {
             let kind = kind(m.manager);
-            (m.jobs.iter()).map(move |j| crate::events::cron::actor(kind, &j.name))
+            (m.jobs.iter()).map(move |j| crate::cron::event::actor(kind, &j.name))
         })
         .collect();
     let kept = last.only(&actors);
@@ -675,7 +672,7 @@ pub fn restore(shared: &dyn CronHost, managers: &[CronSettings], last: &CronStat
     }
     for m in managers {
         for job in &m.jobs {
-            let actor = crate::events::cron::actor(kind(m.manager), &job.name);
+            let actor = crate::cron::event::actor(kind(m.manager), &job.name);
             let Some(st) = kept.jobs.get(&actor) else {
                 continue;
             };
@@ -701,7 +698,7 @@ pub fn restore(shared: &dyn CronHost, managers: &[CronSettings], last: &CronStat
 /// process, in this boot) is killed with its process group, and each is
 /// ended in the log, so a daemon that dies does not leave its scripts
 /// behind, hung ones piling up at every crash.
-pub fn cron_left(last: &crate::events::CronState, rebooted: bool) -> Vec<(String, CronEvent)> {
+pub fn cron_left(last: &crate::cron::event::CronState, rebooted: bool) -> Vec<(String, CronEvent)> {
     let mut fix = Vec::new();
     for (actor, pid, started) in last.left_running() {
         let same = !rebooted && crate::starter::is_same_process(pid, started);

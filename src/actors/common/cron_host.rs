@@ -16,9 +16,10 @@ use std::sync::Arc;
 use super::clock::Clock;
 use crate::classad::ClassAd;
 use crate::cron::config::CronSettings;
+use crate::cron::event::{CronEvent, CronState};
 use crate::cron::merge::Published;
 use crate::cron::metrics::Target;
-use crate::events::{Appender, CronEvent, CronState, StoreError};
+use crate::events::{Appender, StoreError};
 use crate::schedd::event::ScheddEvent;
 
 /// What the cron actors need of the daemon that runs them: the startd's

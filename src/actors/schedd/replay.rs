@@ -6,7 +6,8 @@
 use anyhow::{Result, anyhow};
 use tracing::{info, warn};
 
-use crate::events::{CronState, DaemonEvent, EventRead, EventStore, SledStore};
+use crate::cron::event::CronState;
+use crate::events::{DaemonEvent, EventRead, EventStore, SledStore};
 use crate::schedd::event::ScheddEvent;
 use crate::schedd::queue::Queue;
 use crate::schedd::router::{Logged, Router};

@@ -21,7 +21,7 @@ impl CronHost for Shared {
     fn record(
         &self,
         actor: &str,
-        events: Vec<crate::events::CronEvent>,
+        events: Vec<crate::cron::event::CronEvent>,
     ) -> Result<(), crate::events::StoreError> {
         Shared::record(self, actor, events.into_iter().map(Event::Cron).collect())
     }

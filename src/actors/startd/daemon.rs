@@ -27,11 +27,10 @@ use crate::actors::common::sysconfig::{daemon_name, load_startd_config};
 use crate::admin::socket_path;
 use crate::config::Config;
 use crate::config::daemon_knobs::DaemonSettings;
-use crate::events::{
-    CheckpointEvery, Checkpointer, EventStore, GroupCommitter, Kept, Replay, Retention, SledStore,
-};
+use crate::events::{EventStore, GroupCommitter, Retention, SledStore};
 use crate::policy::engine::{DrainHow, Policy};
 use crate::policy::layout::{MachineInputs, layout, machine};
+use crate::startd::{CheckpointEvery, Checkpointer, Kept, Replay};
 
 /// How `roost startd` is asked to run (its command line).
 #[derive(Debug, Default, Clone)]
@@ -115,9 +114,9 @@ pub struct Prepared {
     checkpoints: Checkpointer,
     /// Reads the log while the daemon writes it (for the admin socket).
     pub reader: crate::events::SledReader,
-    lost: Vec<crate::events::LostClaim>,
+    lost: Vec<crate::startd::LostClaim>,
     /// Jobs the last run was handed and did not answer.
-    unanswered: Vec<crate::events::Unanswered>,
+    unanswered: Vec<crate::startd::Unanswered>,
     /// The last run's starters taken again, and when that run started
     /// (their claims keep the `ClaimId` it gave them).
     reattach: (Kept, i64),
@@ -141,7 +140,7 @@ pub struct Prepared {
     pub starter_exe: PathBuf,
     /// What the log says of the cron jobs, when the last run was in this
     /// boot of the machine.
-    cron: Option<crate::events::CronState>,
+    cron: Option<crate::cron::event::CronState>,
     /// The pool the node publishes in (`ROOST_POOL_ETCD`).
     pool: Option<crate::pool::PoolSettings>,
 }

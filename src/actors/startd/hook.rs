@@ -15,8 +15,9 @@ use tracing::{debug, warn};
 
 use super::shared::Shared;
 use crate::config::daemon_knobs::DaemonSettings;
-use crate::events::{Event, HookEvent};
+use crate::events::Event;
 use crate::hooks::{self, HookOutput, HookRun, capture};
+use crate::startd::HookEvent;
 use crate::starter::protocol::default_hook_timeout;
 
 /// The hooks whose output goes to files that outlive the daemon

@@ -30,9 +30,8 @@ use crate::classad::{ClassAd, Value, parse_ad};
 use crate::config::Config;
 use crate::config::daemon_knobs::DaemonSettings;
 use crate::cron::config::{self as cron_config, Manager};
-use crate::events::CronState;
-use crate::events::replay::OpenStarter;
-use crate::events::{DaemonEvent, Event, Kept, LostClaim, Unanswered};
+use crate::cron::event::CronState;
+use crate::events::{DaemonEvent, Event};
 use crate::policy::engine::{DrainHow, Input, Policy};
 use crate::policy::layout::SlotSpec;
 pub use crate::policy::node::DrainRequest;
@@ -40,6 +39,8 @@ use crate::policy::node::{
     self, NodeEffect, NodeEvent, NodeInput, NodeState, ShutdownCause, SlotView,
 };
 use crate::policy::slot::{Claim, Resources, Slot, SlotKind};
+use crate::startd::replay::OpenStarter;
+use crate::startd::{Kept, LostClaim, Unanswered};
 
 /// A signal or an admin command.
 #[derive(Message, Clone, Debug)]

@@ -11,9 +11,10 @@ use tracing::{info, warn};
 
 use super::shared::Dirs;
 use crate::config::daemon_knobs::DaemonSettings;
-use crate::events::replay::OpenStarter;
-use crate::events::{DaemonEvent, Event, EventStore, Kept, Replay, SledStore};
+use crate::events::{DaemonEvent, Event, EventStore, SledStore};
 use crate::policy::slot::SlotEvent;
+use crate::startd::replay::OpenStarter;
+use crate::startd::{Kept, Replay};
 
 /// What the last run left, as a new run starts.
 pub(super) struct LastRun {
@@ -26,7 +27,7 @@ pub(super) struct LastRun {
     pub restored: BTreeMap<String, crate::policy::slot::Slot>,
     /// The lost claims whose loss the fetcher is owed word of: this
     /// reconciliation's and those an earlier run died before telling.
-    pub owed: Vec<crate::events::LostClaim>,
+    pub owed: Vec<crate::startd::LostClaim>,
 }
 
 /// Replays the last run from the log and appends what closes what it left

@@ -14,10 +14,11 @@ use std::time::Duration;
 use tracing::{info, warn};
 
 use crate::actors::startd::shared::Dirs;
-use crate::events::Replay;
-use crate::events::replay::{OpenHook, OpenStarter};
-use crate::events::{Event, EventStore, HookEvent};
+use crate::events::{Event, EventStore};
 use crate::hooks::{Exit, HookOutput, capture, output::classify_fetch};
+use crate::startd::HookEvent;
+use crate::startd::Replay;
+use crate::startd::replay::{OpenHook, OpenStarter};
 
 /// How long a restart waits for a FETCH_WORK hook of the last run that is
 /// still running, before it kills it.

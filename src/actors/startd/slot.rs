@@ -20,8 +20,7 @@ use super::shared::Shared;
 use super::starter::{StarterActor, StarterCmd, StarterOwner};
 use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, FixedEnv, Value, parse_ad};
-use crate::events::replay::OpenStarter;
-use crate::events::{DaemonEvent, Event, LostClaim, Unanswered};
+use crate::events::{DaemonEvent, Event};
 use crate::hooks::HookRun;
 use crate::hooks::output::{Fetched, classify_fetch, fetched};
 use crate::policy::engine::{
@@ -31,6 +30,8 @@ use crate::policy::layout::SlotSpec;
 use crate::policy::node::{SlotView, wakeup};
 use crate::policy::publish::{Publish, public_ad};
 use crate::policy::slot::{Slot, SlotEvent, apply};
+use crate::startd::replay::OpenStarter;
+use crate::startd::{LostClaim, Unanswered};
 use crate::starter::protocol::Command;
 
 /// One slot.
@@ -380,7 +381,7 @@ impl SlotActor {
             Some((c, run_started)) if c == claim => run_started,
             _ => self.shared.started,
         };
-        crate::events::restart::claim_id(&self.shared.host, started, claim, &self.slot.id)
+        crate::startd::restart::claim_id(&self.shared.host, started, claim, &self.slot.id)
     }
 
     /// `job -----\n slot [ClaimId]` as REPLY_FETCH and EVICT_CLAIM read it.

@@ -17,12 +17,13 @@ use tracing::{error, info, warn};
 
 use super::messages::{Attach, SlotInput, StarterPids, deliver};
 use super::shared::Shared;
-use crate::events::replay::OpenStarter;
-use crate::events::{Event, StarterEvent};
+use crate::events::Event;
 use crate::hooks::{self, Exit};
 use crate::policy::engine::Input;
 use crate::spawn::Stdio;
 use crate::spawn::process::Process;
+use crate::startd::StarterEvent;
+use crate::startd::replay::OpenStarter;
 use crate::starter::cgroup::JobCgroup;
 use crate::starter::gone::{self, Gone as Ending, Seen};
 use crate::starter::link::read_leftover;

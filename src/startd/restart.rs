@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 use super::replay::{OpenStarter, Replay};
-use super::{DaemonEvent, Event};
+use crate::events::{DaemonEvent, Event};
 use crate::policy::slot::{
     Activity, EndCause, Slot, SlotEvent, SlotKind, State, Transition, apply,
 };

@@ -15,9 +15,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::policy::node::{NodeEvent, NodeSnapshot};
 
-use super::cron::CronState;
 use super::restart::LostClaim;
-use super::{DaemonEvent, Envelope, Event, EventStore, HookEvent, StarterEvent, StoreError};
+use super::{HookEvent, StarterEvent};
+use crate::cron::event::CronState;
+use crate::events::{DaemonEvent, Envelope, Event, EventStore, StoreError};
 use crate::policy::slot::{Slot, SlotEvent, SlotKind, apply};
 
 /// A starter the log saw spawned and never saw exit.
@@ -37,7 +38,7 @@ pub struct OpenStarter {
     pub since: u64,
     /// When it started, in clock ticks after boot (0: not known, a log of
     /// a build before reattaching).
-    #[serde(default, skip_serializing_if = "super::runtime::is_zero")]
+    #[serde(default, skip_serializing_if = "crate::events::skip::is_zero")]
     pub started: u64,
     /// How many of its reports the log holds (each report is one event).
     #[serde(default, skip_serializing_if = "is_zero32")]
@@ -173,7 +174,7 @@ impl Default for CheckpointEvery {
 pub struct Checkpointer {
     state: Replay,
     every: CheckpointEvery,
-    retention: super::Retention,
+    retention: crate::events::Retention,
     events: u64,
     since: Option<i64>,
 }
@@ -185,7 +186,7 @@ impl Checkpointer {
         Checkpointer {
             state,
             every,
-            retention: super::Retention::default(),
+            retention: crate::events::Retention::default(),
             events: 0,
             since: None,
         }
@@ -193,13 +194,13 @@ impl Checkpointer {
 
     /// Also keeps the log to `retention` (checked after each checkpoint).
     #[must_use]
-    pub fn with_retention(mut self, retention: super::Retention) -> Checkpointer {
+    pub fn with_retention(mut self, retention: crate::events::Retention) -> Checkpointer {
         self.retention = retention;
         self
     }
 
     /// How much of the log to keep.
-    pub fn retention(&self) -> &super::Retention {
+    pub fn retention(&self) -> &crate::events::Retention {
         &self.retention
     }
 
@@ -522,8 +523,9 @@ pub fn last_start(store: &dyn EventStore) -> Option<u64> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::{Kept, SCHEMA};
+    use crate::events::SCHEMA;
     use crate::policy::slot::{Activity, Claim, EndCause, State, Transition};
+    use crate::startd::Kept;
 
     fn env(seq: u64, actor: &str, event: Event) -> Envelope {
         Envelope {

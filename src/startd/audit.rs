@@ -7,8 +7,9 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
-use super::{DaemonEvent, Envelope, Event, HookEvent, StarterEvent};
+use super::{HookEvent, StarterEvent};
 use crate::classad::{FixedEnv, Value, parse_ad};
+use crate::events::{DaemonEvent, Envelope, Event};
 use crate::policy::slot::{Claim, SlotEvent, SlotKind};
 
 /// A hook run for a claim.
@@ -511,10 +512,10 @@ pub fn claims<'a>(envelopes: impl IntoIterator<Item = &'a Envelope>) -> Vec<Clai
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::events::replay::OpenStarter;
     use crate::events::{DaemonEvent, SCHEMA};
     use crate::exit::Exit;
     use crate::policy::slot::{Activity, EndCause, Slot, State};
+    use crate::startd::replay::OpenStarter;
 
     fn env(seq: u64, actor: &str, event: Event) -> Envelope {
         Envelope {

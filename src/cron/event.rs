@@ -35,7 +35,7 @@ pub enum CronEvent {
         pid: u32,
         /// When it started, in clock ticks after boot (with the pid, which
         /// process it is; 0: not known).
-        #[serde(default, skip_serializing_if = "super::runtime::is_zero")]
+        #[serde(default, skip_serializing_if = "crate::events::skip::is_zero")]
         started: u64,
     },
     /// The run ended an ad (a `-` line, or its exit after output): these

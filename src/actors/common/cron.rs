@@ -18,7 +18,7 @@ use std::time::Duration;
 use actix::prelude::*;
 use tracing::{debug, info, warn};
 
-pub use super::cron_host::CronHost;
+pub use super::cron_host::{CronBoard, CronHost};
 use crate::classad::{ClassAd, FixedEnv, Value};
 use crate::cron::config::{CronJob, CronSettings, Manager, Mode};
 use crate::cron::event::{CronEvent, CronState, PublishedAd};
@@ -100,6 +100,7 @@ pub fn kind(manager: Manager) -> &'static str {
 /// One manager's jobs and their schedule.
 pub struct CronManager {
     shared: Rc<dyn CronHost>,
+    board: CronBoard,
     settings: CronSettings,
     schedule: Schedule,
     jobs: Vec<Addr<CronJobActor>>,
@@ -117,14 +118,16 @@ impl CronManager {
     /// them at start, when its runs were in this boot of the machine.
     pub fn new(
         shared: &Rc<dyn CronHost>,
+        board: &CronBoard,
         settings: CronSettings,
         changed: Recipient<CronChanged>,
         last: Option<CronState>,
     ) -> CronManager {
         let schedule = Schedule::new(&settings.jobs, settings.max_job_load);
-        register(&mut shared.published().borrow_mut(), &settings);
+        board.update(|p| register(p, &settings));
         CronManager {
             shared: Rc::clone(shared),
+            board: Rc::clone(board),
             settings,
             schedule,
             jobs: Vec::new(),
@@ -145,6 +148,7 @@ impl CronManager {
     ) -> Addr<CronJobActor> {
         CronJobActor {
             shared: Rc::clone(&self.shared),
+            board: Rc::clone(&self.board),
             manager: self.settings.manager,
             actor: crate::cron::event::actor(kind(self.settings.manager), &job.name),
             index: Some(i),
@@ -165,7 +169,7 @@ impl CronManager {
         let n = (self.settings.jobs.iter())
             .filter(|j| !j.metrics.is_empty())
             .count();
-        (self.shared.published().borrow_mut()).set_monitors(kind(self.settings.manager), n);
+        (self.board).update(|p| p.set_monitors(kind(self.settings.manager), n));
     }
 
     /// Starts what is due, kills what must go, and sleeps until the next.
@@ -296,7 +300,7 @@ impl Handler<NewCron> for CronManager {
                 )),
             }
         }
-        register(&mut self.shared.published().borrow_mut(), &settings);
+        self.board.update(|p| register(p, &settings));
         let kind = kind(settings.manager);
         let mut gone = Vec::new();
         for &k in &r.retired {
@@ -304,10 +308,7 @@ impl Handler<NewCron> for CronManager {
             gone.push(crate::cron::event::actor(kind, &self.settings.jobs[k].name));
         }
         if !gone.is_empty() {
-            self.shared
-                .published()
-                .borrow_mut()
-                .retain_jobs(|j| !gone.iter().any(|g| g == j));
+            (self.board).update(|p| p.retain_jobs(|j| !gone.iter().any(|g| g == j)));
             self.changed.do_send(CronChanged);
         }
         info!(
@@ -327,6 +328,7 @@ impl Handler<NewCron> for CronManager {
 /// One cron job: runs it when told, records and publishes what it prints.
 pub struct CronJobActor {
     shared: Rc<dyn CronHost>,
+    board: CronBoard,
     manager: Manager,
     actor: String,
     /// Its place in the manager's list (`None`: retired).
@@ -501,16 +503,18 @@ impl CronJobActor {
             return;
         }
         if !out.ads.is_empty() {
-            let mut published = self.shared.published().borrow_mut();
-            for a in &out.ads {
-                let ad = metrics::strip(&self.job.metrics, &a.ad);
-                published.replace(&self.actor, &self.job.slots, &name_of(a), ad);
-            }
             if !usage.is_empty() {
                 self.metrics.apply(now, &usage);
-                published.set_metrics(&self.actor, &self.metrics);
             }
-            drop(published);
+            self.board.update(|published| {
+                for a in &out.ads {
+                    let ad = metrics::strip(&self.job.metrics, &a.ad);
+                    published.replace(&self.actor, &self.job.slots, &name_of(a), ad);
+                }
+                if !usage.is_empty() {
+                    published.set_metrics(&self.actor, &self.metrics);
+                }
+            });
             self.changed.do_send(CronChanged);
         }
     }
@@ -655,10 +659,10 @@ fn register(published: &mut Published, settings: &CronSettings) {
 }
 
 /// What a new run takes of the log's cron state: only the jobs `managers`
-/// still configure; their ads go into `shared`'s published ads (before
-/// any slot evaluates), and the state is returned for the run's start
-/// batch and the managers.
-pub fn restore(shared: &dyn CronHost, managers: &[CronSettings], last: &CronState) -> CronState {
+/// still configure; their ads go onto `board` (before any slot
+/// evaluates), and the state is returned for the run's start batch and
+/// the managers.
+pub fn restore(board: &CronBoard, managers: &[CronSettings], last: &CronState) -> CronState {
     let actors: Vec<String> = (managers.iter())
         .flat_map(|m| {
             let kind = kind(m.manager);
@@ -666,9 +670,14 @@ pub fn restore(shared: &dyn CronHost, managers: &[CronSettings], last: &CronStat
         })
         .collect();
     let kept = last.only(&actors);
-    let mut published = shared.published().borrow_mut();
+    board.update(|published| restore_ads(published, managers, &kept));
+    kept
+}
+
+/// Puts the ads of `kept` (the jobs of `managers`) into `published`.
+fn restore_ads(published: &mut Published, managers: &[CronSettings], kept: &CronState) {
     for m in managers {
-        register(&mut published, m);
+        register(published, m);
     }
     for m in managers {
         for job in &m.jobs {
@@ -691,7 +700,6 @@ pub fn restore(shared: &dyn CronHost, managers: &[CronSettings], last: &CronStat
             }
         }
     }
-    kept
 }
 
 /// The cron runs the last run left going: each still running (the same

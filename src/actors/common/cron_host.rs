@@ -8,12 +8,14 @@
 //! is asked for. A schedd cron job publishes one ad (HTCondor's rule: a
 //! `- tag` names no second ad), and no ad targets slots.
 
-use std::cell::{Ref, RefCell};
+use std::cell::Ref;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
+use std::rc::Rc;
 use std::sync::Arc;
 
 use super::clock::Clock;
+use super::latest::{Board, Latest, Publisher, latest};
 use crate::classad::ClassAd;
 use crate::cron::config::CronSettings;
 use crate::cron::event::{CronEvent, CronState};
@@ -21,6 +23,10 @@ use crate::cron::merge::Published;
 use crate::cron::metrics::Target;
 use crate::events::{Appender, StoreError};
 use crate::schedd::event::ScheddEvent;
+
+/// Where the cron actors of one daemon publish their jobs' ads: theirs
+/// alone (the daemon's other actors read them).
+pub type CronBoard = Rc<Publisher<Published>>;
 
 /// What the cron actors need of the daemon that runs them: the startd's
 /// `Shared`, or another daemon's own.
@@ -42,8 +48,6 @@ pub trait CronHost {
     fn log_dir(&self) -> PathBuf;
     /// The ad a job's `_CONDITION` is evaluated in.
     fn condition_ad(&self) -> ClassAd;
-    /// The ads the jobs published.
-    fn published(&self) -> &RefCell<crate::cron::merge::Published>;
     /// What resource monitors target, by slot id.
     fn targets(&self) -> std::cell::Ref<'_, std::collections::BTreeMap<String, Target>>;
     /// Whether each job publishes one ad, each block of its output
@@ -75,33 +79,52 @@ pub struct ScheddHost {
     clock: Arc<dyn Clock>,
     appender: Appender<ScheddEvent>,
     run: CronRunSettings,
-    /// The schedd's ad without what the jobs published, as last made.
-    pub ad: RefCell<ClassAd>,
-    published: RefCell<Published>,
+    /// The schedd's ad without what the jobs published, as the schedd's
+    /// actor last made it.
+    ad: Latest<ClassAd>,
+    /// What the jobs published.
+    published: Latest<Published>,
     /// Always empty: no schedd cron job is a resource monitor of slots.
-    no_targets: RefCell<BTreeMap<String, Target>>,
+    no_targets: Board<Target>,
+}
+
+/// The writers' halves of what a [`ScheddHost`] reads: the schedd's own
+/// ad (its actor's) and the cron actors' board.
+pub struct ScheddHostPens {
+    /// The schedd's ad without what the jobs published.
+    pub ad: Publisher<ClassAd>,
+    /// Where the cron actors publish.
+    pub board: CronBoard,
 }
 
 impl ScheddHost {
-    /// The host of the jobs of a schedd logging through `appender`.
+    /// The host of the jobs of a schedd logging through `appender`, and
+    /// the writers' halves of what it reads.
     pub fn new(
         clock: Arc<dyn Clock>,
         appender: Appender<ScheddEvent>,
         run: CronRunSettings,
-    ) -> ScheddHost {
-        ScheddHost {
+    ) -> (ScheddHost, ScheddHostPens) {
+        let (ad_pen, ad) = latest(ClassAd::new());
+        let (board, published) = latest(Published::default());
+        let host = ScheddHost {
             clock,
             appender,
             run,
-            ad: RefCell::new(ClassAd::new()),
-            published: RefCell::new(Published::default()),
-            no_targets: RefCell::new(BTreeMap::new()),
-        }
+            ad,
+            published,
+            no_targets: Board::default(),
+        };
+        let pens = ScheddHostPens {
+            ad: ad_pen,
+            board: Rc::new(board),
+        };
+        (host, pens)
     }
 
     /// `own` (the schedd's ad) with what the jobs published merged in.
     pub fn merged(&self, own: &ClassAd) -> ClassAd {
-        self.published.borrow().merged_daemon(own)
+        self.published.read().merged_daemon(own)
     }
 }
 
@@ -141,15 +164,11 @@ impl CronHost for ScheddHost {
     }
 
     fn condition_ad(&self) -> ClassAd {
-        self.merged(&self.ad.borrow())
-    }
-
-    fn published(&self) -> &RefCell<Published> {
-        &self.published
+        self.merged(&self.ad.read())
     }
 
     fn targets(&self) -> Ref<'_, BTreeMap<String, Target>> {
-        self.no_targets.borrow()
+        self.no_targets.read()
     }
 
     fn one_ad_per_job(&self) -> bool {
@@ -157,11 +176,14 @@ impl CronHost for ScheddHost {
     }
 }
 
-/// What schedd cron starts with: its host, its jobs, and what the log
-/// said of them (`None`: nothing, or a run in another boot).
+/// What schedd cron starts with: its host and the writers' halves of
+/// what it reads, its jobs, and what the log said of them (`None`:
+/// nothing, or a run in another boot).
 pub struct ScheddCronSetup {
     /// The daemon the jobs see.
     pub host: std::rc::Rc<ScheddHost>,
+    /// Its writers' halves.
+    pub pens: ScheddHostPens,
     /// `SCHEDD_CRON_*`.
     pub settings: CronSettings,
     /// The log's cron state.

@@ -42,15 +42,22 @@ impl ScheddActor {
         let Some(setup) = self.cron_setup.take() else {
             return;
         };
-        let kept = (setup.last.as_ref())
-            .map(|l| restore(&*setup.host, std::slice::from_ref(&setup.settings), l));
-        *setup.host.ad.borrow_mut() = self.own_ad();
+        let board = &setup.pens.board;
+        let kept =
+            (setup.last.as_ref()).map(|l| restore(board, std::slice::from_ref(&setup.settings), l));
+        setup.pens.ad.publish(self.own_ad());
         let host: Rc<dyn CronHost> = setup.host.clone();
         let jobs = setup.settings.jobs.len();
-        let manager =
-            CronManager::new(&host, setup.settings, ctx.address().recipient(), kept).start();
+        let manager = CronManager::new(
+            &host,
+            board,
+            setup.settings,
+            ctx.address().recipient(),
+            kept,
+        )
+        .start();
         info!(message = "Schedd cron started.", jobs);
-        self.cron = Some((setup.host, manager));
+        self.cron = Some((setup.host, setup.pens.ad, manager));
     }
 
     /// The schedd's ad without what cron jobs published.
@@ -62,15 +69,15 @@ impl ScheddActor {
     pub(super) fn full_ad(&self) -> ClassAd {
         let own = self.own_ad();
         match &self.cron {
-            Some((host, _)) => host.merged(&own),
+            Some((host, _, _)) => host.merged(&own),
             None => own,
         }
     }
 
     /// Makes the ad cron jobs' conditions see again.
     pub(super) fn refresh_cron_ad(&self) {
-        if let Some((host, _)) = &self.cron {
-            *host.ad.borrow_mut() = self.own_ad();
+        if let Some((_, ad, _)) = &self.cron {
+            ad.publish(self.own_ad());
         }
     }
 }
@@ -88,7 +95,7 @@ impl Handler<Reconfigure> for ScheddActor {
 
     fn handle(&mut self, r: Reconfigure, ctx: &mut Context<Self>) {
         self.identity.reconfigured = self.clock.now();
-        if let Some((_, manager)) = &self.cron {
+        if let Some((_, _, manager)) = &self.cron {
             manager.do_send(NewCron(r.cron));
         }
         let routes = r.routing.as_ref().map_or(0, |s| s.cfg.routes.len());

@@ -104,7 +104,7 @@ pub fn run(config_path: Option<&str>, foreground: bool) -> Result<ExitCode> {
             });
         let (committer, appender) = GroupCommitter::start_watched(store, None, Some(on_failure));
         let clock: Arc<dyn Clock> = Arc::new(SystemClock);
-        let host = Rc::new(ScheddHost::new(Arc::clone(&clock), appender.clone(), run));
+        let (host, pens) = ScheddHost::new(Arc::clone(&clock), appender.clone(), run);
         let actor = ScheddActor::new(
             (last.queue, last.router),
             appender,
@@ -113,7 +113,8 @@ pub fn run(config_path: Option<&str>, foreground: bool) -> Result<ExitCode> {
             routing,
         )
         .with_cron(ScheddCronSetup {
-            host,
+            host: Rc::new(host),
+            pens,
             settings: cron,
             last: cron_last,
         })

@@ -108,7 +108,11 @@ pub struct ScheddActor {
     /// Schedd cron, until it starts.
     pub(super) cron_setup: Option<ScheddCronSetup>,
     /// Schedd cron's host and manager, once started.
-    pub(super) cron: Option<(std::rc::Rc<ScheddHost>, Addr<CronManager>)>,
+    pub(super) cron: Option<(
+        std::rc::Rc<ScheddHost>,
+        crate::actors::common::latest::Publisher<crate::classad::ClassAd>,
+        Addr<CronManager>,
+    )>,
     /// The pool the schedd publishes its ad in (`ROOST_POOL_ETCD`).
     pub(super) pool: Option<crate::pool::PoolSettings>,
     /// The thread publishing it, once started.

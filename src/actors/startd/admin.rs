@@ -11,7 +11,7 @@ use tokio::io::AsyncWriteExt;
 use tokio::net::UnixStream;
 use tracing::{debug, info, warn};
 
-use super::messages::{Attach, Waiting};
+use super::messages::{Attach, Called, Waiting};
 use super::node::{Control, DrainRequest, NodeActor};
 use crate::actors::common::socket::{answer, read_request, serve_log};
 use crate::admin::{MAX_REQUEST, Request, Response};
@@ -88,17 +88,15 @@ pub fn control_of(req: Request) -> Option<Control> {
 /// waits a little for it.
 async fn attach(mut stream: UnixStream, hello: Hello, waiting: &Waiting) {
     for _ in 0..100 {
-        let entry = waiting.borrow().get(&hello.pid).cloned();
-        match entry {
-            Some(Some(actor)) => {
-                waiting.borrow_mut().remove(&hello.pid);
+        match waiting.called(hello.pid) {
+            Called::Taken(actor) => {
                 if let Err(e) = actor.try_send(Attach { hello, stream }) {
                     warn!(message = "The starter's actor is gone.", error = %e);
                 }
                 return;
             }
-            Some(None) => tokio::time::sleep(Duration::from_millis(50)).await,
-            None => break,
+            Called::Early => tokio::time::sleep(Duration::from_millis(50)).await,
+            Called::Unknown => break,
         }
     }
     info!(message = "A starter this daemon does not wait for called; it is told to leave.",

@@ -5,8 +5,11 @@
 use std::cell::RefCell;
 use std::path::PathBuf;
 
+use tracing::warn;
+
 use super::shared::Shared;
 use crate::actors::common::cron_host::CronHost;
+use crate::actors::common::latest::Pen;
 use crate::classad::{ClassAd, FixedEnv, Value};
 use crate::cron::metrics::Target;
 use crate::events::Event;
@@ -47,30 +50,33 @@ impl CronHost for Shared {
     }
 
     fn condition_ad(&self) -> ClassAd {
-        self.node.borrow().machine.clone()
-    }
-
-    fn published(&self) -> &RefCell<crate::cron::merge::Published> {
-        &self.cron
+        self.node.read().machine.clone()
     }
 
     fn targets(&self) -> std::cell::Ref<'_, std::collections::BTreeMap<String, Target>> {
-        self.cron_targets.borrow()
+        self.cron_targets.read()
     }
 }
 
 /// A slot's machine ad with the cron ads that go into it merged in, made
 /// again only when the machine ad or the cron ads changed, so the policy's
 /// cached slot ad sees the same ad until then. While a resource monitor is
-/// configured, the slot also tells the monitors who it is
-/// (`Shared::cron_targets`) whenever its machine ad or its job changes.
-#[derive(Debug, Default)]
+/// configured, the slot also tells the monitors who it is (its entry of
+/// `Shared::cron_targets`, written through its own pen) whenever its
+/// machine ad or its job changes; the entry goes with the slot.
+#[derive(Default)]
 pub struct SlotCronAd {
     merged: RefCell<Option<(ClassAd, u64, ClassAd)>>,
     told: RefCell<Option<(ClassAd, Option<i64>)>>,
+    pen: RefCell<Option<Pen<Target>>>,
 }
 
 impl SlotCronAd {
+    /// The slot is going: its entry for the resource monitors goes.
+    pub fn leave(&self) {
+        self.pen.borrow_mut().take();
+    }
+
     /// `machine` with `slot`'s cron ads (of `shared`) merged in, at `now`.
     pub fn machine_ad(
         &self,
@@ -80,7 +86,7 @@ impl SlotCronAd {
         spec: &SlotSpec,
         now: i64,
     ) -> ClassAd {
-        let cron = shared.cron.borrow();
+        let cron = shared.cron.read();
         if cron.monitoring() {
             let job_start = slot.claim.as_ref().and_then(|c| c.job_start);
             let mut told = self.told.borrow_mut();
@@ -93,10 +99,17 @@ impl SlotCronAd {
                     ad: target_ad(machine, slot, spec),
                     job_start,
                 };
-                shared
-                    .cron_targets
-                    .borrow_mut()
-                    .insert(slot.id.clone(), target);
+                let mut pen = self.pen.borrow_mut();
+                if pen.is_none() {
+                    *pen = shared.cron_targets.pen(&slot.id);
+                }
+                match pen.as_ref() {
+                    Some(pen) => pen.write(target),
+                    None => {
+                        warn!(message = "Another actor writes this slot's resource-monitor entry; not written.",
+                        slot = %slot.id)
+                    }
+                }
                 *told = Some((machine.clone(), job_start));
             }
         }

@@ -143,6 +143,8 @@ pub struct Prepared {
     cron: Option<crate::cron::event::CronState>,
     /// The pool the node publishes in (`ROOST_POOL_ETCD`).
     pool: Option<crate::pool::PoolSettings>,
+    /// Told of each configuration a reconfig takes.
+    on_config: Option<crate::actors::startd::node::ConfigListener>,
 }
 
 impl Prepared {
@@ -252,7 +254,17 @@ impl Prepared {
             inputs,
             starter_exe,
             pool,
+            on_config: None,
         })
+    }
+
+    /// `tell` is called with each configuration a reconfig takes (what
+    /// lives outside the actors, such as the daemon log's limits, follows
+    /// it).
+    #[must_use]
+    pub fn on_new_config(mut self, tell: crate::actors::startd::node::ConfigListener) -> Prepared {
+        self.on_config = Some(tell);
+        self
     }
 
     /// Starts the actors (inside a running actix system) on `clock`:
@@ -303,7 +315,7 @@ impl Prepared {
             Some(Box::new(self.checkpoints)),
             watchers,
         );
-        let mut shared = Shared::new(
+        let (mut shared, pens) = Shared::new(
             std::rc::Rc::new(config),
             self.settings,
             appender,
@@ -321,9 +333,10 @@ impl Prepared {
         // Starters of the last run that call before their actors start are
         // asked to wait for them.
         for st in self.reattach.0.starters.values() {
-            shared.waiting.borrow_mut().insert(st.pid, None);
+            shared.waiting.expect(st.pid);
         }
-        let node = NodeActor::new(std::rc::Rc::clone(&shared), self.slots, reload)
+        let node = NodeActor::new(std::rc::Rc::clone(&shared), pens, self.slots, reload)
+            .with_config_listener(self.on_config)
             .with_lost(self.lost, self.unanswered)
             .with_reattach(self.reattach.0, self.reattach.1)
             .with_cron(self.cron)
@@ -405,13 +418,13 @@ pub fn run(cmd: StartdOptions) -> Result<ExitCode> {
             Ok(config)
         });
         let reader = prepared.reader.clone();
-        let (shared, node, committer) = prepared.start(config, clock, reload);
         // A configuration taken at a reconfig gives the log its limits.
-        shared.on_new_config(Box::new(move |config| {
+        let prepared = prepared.on_new_config(Box::new(move |config| {
             if let Ok(s) = LogSettings::from_config(config, &log_dir) {
                 log_file.set_limits(&s);
             }
         }));
+        let (shared, node, committer) = prepared.start(config, clock, reload);
         actix::spawn(crate::actors::startd::admin::serve(
             listener,
             node.clone(),

@@ -25,11 +25,60 @@ pub struct Attach {
     pub stream: tokio::net::UnixStream,
 }
 
-/// The starters of the last run the daemon waits for, by pid: `None` until
-/// the actor that takes one has started. The admin socket's server hands
-/// each caller to its actor.
-pub type Waiting =
-    std::rc::Rc<std::cell::RefCell<std::collections::HashMap<u32, Option<Recipient<Attach>>>>>;
+/// The starters of the last run the daemon waits for, by pid, and the
+/// actor that takes each once it has started: the hand-off between the
+/// admin socket's server, which a starter calls, and that actor.
+#[derive(Clone, Default)]
+pub struct Waiting {
+    by_pid:
+        std::rc::Rc<std::cell::RefCell<std::collections::HashMap<u32, Option<Recipient<Attach>>>>>,
+}
+
+/// What the admin socket's server finds for a starter that called.
+pub enum Called {
+    /// Its actor, which now takes it (no longer waited for).
+    Taken(Recipient<Attach>),
+    /// Expected, its actor not started yet: ask again shortly.
+    Early,
+    /// Not waited for.
+    Unknown,
+}
+
+impl Waiting {
+    /// The daemon expects starter `pid` of the last run to call.
+    pub fn expect(&self, pid: u32) {
+        self.by_pid.borrow_mut().insert(pid, None);
+    }
+
+    /// The actor that takes starter `pid` has started.
+    pub fn ready(&self, pid: u32, actor: Recipient<Attach>) {
+        self.by_pid.borrow_mut().insert(pid, Some(actor));
+    }
+
+    /// Starter `pid` is no longer waited for (it did not call in time).
+    pub fn forget(&self, pid: u32) {
+        self.by_pid.borrow_mut().remove(&pid);
+    }
+
+    /// Starter `pid` called.
+    pub fn called(&self, pid: u32) -> Called {
+        let mut by_pid = self.by_pid.borrow_mut();
+        match by_pid.get(&pid) {
+            Some(Some(_)) => match by_pid.remove(&pid) {
+                Some(Some(actor)) => Called::Taken(actor),
+                _ => Called::Unknown,
+            },
+            Some(None) => Called::Early,
+            None => Called::Unknown,
+        }
+    }
+}
+
+/// The daemon is stopping: the slot records what it holds back from the
+/// log (`policy::quiet`).
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct WriteHeld;
 
 /// An input for the slot's state machine.
 #[derive(Message)]

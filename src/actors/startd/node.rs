@@ -16,14 +16,15 @@ use tracing::{error, info, warn};
 use super::backfill::BackfillActor;
 use super::messages::{
     BackfillLink, NewPolicy, NodeLink, PublicAd, RunBenchmarks, SlotBorn, SlotGone, SlotInput,
-    SlotStatus, WorkFound, deliver,
+    SlotStatus, WorkFound, WriteHeld, deliver,
 };
-use super::shared::Shared;
+use super::shared::{InForce, NodeFacts, Pens, Shared};
 use super::slot::SlotActor;
 use super::systemd;
 use crate::actors::common::cron::{
     CronChanged, CronHost, CronIdle, CronManager, NewCron, RunNow, WhenIdle, restore,
 };
+use crate::actors::common::latest::Publisher;
 use crate::actors::common::machine::machine_ad;
 use crate::admin::Response;
 use crate::classad::{ClassAd, Value, parse_ad};
@@ -31,6 +32,7 @@ use crate::config::Config;
 use crate::config::daemon_knobs::DaemonSettings;
 use crate::cron::config::{self as cron_config, Manager};
 use crate::cron::event::CronState;
+use crate::cron::merge::Published;
 use crate::events::{DaemonEvent, Event};
 use crate::policy::engine::{DrainHow, Input, Policy};
 use crate::policy::layout::SlotSpec;
@@ -68,9 +70,22 @@ pub const RESTART: i32 = 3;
 /// Re-reads the configuration the daemon was started with.
 pub type Reload = Box<dyn Fn() -> anyhow::Result<Config>>;
 
+/// What [`NodeActor`] calls with each configuration a reconfig takes
+/// (what lives outside the actors, such as the daemon log's limits,
+/// follows it).
+pub type ConfigListener = Box<dyn Fn(&Config)>;
+
 /// The supervisor.
 pub struct NodeActor {
     pub(super) shared: Rc<Shared>,
+    /// Where it publishes the configuration in force and the node's facts.
+    config_pen: Publisher<InForce>,
+    node_pen: Publisher<NodeFacts>,
+    /// Where the cron actors publish their jobs' ads (theirs once they
+    /// start).
+    cron_pen: Rc<Publisher<Published>>,
+    /// Told of each configuration a reconfig takes.
+    on_config: Option<ConfigListener>,
     initial: Vec<(Slot, SlotSpec, Policy)>,
     slots: BTreeMap<String, Addr<SlotActor>>,
     /// The node core's state.
@@ -113,11 +128,16 @@ impl NodeActor {
     /// `Control::Reconfig`. Called within the actor system.
     pub fn new(
         shared: Rc<Shared>,
+        pens: Pens,
         slots: Vec<(Slot, SlotSpec, Policy)>,
         reload: Reload,
     ) -> NodeActor {
         let manager = BackfillActor::new(&shared).start();
         NodeActor {
+            config_pen: pens.config,
+            node_pen: pens.node,
+            cron_pen: Rc::new(pens.cron),
+            on_config: None,
             backfill: BackfillLink {
                 want: manager.clone().recipient(),
                 release: manager.recipient(),
@@ -161,6 +181,13 @@ impl NodeActor {
         self
     }
 
+    /// `tell` is called with each configuration a reconfig takes.
+    #[must_use]
+    pub fn with_config_listener(mut self, tell: Option<ConfigListener>) -> NodeActor {
+        self.on_config = tell;
+        self
+    }
+
     /// What the log said of the cron jobs, when its runs were in this
     /// boot of the machine (their ads are published at once, OneShot jobs
     /// that ran are not run again, `LastBenchmark` is kept).
@@ -180,7 +207,7 @@ impl NodeActor {
         let (uid, fs) = &settings.domains;
         ad.insert_value("UidDomain", uid.as_str());
         ad.insert_value("FileSystemDomain", fs.as_str());
-        self.shared.node.borrow_mut().machine = ad;
+        self.node_pen.update(|facts| facts.machine = ad);
     }
 
     /// Starts the cron and benchmark managers, their ads of the last run
@@ -191,7 +218,7 @@ impl NodeActor {
         let bench = cron_config::read(&config, Manager::Benchmarks);
         let last = self.cron_last.take();
         let kept = last.as_ref().map_or_else(CronState::default, |l| {
-            restore(&*self.shared, &[cron.clone(), bench.clone()], l)
+            restore(&self.cron_pen, &[cron.clone(), bench.clone()], l)
         });
         self.last_benchmark = (kept.jobs.iter())
             .filter(|(a, _)| a.starts_with("benchmark."))
@@ -200,10 +227,30 @@ impl NodeActor {
             .unwrap_or(0);
         let changed = ctx.address().recipient();
         let host: Rc<dyn CronHost> = self.shared.clone();
-        let with =
-            |settings| CronManager::new(&host, settings, changed.clone(), last.clone()).start();
+        let board = &self.cron_pen;
+        let with = |settings| {
+            CronManager::new(&host, board, settings, changed.clone(), last.clone()).start()
+        };
         self.cron = Some((with(cron), with(bench)));
         kept
+    }
+
+    /// Stops the daemon once every slot has recorded what it held back
+    /// from the log (no job is left).
+    fn exit(&mut self, restart: bool, ctx: &mut Context<Self>) {
+        let asks: Vec<_> = self.slots.values().map(|a| a.send(WriteHeld)).collect();
+        let all_written = async move {
+            for ask in asks {
+                // A slot already gone wrote what it held as it went.
+                let _ = ask.await;
+            }
+        };
+        ctx.wait(all_written.into_actor(self).map(move |(), act, _| {
+            act.record(DaemonEvent::Stopped {
+                why: "shutdown: no job left".into(),
+            });
+            System::current().stop_with_code(if restart { RESTART } else { 0 });
+        }));
     }
 
     pub(super) fn record(&self, e: DaemonEvent) {
@@ -214,10 +261,11 @@ impl NodeActor {
 
     /// Publishes what slots read of the node.
     fn publish(&self) {
-        let mut facts = self.shared.node.borrow_mut();
-        facts.drain = self.state.drain.clone();
-        facts.drain_times = self.state.drain_times();
-        facts.total_slots = self.state.total_slots();
+        self.node_pen.update(|facts| {
+            facts.drain = self.state.drain.clone();
+            facts.drain_times = self.state.drain_times();
+            facts.total_slots = self.state.total_slots();
+        });
     }
 
     /// Decide, append, apply, act: one input to the node core. Returns
@@ -270,13 +318,7 @@ impl NodeActor {
                 NodeEffect::Reconfig => {
                     self.reconfig();
                 }
-                NodeEffect::Exit { restart } => {
-                    super::quiet::write_all(&self.shared);
-                    self.record(DaemonEvent::Stopped {
-                        why: "shutdown: no job left".into(),
-                    });
-                    System::current().stop_with_code(if restart { RESTART } else { 0 });
-                }
+                NodeEffect::Exit { restart } => self.exit(restart, ctx),
             }
         }
         self.tell_watchers();
@@ -333,7 +375,13 @@ impl NodeActor {
                     cron.do_send(NewCron(cron_config::read(&config, Manager::StartdCron)));
                     bench.do_send(NewCron(cron_config::read(&config, Manager::Benchmarks)));
                 }
-                self.shared.set_config(config, settings);
+                if let Some(tell) = &self.on_config {
+                    tell(&config);
+                }
+                self.config_pen.publish(InForce {
+                    config: Rc::new(config),
+                    settings: Rc::new(settings),
+                });
                 let n = policies.len();
                 for (addr, policy) in policies {
                     deliver(&addr, NewPolicy(policy), "a slot's new policy");

@@ -2,14 +2,15 @@
 //! decision goes to the log now (what the slot held, the FETCH_WORK run's
 //! own events, the decision's events), the runs of empty polls written
 //! when they have lasted long enough, and everything held written as the
-//! daemon stops.
+//! slot goes or the daemon stops. Each slot keeps its own
+//! [`QuietFetches`].
 
 use tracing::warn;
 
 use super::hook::Unrecorded;
 use super::shared::Shared;
 use crate::events::Event;
-use crate::policy::quiet::Pass;
+use crate::policy::quiet::{Pass, QuietFetches};
 use crate::policy::slot::SlotEvent;
 
 /// The events to append, by actor, for slot `slot`'s decision `events`
@@ -18,18 +19,15 @@ use crate::policy::slot::SlotEvent;
 /// nothing); a run held long enough is recorded then.
 pub fn batch(
     shared: &Shared,
-    slot: &str,
+    (slot, held): (&str, &mut QuietFetches),
     events: &[SlotEvent],
     hook: Option<Unrecorded>,
     now: i64,
 ) -> Vec<(String, Event)> {
     let (quiet, seconds) = hook.as_ref().map_or((false, 0.0), |h| (h.quiet, h.seconds));
-    let mut all = shared.quiet.borrow_mut();
-    let held = all.entry(slot.to_string()).or_default();
     let first = match held.pass(events, quiet, seconds) {
         Pass::Held => {
             let due = held.due(now);
-            drop(all);
             match hook {
                 Some(h) if h.quiet && shared.settings().metrics.is_some() => {
                     crate::metrics::global().quiet_fetch(h.seconds);
@@ -44,7 +42,6 @@ pub fn batch(
         }
         Pass::Write { first } => first,
     };
-    drop(all);
     let mine = |e: SlotEvent| (slot.to_string(), Event::Slot(e));
     let mut out: Vec<(String, Event)> = first.into_iter().map(mine).collect();
     if let Some(h) = hook {
@@ -54,29 +51,9 @@ pub fn batch(
     out
 }
 
-/// Records what every slot holds, as the daemon stops.
-pub fn write_all(shared: &Shared) {
-    let held: Vec<(String, Vec<SlotEvent>)> = shared
-        .quiet
-        .borrow_mut()
-        .iter_mut()
-        .map(|(slot, q)| (slot.clone(), q.take_all()))
-        .collect();
-    for (slot, events) in held {
-        record_held(shared, &slot, events);
-    }
-}
-
-/// Forgets a slot that is gone (a deleted dynamic slot), recording what
-/// it still held.
-pub fn forget(shared: &Shared, slot: &str) {
-    let held = shared.quiet.borrow_mut().remove(slot);
-    if let Some(mut q) = held {
-        record_held(shared, slot, q.take_all());
-    }
-}
-
-fn record_held(shared: &Shared, slot: &str, events: Vec<SlotEvent>) {
+/// Records what slot `slot` holds, as it goes or the daemon stops.
+pub fn write_held(shared: &Shared, slot: &str, held: &mut QuietFetches) {
+    let events = held.take_all();
     if !events.is_empty() {
         record(shared, slot, events.into_iter().map(Event::Slot).collect());
     }

@@ -1,18 +1,23 @@
-//! What every actor of one daemon shares: fixed for the daemon's life, the
-//! event log's appender, the clock, the directories, the machine, the
-//! hooks' identity and environment and where starters come from
-//! ([`StarterSupply`]); swapped whole at a reconfig, the configuration and
-//! the daemon's settings read from it; and, written by the node actor
-//! alone, what slots read of the node ([`NodeFacts`]). Actors of one
-//! daemon run on one thread, so this is reference-counted without locks.
+//! What every actor of one daemon shares, none of it writable through
+//! this context: fixed for the daemon's life, the event log's appender,
+//! the clock, the directories, the machine, the hooks' identity and
+//! environment and where starters come from ([`StarterSupply`]); and
+//! readers ([`Latest`], [`Board`]) of what one actor owns and publishes —
+//! the configuration in force (the node actor, at a reconfig), what slots
+//! read of the node ([`NodeFacts`]: the node actor), the ads cron jobs
+//! published (the cron actors) and what each slot is to resource monitors
+//! (each slot its own entry). The writers' halves ([`Pens`]) go to their
+//! owners when the daemon starts. Actors of one daemon run on one thread,
+//! so this is reference-counted without locks.
 
-use std::cell::{Cell, RefCell};
 use std::path::PathBuf;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use super::supply::StarterSupply;
 use crate::actors::common::clock::Clock;
+use crate::actors::common::latest::{Board, Latest, Publisher, latest};
 use crate::classad::ClassAd;
 use crate::config::Config;
 use crate::config::daemon_knobs::DaemonSettings;
@@ -73,15 +78,32 @@ pub struct NodeFacts {
     pub machine: ClassAd,
 }
 
-/// What [`Shared::on_new_config`] calls with each new configuration.
-pub type ConfigListener = Box<dyn Fn(&Config)>;
+/// The configuration in force and the daemon's knobs read from it,
+/// swapped together, whole, at a reconfig.
+#[derive(Clone)]
+pub struct InForce {
+    /// The configuration.
+    pub config: Rc<Config>,
+    /// The daemon's knobs.
+    pub settings: Rc<DaemonSettings>,
+}
+
+/// The writers' halves of what [`Shared`] lets every actor read, for
+/// their owners: the node actor publishes the configuration in force and
+/// the node's facts, the cron actors the ads their jobs published.
+pub struct Pens {
+    /// The configuration in force.
+    pub config: Publisher<InForce>,
+    /// What slots read of the node.
+    pub node: Publisher<NodeFacts>,
+    /// The cron jobs' ads.
+    pub cron: Publisher<crate::cron::merge::Published>,
+}
 
 /// Shared by the actors of one daemon.
 pub struct Shared {
-    /// The configuration in force (replaced on reconfig: [`Shared::set_config`]).
-    config: RefCell<Rc<Config>>,
-    /// The daemon's knobs read from it, swapped with it.
-    settings: RefCell<Rc<DaemonSettings>>,
+    /// The configuration in force, published by the node actor.
+    in_force: Latest<InForce>,
     /// The event log.
     pub log: Appender,
     /// Now.
@@ -99,19 +121,15 @@ pub struct Shared {
     pub machine: Machine,
     /// Detected CPUs and memory.
     pub detected: (u32, i64),
-    /// What slots read of the node: written by the node actor alone,
-    /// after each of its decisions is applied.
-    pub node: RefCell<NodeFacts>,
+    /// What slots read of the node: published by the node actor after
+    /// each of its decisions is applied.
+    pub node: Latest<NodeFacts>,
     /// The ads cron jobs and benchmarks published, which slots merge into
-    /// their ads: written by the cron actors alone.
-    pub cron: RefCell<crate::cron::merge::Published>,
-    /// Each slot as resource monitors target it (kept by the slots while
-    /// a monitor is configured), by slot id.
-    pub cron_targets: RefCell<std::collections::BTreeMap<String, crate::cron::metrics::Target>>,
-    /// What each slot holds back from the log while it polls and finds
-    /// nothing (`policy::quiet`), by slot id: kept by the slots, written
-    /// by the node as the daemon stops ([`super::quiet`]).
-    pub quiet: RefCell<std::collections::BTreeMap<String, crate::policy::quiet::QuietFetches>>,
+    /// their ads: published by the cron actors.
+    pub cron: Latest<crate::cron::merge::Published>,
+    /// Each slot as resource monitors target it, by slot id: each slot
+    /// writes its own entry while a monitor is configured.
+    pub cron_targets: Board<crate::cron::metrics::Target>,
     /// The `roost` program (Roost's own benchmarks run as
     /// `roost benchmark mips|kflops`).
     pub roost_exe: PathBuf,
@@ -122,18 +140,18 @@ pub struct Shared {
     pub cgroup_home: Option<PathBuf>,
     /// When the daemon started (for claim ids).
     pub started: i64,
-    /// The starters of the last run expected to call again.
+    /// The starters of the last run expected to call again, handed from
+    /// the admin socket to their actors.
     pub waiting: super::messages::Waiting,
-    /// Told of each configuration taken after the first (see
-    /// [`Shared::on_new_config`]).
-    on_config: RefCell<Option<ConfigListener>>,
-    counter: Cell<u64>,
+    /// Numbers for actor ids.
+    counter: AtomicU64,
 }
 
 impl Shared {
-    /// Assembles the shared state; ids of hook and starter actors start
-    /// at `first_id` (the log's next sequence number, so they never repeat
-    /// across restarts).
+    /// Assembles the shared state, and the writers' halves for the actors
+    /// that own them; ids of hook and starter actors start at `first_id`
+    /// (the log's next sequence number, so they never repeat across
+    /// restarts).
     #[allow(clippy::too_many_arguments)]
     pub fn new(
         config: Rc<Config>,
@@ -147,12 +165,22 @@ impl Shared {
         detected: (u32, i64),
         starter_exe: PathBuf,
         first_id: u64,
-    ) -> Shared {
+    ) -> (Shared, Pens) {
         let started = clock.now();
         let starters = StarterSupply::new(&starter_exe, hooks.env.clone());
-        Shared {
-            config: RefCell::new(config),
-            settings: RefCell::new(Rc::new(settings)),
+        let (config_pen, in_force) = latest(InForce {
+            config,
+            settings: Rc::new(settings),
+        });
+        let (node_pen, node) = latest(NodeFacts::default());
+        let (cron_pen, cron) = latest(crate::cron::merge::Published::default());
+        let pens = Pens {
+            config: config_pen,
+            node: node_pen,
+            cron: cron_pen,
+        };
+        let shared = Shared {
+            in_force,
             log,
             clock,
             dirs,
@@ -161,10 +189,9 @@ impl Shared {
             hooks,
             machine,
             detected,
-            node: RefCell::new(NodeFacts::default()),
-            cron: RefCell::new(crate::cron::merge::Published::default()),
-            cron_targets: RefCell::default(),
-            quiet: RefCell::default(),
+            node,
+            cron,
+            cron_targets: Board::default(),
             roost_exe: if starter_exe.file_name().is_some_and(|n| n == "roost-startd") {
                 starter_exe.with_file_name("roost")
             } else {
@@ -174,16 +201,14 @@ impl Shared {
             cgroup_home: crate::starter::cgroup::JobCgroup::own_home().ok(),
             started,
             waiting: super::messages::Waiting::default(),
-            on_config: RefCell::new(None),
-            counter: Cell::new(first_id),
-        }
+            counter: AtomicU64::new(first_id),
+        };
+        (shared, pens)
     }
 
     /// A fresh number for an actor id.
     pub fn next_id(&self) -> u64 {
-        let n = self.counter.get();
-        self.counter.set(n + 1);
-        n
+        self.counter.fetch_add(1, Ordering::Relaxed)
     }
 
     /// Appends `events` of `actor`, durably, at the current time.
@@ -244,28 +269,11 @@ impl Shared {
 
     /// The configuration in force.
     pub fn config(&self) -> Rc<Config> {
-        Rc::clone(&self.config.borrow())
+        Rc::clone(&self.in_force.read().config)
     }
 
     /// The daemon's knobs in force.
     pub fn settings(&self) -> Rc<DaemonSettings> {
-        Rc::clone(&self.settings.borrow())
-    }
-
-    /// Puts `config` in force (a reconfig), with the daemon's knobs read
-    /// from it: the two are swapped together, whole.
-    pub fn set_config(&self, config: Config, settings: DaemonSettings) {
-        if let Some(tell) = self.on_config.borrow().as_ref() {
-            tell(&config);
-        }
-        *self.config.borrow_mut() = Rc::new(config);
-        *self.settings.borrow_mut() = Rc::new(settings);
-    }
-
-    /// `tell` is called with every configuration [`Shared::set_config`]
-    /// takes from now on (what lives outside the actors, such as the
-    /// daemon log's limits, follows a reconfig).
-    pub fn on_new_config(&self, tell: ConfigListener) {
-        *self.on_config.borrow_mut() = Some(tell);
+        Rc::clone(&self.in_force.read().settings)
     }
 }

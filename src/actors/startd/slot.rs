@@ -12,7 +12,7 @@ use super::cron_ad::SlotCronAd;
 use super::hook::{HookActor, HookDone, InTurn, Unrecorded, hook_timeout, ignored};
 use super::messages::{
     NewPolicy, NodeLink, PublicAd, Release, RunBenchmarks, SlotBorn, SlotGone, SlotInput,
-    SlotStatus, StarterPids, Want, WorkFound, deliver,
+    SlotStatus, StarterPids, Want, WorkFound, WriteHeld, deliver,
 };
 use super::phase::{fetch_phase, until};
 use super::request::{starter_hooks, starter_request};
@@ -29,6 +29,7 @@ use crate::policy::engine::{
 use crate::policy::layout::SlotSpec;
 use crate::policy::node::{SlotView, wakeup};
 use crate::policy::publish::{Publish, public_ad};
+use crate::policy::quiet::QuietFetches;
 use crate::policy::slot::{Slot, SlotEvent, apply};
 use crate::startd::replay::OpenStarter;
 use crate::startd::{LostClaim, Unanswered};
@@ -45,6 +46,10 @@ pub struct SlotActor {
     cache: AdCache,
     /// The machine ad with this slot's cron ads merged in.
     merged: SlotCronAd,
+    /// What the slot holds back from the log while it polls and finds
+    /// nothing (`policy::quiet`), written when it goes or is asked to
+    /// ([`WriteHeld`]).
+    quiet: QuietFetches,
     starter: Option<Addr<StarterActor>>,
     pids: Option<StarterPids>,
     eval_at: Option<(i64, SpawnHandle)>,
@@ -91,6 +96,7 @@ impl SlotActor {
             policy,
             cache: AdCache::default(),
             merged: SlotCronAd::default(),
+            quiet: QuietFetches::default(),
             starter: None,
             pids: None,
             eval_at: None,
@@ -146,7 +152,7 @@ impl SlotActor {
 
     /// Calls `f` with the slot's decision context at `now`.
     fn with_ctx<R>(&self, now: i64, f: impl FnOnce(&Ctx<'_>) -> R) -> R {
-        let node = self.shared.node.borrow();
+        let node = self.shared.node.read();
         let machine =
             (self.merged).machine_ad(&self.shared, &node.machine, &self.slot, &self.spec, now);
         let publish = Publish {
@@ -205,7 +211,8 @@ impl SlotActor {
     fn step_after(&mut self, input: &Input, hook: Option<Unrecorded>, ctx: &mut Context<Self>) {
         let now = self.shared.clock.now();
         let d = self.with_ctx(now, |c| decide(&self.slot, c, input));
-        let batch = super::quiet::batch(&self.shared, &self.slot.id, &d.events, hook, now);
+        let mine = (self.slot.id.as_str(), &mut self.quiet);
+        let batch = super::quiet::batch(&self.shared, mine, &d.events, hook, now);
         if batch.is_empty() {
             self.carry_out(d, now, ctx);
             return;
@@ -679,8 +686,16 @@ impl Actor for SlotActor {
     }
 
     fn stopped(&mut self, _: &mut Context<Self>) {
-        self.shared.cron_targets.borrow_mut().remove(&self.slot.id);
-        super::quiet::forget(&self.shared, &self.slot.id);
+        self.merged.leave();
+        super::quiet::write_held(&self.shared, &self.slot.id, &mut self.quiet);
+    }
+}
+
+impl Handler<WriteHeld> for SlotActor {
+    type Result = ();
+
+    fn handle(&mut self, _: WriteHeld, _: &mut Context<Self>) {
+        super::quiet::write_held(&self.shared, &self.slot.id, &mut self.quiet);
     }
 }
 

@@ -457,10 +457,7 @@ impl StarterActor {
                     }
                     me.do_send(Missing);
                 });
-                self.shared
-                    .waiting
-                    .borrow_mut()
-                    .insert(self.pid, Some(ctx.address().recipient()));
+                (self.shared.waiting).ready(self.pid, ctx.address().recipient());
                 info!(message = "Waiting for a starter of the last run to call.",
                     slot = %self.slot_id, claim = self.claim, pid = self.pid);
             }
@@ -629,7 +626,7 @@ impl Handler<Missing> for StarterActor {
         let Some(old) = self.old.as_ref().filter(|o| !o.attached) else {
             return;
         };
-        self.shared.waiting.borrow_mut().remove(&self.pid);
+        self.shared.waiting.forget(self.pid);
         let alive = old.process.clone();
         let known = old.known;
         // It may have left, its orphan timeout run out, with reports no

@@ -27,6 +27,7 @@ pub mod schedd;
 pub mod spawn;
 pub mod startd;
 pub mod starter;
+pub mod transfer;
 
 /// What [`program_beside`] found.
 #[derive(Debug, PartialEq)]

@@ -45,6 +45,38 @@ CASES = {
     "transfer_if_needed_or_evict": ("executable = /bin/true\nshould_transfer_files = IF_NEEDED\n"
                                     "when_to_transfer_output = ON_EXIT_OR_EVICT\nqueue\n"),
     "transfer_bad_when": "executable = /bin/true\nwhen_to_transfer_output = garbage\nqueue\n",
+    "transfer_yes_lists": ("executable = /bin/true\nshould_transfer_files = YES\n"
+                           "transfer_input_files = in.txt, big.bin ,, data, data/, nothere\n"
+                           "transfer_output_files = out1, outdir , b c\n"
+                           "transfer_output_remaps = \"out1 = /tmp/o1; outdir=od\"\nqueue\n"),
+    "transfer_yes_urls": ("executable = /bin/true\nshould_transfer_files = YES\n"
+                          "transfer_input_files = HTTP://x/y, File:///a, https://h/p, in.txt\nqueue\n"),
+    "transfer_if_needed_url": ("executable = /bin/true\nshould_transfer_files = IF_NEEDED\n"
+                               "transfer_input_files = https://h/p\nqueue\n"),
+    "transfer_remap_to_url": ("executable = /bin/true\nshould_transfer_files = YES\n"
+                              "transfer_output_remaps = \"a = http://x/y\"\nqueue\n"),
+    "transfer_or_evict_alone": ("executable = /bin/true\n"
+                                "when_to_transfer_output = ON_EXIT_OR_EVICT\nqueue\n"),
+    "transfer_yes_or_evict": ("executable = /bin/true\nshould_transfer_files = YES\n"
+                              "when_to_transfer_output = on_exit_or_evict\nqueue\n"),
+    "transfer_yes_alone": "executable = /bin/true\nshould_transfer_files = true\nqueue\n",
+    "transfer_inputs_alone": "executable = /bin/true\ntransfer_input_files = in.txt\nqueue\n",
+    "transfer_no_inputs": ("executable = /bin/true\nshould_transfer_files = NO\n"
+                           "transfer_input_files = in.txt\nqueue\n"),
+    "transfer_no_outputs": ("executable = /bin/true\nshould_transfer_files = NO\n"
+                            "transfer_output_files = a\nqueue\n"),
+    "transfer_no_remaps": ("executable = /bin/true\nshould_transfer_files = NO\n"
+                           "transfer_output_remaps = \"a=b\"\nqueue\n"),
+    "transfer_remaps_unquoted": ("executable = /bin/true\nshould_transfer_files = YES\n"
+                                 "transfer_output_remaps = a=b\nqueue\n"),
+    "transfer_space_is_one_name": ("executable = /bin/true\nshould_transfer_files = YES\n"
+                                   "transfer_input_files = in.txt big.bin\nqueue\n"),
+    "transfer_size_of_executable": ("executable = big.bin\nshould_transfer_files = YES\n"
+                                    "transfer_executable = false\nqueue\n"),
+    "transfer_size_of_stdin": ("executable = /bin/true\ninput = big.bin\n"
+                               "should_transfer_files = YES\nqueue\n"),
+    "transfer_initialdir": ("executable = /bin/true\ninitialdir = data\n"
+                            "should_transfer_files = YES\ntransfer_input_files = b1, ../big.bin\nqueue\n"),
     "policy_periodic": ("executable = /bin/true\nperiodic_hold = NumJobStarts > 2\n"
                         "periodic_release = true\nperiodic_remove = JobStatus == 5\nqueue\n"),
     "policy_on_exit": ("executable = /bin/true\non_exit_hold = ExitCode != 0\n"
@@ -149,6 +181,13 @@ def scratch_files(d):
     with open(os.path.join(d, "in.txt"), "w") as f:
         f.write("input\n")
     os.makedirs(os.path.join(d, "sub"))
+    # Sizes for TransferInputSizeMB: 2.5 MiB, and a directory of 1 MiB.
+    with open(os.path.join(d, "big.bin"), "wb") as f:
+        f.write(b"\0" * (5 << 19))
+    os.chmod(os.path.join(d, "big.bin"), 0o755)
+    os.makedirs(os.path.join(d, "data"))
+    with open(os.path.join(d, "data", "b1"), "wb") as f:
+        f.write(b"\0" * (1 << 20))
 
 
 # The submitter's environment `getenv` cases see (tests/it/submit_oracle.rs

@@ -99,6 +99,23 @@ impl SubmitFiles for DirFiles {
     fn is_dir(&self, path: &str) -> bool {
         Path::new(path).is_dir()
     }
+
+    fn size(&self, path: &str) -> Option<u64> {
+        fn walk(p: &Path) -> u64 {
+            match std::fs::symlink_metadata(p) {
+                Ok(m) if m.is_dir() => std::fs::read_dir(p)
+                    .map(|d| d.filter_map(Result::ok).map(|e| walk(&e.path())).sum())
+                    .unwrap_or(0),
+                Ok(m) => m.len(),
+                Err(_) => 0,
+            }
+        }
+        // The named file as it points; inside a directory, links are not
+        // followed (no loops).
+        let p = Path::new(path);
+        let m = p.metadata().ok()?;
+        Some(if m.is_dir() { walk(p) } else { m.len() })
+    }
 }
 
 /// Whether `name` matches `pattern` (`*` any run, `?` any one byte).

@@ -146,6 +146,16 @@ impl Queue {
         Ok((lease, start.into_iter().collect()))
     }
 
+    /// The ad of job `id` while it is leased with `token` (its files are
+    /// served to that node only).
+    pub fn leased_ad(&self, id: JobId, token: &str) -> Result<&ClassAd, QueueError> {
+        self.leased(id, token)?;
+        self.jobs
+            .get(&id)
+            .map(|j| &j.ad)
+            .ok_or(QueueError::NoSuchJob(id))
+    }
+
     fn leased(&self, id: JobId, token: &str) -> Result<&Lease, QueueError> {
         let job = self.jobs.get(&id).ok_or(QueueError::NoSuchJob(id))?;
         job.lease

@@ -15,3 +15,4 @@ pub mod route;
 pub mod router;
 pub mod submit;
 mod submit_more;
+pub mod submit_transfer;

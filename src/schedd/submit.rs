@@ -25,6 +25,9 @@ pub trait SubmitFiles {
     fn glob(&self, pattern: &str, dirs: bool) -> Vec<String>;
     /// Whether `path` (absolute) is a directory.
     fn is_dir(&self, path: &str) -> bool;
+    /// The bytes of `path` (absolute; a directory's files counted whole),
+    /// if it exists.
+    fn size(&self, path: &str) -> Option<u64>;
 }
 
 /// Where and for whom a description is submitted.
@@ -69,9 +72,6 @@ pub(super) fn err(line: usize, message: impl Into<String>) -> SubmitError {
 /// Commands HTCondor has that Roost does not carry out: refused, not
 /// silently ignored.
 const UNSUPPORTED: &[&str] = &[
-    "transfer_input_files",
-    "transfer_output_files",
-    "transfer_output_remaps",
     "docker_image",
     "container_image",
     "vm_type",
@@ -320,14 +320,8 @@ fn job_ad(
     fixed(&mut ad, s, proc_id);
     job_policy(&get, &mut ad, &set_expr)?;
     super::submit_more::set(&get, s.owner, &mut ad)?;
-    let (should, when) = transfer(&get)?;
-    ad.insert_value("ShouldTransferFiles", should);
-    match when {
-        Some(w) => ad.insert_value("WhenToTransferOutput", w),
-        None => {
-            ad.remove("WhenToTransferOutput");
-        }
-    }
+    let iwd = super::queue::str_of(&ad, "Iwd").unwrap_or_default();
+    super::submit_transfer::set(&get, s.files, &iwd, &mut ad)?;
     let (status, hold) = match get("hold")? {
         Some((_, h)) if h.eq_ignore_ascii_case("true") || h == "1" => (5, true),
         _ => (1, false),
@@ -462,7 +456,7 @@ fn int_of(v: Option<(usize, String)>, default: i64) -> Result<i64, SubmitError> 
     }
 }
 
-type Get<'a> = dyn Fn(&str) -> Result<Option<(usize, String)>, SubmitError> + 'a;
+pub(super) type Get<'a> = dyn Fn(&str) -> Result<Option<(usize, String)>, SubmitError> + 'a;
 type SetExpr<'a> = dyn Fn(&mut ClassAd, &str, &str, usize) -> Result<(), SubmitError> + 'a;
 
 /// `RequestCpus`, `RequestMemory`, `RequestDisk`, each `Request<Name>` of a
@@ -535,12 +529,7 @@ fn requests(
     for c in &custom {
         clauses.push(format!("(TARGET.{c} >= Request{c})"));
     }
-    clauses.push(match transfer(get)?.0 {
-        "NO" => "(TARGET.FileSystemDomain == MY.FileSystemDomain)".into(),
-        _ => {
-            "((TARGET.FileSystemDomain == MY.FileSystemDomain) || (TARGET.HasFileTransfer))".into()
-        }
-    });
+    clauses.push(super::submit_transfer::read(get)?.clause());
     if get("deferral_time")?.is_some() {
         clauses.push(super::submit_more::DEFERRAL_CLAUSE.into());
     }
@@ -633,77 +622,6 @@ fn glob(pattern: &[u8], name: &[u8]) -> bool {
     }
 }
 
-/// `should_transfer_files` and `when_to_transfer_output` as condor_submit
-/// reads them: `ShouldTransferFiles` and `WhenToTransferOutput` (none for
-/// `NO`). Roost does not move files yet, so a job that asks for its files
-/// to be transferred (`YES`, or `ON_EXIT_OR_EVICT`, which implies it) is
-/// refused, naming the command; `NO` and `IF_NEEDED` run where the
-/// submitter's files are (`FileSystemDomain`).
-fn transfer(get: &Get<'_>) -> Result<(&'static str, Option<&'static str>), SubmitError> {
-    let should = get("should_transfer_files")?;
-    let when = get("when_to_transfer_output")?;
-    let not_yet = |line: usize, what: &str| {
-        err(
-            line,
-            format!(
-                "{what}: Roost does not transfer files yet; a job whose files the node sees \
-                 (the same FileSystemDomain) runs with should_transfer_files = NO or IF_NEEDED"
-            ),
-        )
-    };
-    let should_is = match &should {
-        None => None,
-        Some((line, v)) => Some(match v.to_ascii_uppercase().as_str() {
-            "YES" | "TRUE" => return Err(not_yet(*line, &format!("should_transfer_files = {v}"))),
-            "NO" | "FALSE" => "NO",
-            "IF_NEEDED" => "IF_NEEDED",
-            _ => {
-                return Err(err(
-                    *line,
-                    format!("invalid value ({v}) for should_transfer_files: YES, NO or IF_NEEDED"),
-                ));
-            }
-        }),
-    };
-    let when_is = match &when {
-        None => None,
-        Some((line, v)) => match v.to_ascii_uppercase().as_str() {
-            "ON_EXIT" => Some((*line, "ON_EXIT")),
-            "ON_EXIT_OR_EVICT" => Some((*line, "ON_EXIT_OR_EVICT")),
-            // An old value condor_submit still takes as if it were unset.
-            "NEVER" => None,
-            _ => {
-                return Err(err(
-                    *line,
-                    format!(
-                        "invalid value ({v}) for when_to_transfer_output: ON_EXIT or \
-                         ON_EXIT_OR_EVICT"
-                    ),
-                ));
-            }
-        },
-    };
-    match (should_is, when_is) {
-        (Some("NO"), Some((line, w))) => Err(err(
-            line,
-            format!(
-                "when_to_transfer_output = {w} contradicts should_transfer_files = NO: \
-                 remove one of them"
-            ),
-        )),
-        (Some("NO"), None) => Ok(("NO", None)),
-        (Some(_), Some((line, "ON_EXIT_OR_EVICT"))) => Err(err(
-            line,
-            "when_to_transfer_output = ON_EXIT_OR_EVICT and should_transfer_files = IF_NEEDED \
-             are incompatible: choose ON_EXIT, or should_transfer_files = YES",
-        )),
-        (None, Some((line, "ON_EXIT_OR_EVICT"))) => {
-            Err(not_yet(line, "when_to_transfer_output = ON_EXIT_OR_EVICT"))
-        }
-        _ => Ok(("IF_NEEDED", Some("ON_EXIT"))),
-    }
-}
-
 /// The attributes every new job has, at their starting values.
 fn fixed(ad: &mut ClassAd, s: &Submission<'_>, proc_id: i64) {
     ad.insert_value("MyType", "Job");
@@ -767,6 +685,9 @@ mod tests {
         fn is_dir(&self, _: &str) -> bool {
             false
         }
+        fn size(&self, _: &str) -> Option<u64> {
+            None
+        }
     }
 
     fn submit(text: &str) -> Result<Vec<ClassAd>, SubmitError> {
@@ -803,24 +724,15 @@ mod tests {
 
     #[test]
     fn what_roost_does_not_do_is_refused_naming_the_line() {
-        let e = submit("executable = /bin/true\n\ntransfer_input_files = a\nqueue\n")
-            .expect_err("refused");
+        let e = submit("executable = /bin/true\n\ndocker_image = a\nqueue\n").expect_err("refused");
         assert_eq!(e.line, 3);
-        assert!(e.message.contains("transfer_input_files"), "{e}");
-        for (text, line) in [
-            (
-                "executable = /bin/true\nshould_transfer_files = YES\nqueue\n",
-                2,
-            ),
-            (
-                "executable = /bin/true\nwhen_to_transfer_output = ON_EXIT_OR_EVICT\nqueue\n",
-                2,
-            ),
-        ] {
-            let e = submit(text).expect_err("refused");
-            assert_eq!(e.line, line, "{e}");
-            assert!(e.message.contains("does not transfer files yet"), "{e}");
-        }
+        assert!(e.message.contains("docker_image"), "{e}");
+        let e = submit(
+            "executable = /bin/true\nshould_transfer_files = YES\ntransfer_input_files = s3://b/k\nqueue\n",
+        )
+        .expect_err("refused");
+        assert_eq!(e.line, 3, "{e}");
+        assert!(e.message.contains("s3:// URLs"), "{e}");
         let e = submit("universe = docker\nexecutable = /bin/true\nqueue\n").expect_err("refused");
         assert_eq!((e.line, e.message.contains("vanilla")), (1, true), "{e}");
         let e =

@@ -12,6 +12,7 @@ pub mod job;
 pub mod link;
 pub mod protocol;
 pub mod run;
+pub mod transfer;
 pub mod userlog;
 pub mod withdraw;
 

@@ -41,6 +41,7 @@ mod router_htcondor;
 mod schedd;
 mod schedd_cron;
 mod schedd_submit;
+mod schedd_transfer;
 mod starter_link;
 mod starter_owner;
 mod submit_oracle;

@@ -20,7 +20,18 @@ impl SubmitFiles for Scratch {
         }
     }
     fn is_dir(&self, path: &str) -> bool {
-        path == "${CWD}/sub" || path == "${CWD}"
+        ["${CWD}/sub", "${CWD}", "${CWD}/data"].contains(&path)
+    }
+    fn size(&self, path: &str) -> Option<u64> {
+        match path.strip_prefix("${CWD}/")? {
+            "items.txt" => Some(11),
+            "one.dat" | "two.dat" => Some(2),
+            "in.txt" => Some(6),
+            "sub" => Some(0),
+            "big.bin" | "data/../big.bin" => Some(5 << 19),
+            "data" | "data/b1" => Some(1 << 20),
+            _ => None,
+        }
     }
 }
 

@@ -87,6 +87,9 @@ pub fn machine_ad(now: i64) -> ClassAd {
     ad.insert_value("MyCurrentTime", Value::Int(now));
     // The starter waits for a job's DeferralTime.
     ad.insert_value("HasJobDeferral", Value::Bool(true));
+    // The starter fetches a job's files from its queue, and file:// URLs.
+    ad.insert_value("HasFileTransfer", Value::Bool(true));
+    ad.insert_value("HasFileTransferPluginMethods", Value::from("file"));
     ad.insert_value("OpSys", Value::from("LINUX"));
     ad.insert_value(
         "Arch",

@@ -89,6 +89,17 @@ pub fn run(config_path: Option<&str>, foreground: bool) -> Result<ExitCode> {
         reconfigured: now,
         socket: socket.display().to_string(),
     };
+    let transfer = match &settings.transfer {
+        Some(a) => Some(
+            super::transfer::bind(
+                a,
+                &identity.machine,
+                &spool.join("roost-schedd-transfer-port"),
+            )
+            .map_err(|e| anyhow!("file server at {a} (ROOST_SCHEDD_TRANSFER_ADDRESS): {e}"))?,
+        ),
+        None => None,
+    };
     let reader = store.reader().as_events();
     let pointer = point_to_socket(&events, &socket);
     info!(message = "Starting.", name = %settings.name, log = %events.display(),
@@ -119,8 +130,13 @@ pub fn run(config_path: Option<&str>, foreground: bool) -> Result<ExitCode> {
             last: cron_last,
         })
         .with_pool(pool)
+        .with_transfer(transfer.as_ref().map(|(_, told)| told.clone()))
         .start();
         actix::spawn(serve(listener, actor.clone(), reader));
+        if let Some((files, told)) = transfer {
+            info!(message = "Serving job files.", address = %told);
+            actix::spawn(super::transfer::serve(files, actor.clone()));
+        }
         let config_path = config_path.map(str::to_string);
         Signals::serve(|s| signals(s, actor, config_path, log_dir));
         committer

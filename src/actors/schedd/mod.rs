@@ -20,3 +20,4 @@ pub mod replay;
 pub mod route_job;
 pub mod router;
 pub mod settings;
+pub mod transfer;

@@ -63,6 +63,9 @@ pub struct ScheddSettings {
     /// `CONCURRENCY_LIMIT_DEFAULT[_<scope>]`): a job is handed out only
     /// while its `ConcurrencyLimits` have room.
     pub concurrency: crate::schedd::limits::Limits,
+    /// `ROOST_SCHEDD_TRANSFER_ADDRESS`: where the file server listens
+    /// (`None`: no file server; jobs whose files travel wait).
+    pub transfer: Option<String>,
 }
 
 /// The router's configuration with what running its hooks needs.
@@ -98,6 +101,9 @@ pub struct ScheddActor {
     /// The routed jobs' actors, started when a job first needs a hook.
     pub(super) routed_jobs: HashMap<JobId, Addr<super::route_job::RoutedJobActor>>,
     settings: ScheddSettings,
+    /// Where the file server is reached (`host:port`), told to the node of
+    /// each job whose files travel.
+    pub(super) transfer_address: Option<String>,
     /// Cluster numbers given to `new_cluster` and not yet submitted to.
     reserved: Reservations,
     /// Uid → user name, as looked up.
@@ -154,10 +160,19 @@ impl ScheddActor {
             hooks_asked: HashSet::new(),
             routed_jobs: HashMap::new(),
             settings,
+            transfer_address: None,
             reserved: Reservations::default(),
             users: HashMap::new(),
             me: nix::unistd::geteuid().as_raw(),
         }
+    }
+
+    /// Tells the nodes of jobs whose files travel that they are served at
+    /// `address`.
+    #[must_use]
+    pub fn with_transfer(mut self, address: Option<String>) -> ScheddActor {
+        self.transfer_address = address;
+        self
     }
 
     fn user(&mut self, uid: u32) -> String {
@@ -363,7 +378,12 @@ impl ScheddActor {
             &self.settings.concurrency,
             &env,
         ) {
-            Some((leased, ad)) => {
+            Some((leased, mut ad)) => {
+                if let Some(a) = &self.transfer_address
+                    && crate::transfer::plan::may_travel(&ad)
+                {
+                    ad.insert_value(crate::transfer::ADDRESS_ATTR, a.as_str());
+                }
                 info!(message = "Job handed out.", job = %leased.id(), slot = ?slot_name(&slot));
                 let ok = Response {
                     ads: vec![ad_to_string(&ad)],

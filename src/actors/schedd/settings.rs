@@ -73,6 +73,11 @@ pub fn settings(config: &Config) -> Result<ScheddSettings> {
         )
         .unwrap_or(60),
         concurrency: concurrency_limits(config),
+        transfer: match text("ROOST_SCHEDD_TRANSFER_ADDRESS")? {
+            None => Some("127.0.0.1:0".into()),
+            Some(a) if a.eq_ignore_ascii_case("none") || a.is_empty() => None,
+            Some(a) => Some(a),
+        },
     })
 }
 

@@ -8,12 +8,16 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use nix::sys::signal::{Signal, killpg};
+use nix::sys::signal::Signal;
 use nix::unistd::{Gid, Pid, Uid, User};
 
 use tokio::io::{AsyncBufReadExt, BufReader};
 
 mod job_hooks;
+mod transfer;
+mod usage;
+
+use usage::{Tracking, children_cpu, publish_usage, remove_cgroup};
 
 use super::cgroup::JobCgroup;
 pub use super::error::SetupError;
@@ -24,7 +28,7 @@ use super::userlog::{self, End, Event, JobId, Stamp, Usage};
 use super::withdraw::Withdrawal;
 use crate::classad::old::OldReader;
 use crate::classad::unparse::{OldOrder, ad_to_old};
-use crate::classad::{ClassAd, Expr, FixedEnv, Value, parse_expr};
+use crate::classad::{ClassAd, FixedEnv, Value};
 use crate::hooks::{self, Exit, HookOutput, HookRun};
 use crate::spawn::{self, Stdio};
 
@@ -117,6 +121,8 @@ struct Starter {
     link: Link,
     /// The fetcher withdrew the job (UPDATE_JOB_INFO said so).
     withdrawn: Arc<Mutex<Option<Withdrawal>>>,
+    /// The job's files travel: it runs in the sandbox.
+    transfer: Option<transfer::Transferring>,
 }
 
 impl Starter {
@@ -142,6 +148,7 @@ impl Starter {
             may_log: false,
             link,
             withdrawn: Arc::default(),
+            transfer: None,
         }
     }
 
@@ -260,6 +267,9 @@ impl Starter {
     }
 
     fn iwd(&self) -> String {
+        if self.transfer.is_some() {
+            return self.sandbox.display().to_string();
+        }
         match self.job.eval_attr("Iwd", &FixedEnv::new(0)) {
             Value::Str(s) if !s.is_empty() => s.to_string_lossy(),
             _ => self.sandbox.display().to_string(),
@@ -314,6 +324,19 @@ impl Starter {
         if let Some(code) = self.wait_for_deferral(spec.id).await {
             return code;
         }
+        let spec = match self.fetch_inputs(spec).await {
+            Ok(s) => s,
+            Err(e) => {
+                let reason = format!(
+                    "Transfer input files failure at execution point {} while receiving files \
+                     from the access point: {e}",
+                    self.execute_host()
+                );
+                // HTCondor's hold code for it (TransferInputError).
+                self.job.insert_value("HoldReasonCode", 13);
+                return self.not_started(&reason, "hold").await;
+            }
+        };
         self.run_job(&spec).await
     }
 
@@ -636,6 +659,7 @@ impl Starter {
         if let Some(w) = &withdrawn {
             ad.insert_value(w.reason_attr(), Value::from(w.reason.as_str()));
         }
+        let (ad, how) = self.send_outputs(ad, how).await;
         let usage = usage_of(&ad);
         self.user_log(|| {
             if evicted {
@@ -915,152 +939,6 @@ fn log_stderr(hook: &str, out: &HookOutput) {
     if out.truncated {
         log_line(&format!("{hook}: stdout went past the limit and was cut"));
     }
-}
-
-/// CPU seconds (user, system) of reaped children so far.
-fn children_cpu() -> (f64, f64) {
-    use nix::sys::resource::{UsageWho, getrusage};
-    match getrusage(UsageWho::RUSAGE_CHILDREN) {
-        Ok(u) => {
-            let t = |tv: nix::sys::time::TimeVal| {
-                #[allow(clippy::cast_precision_loss)]
-                let s = tv.tv_sec() as f64 + tv.tv_usec() as f64 / 1e6;
-                s
-            };
-            (t(u.user_time()), t(u.system_time()))
-        }
-        Err(_) => (0.0, 0.0),
-    }
-}
-
-/// How the starter follows a running job: its process group, and its
-/// cgroup when it has one.
-struct Tracking<'a> {
-    cgroup: Option<&'a JobCgroup>,
-    /// The reaped children's CPU time before the job started.
-    before: (f64, f64),
-}
-
-impl Tracking<'_> {
-    /// Sends a signal to the job's process group and every process in its
-    /// cgroup (which includes any that left the group).
-    fn signal(&self, group: Pid, sig: Signal) {
-        let _ = killpg(group, sig);
-        if let Some(cg) = self.cgroup {
-            cg.signal(sig);
-        }
-    }
-
-    /// Kills the job's process group and everything in its cgroup.
-    fn kill(&self, group: Pid) {
-        let _ = killpg(group, Signal::SIGKILL);
-        if let Some(cg) = self.cgroup {
-            cg.kill_all();
-        }
-    }
-
-    /// (user s, sys s, VmSize KiB, VmRSS KiB, processes) now: the whole
-    /// cgroup's CPU time and process count when there is one, else the
-    /// job's main process and its process group.
-    fn usage(&self, pid: u32) -> (f64, f64, i64, i64, i64) {
-        let mut u = proc_usage(pid).unwrap_or_default();
-        if let Some(cg) = self.cgroup {
-            if let Some((user, sys)) = cg.cpu() {
-                (u.0, u.1) = (user, sys);
-            }
-            u.4 = i64::try_from(cg.pids().len()).unwrap_or(i64::MAX);
-        }
-        u
-    }
-
-    /// CPU time of the whole job once it has exited.
-    fn final_cpu(&self) -> (f64, f64) {
-        if let Some(cpu) = self.cgroup.and_then(JobCgroup::cpu) {
-            return cpu;
-        }
-        let after = children_cpu();
-        (
-            (after.0 - self.before.0).max(0.0),
-            (after.1 - self.before.1).max(0.0),
-        )
-    }
-}
-
-/// Removes a job's cgroup (killing what is left in it), saying so if it
-/// cannot.
-fn remove_cgroup(cgroup: Option<JobCgroup>) {
-    if let Some(cg) = cgroup
-        && let Err(e) = cg.remove()
-    {
-        log_line(&format!("cannot remove the job's cgroup: {e}"));
-    }
-}
-
-/// The usage attributes of UPDATE_JOB_INFO and JOB_EXIT: from /proc (and
-/// the cgroup) while the job runs, from the cgroup or the reaped
-/// children's rusage after it exited.
-fn publish_usage(ad: &mut ClassAd, pid: u32, state: &str, track: &Tracking<'_>) {
-    ad.insert_value("JobState", Value::from(state));
-    let (user, sys, image, rss, pids) = if state == "Exited" {
-        let (user, sys) = track.final_cpu();
-        (user, sys, 0, 0, 0)
-    } else {
-        track.usage(pid)
-    };
-    ad.insert_value("NumPids", Value::Int(pids));
-    ad.insert_value("RemoteUserCpu", Value::Real(user.floor()));
-    ad.insert_value("RemoteSysCpu", Value::Real(sys.floor()));
-    ad.insert_value("ImageSize", Value::Int(image));
-    ad.insert_value("ResidentSetSize", Value::Int(rss));
-    if let Ok(e) = parse_expr("((ResidentSetSize + 1023) / 1024)") {
-        ad.insert("MemoryUsage", e);
-    } else {
-        ad.insert("MemoryUsage", Expr::from_value(Value::Int(0)));
-    }
-}
-
-/// (user s, sys s, VmSize KiB, VmRSS KiB, processes in the job's group).
-fn proc_usage(pid: u32) -> Option<(f64, f64, i64, i64, i64)> {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
-    let rest = stat.rsplit_once(')')?.1;
-    let f: Vec<&str> = rest.split_whitespace().collect();
-    let ticks = 100.0;
-    let utime: f64 = f.get(11)?.parse().ok()?;
-    let stime: f64 = f.get(12)?.parse().ok()?;
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    let kb = |key: &str| {
-        status
-            .lines()
-            .find_map(|l| l.strip_prefix(key))
-            .and_then(|v| v.split_whitespace().next())
-            .and_then(|v| v.parse::<i64>().ok())
-            .unwrap_or(0)
-    };
-    let mut pids = 0;
-    if let Ok(dir) = std::fs::read_dir("/proc") {
-        for e in dir.flatten() {
-            let name = e.file_name();
-            let Some(n) = name
-                .to_str()
-                .filter(|n| n.bytes().all(|b| b.is_ascii_digit()))
-            else {
-                continue;
-            };
-            if let Ok(s) = std::fs::read_to_string(format!("/proc/{n}/stat"))
-                && let Some(r) = s.rsplit_once(')')
-                && r.1.split_whitespace().nth(2) == Some(&pid.to_string())
-            {
-                pids += 1;
-            }
-        }
-    }
-    Some((
-        utime / ticks,
-        stime / ticks,
-        kb("VmSize:"),
-        kb("VmRSS:"),
-        pids,
-    ))
 }
 
 /// Takes a user's identity for file access; gives it back when dropped.

@@ -1,0 +1,204 @@
+//! File transfer through a real `roost schedd` and `roost startd`: a job
+//! whose files travel runs in its sandbox with its inputs (files, a
+//! directory whole, a directory's contents, its executable) and its
+//! outputs come back to where the job named them (listed, remapped, stdout
+//! and stderr, a directory whole; or every file the job made); a missing
+//! input holds the job with code 13, a missing listed output with 12.
+
+use std::os::unix::fs::PermissionsExt;
+
+use super::daemon::{stop, wait_for};
+use super::schedd::{Ap, lines};
+
+#[test]
+fn a_job_s_files_travel_to_its_sandbox_and_back() {
+    let ap = Ap::setup("schedd-transfer", "");
+    let schedd = ap.schedd();
+    ap.up();
+    let work = ap.dir.join("work");
+    let prog = ap.write(
+        "prog.sh",
+        "#!/bin/sh\npwd > where.txt\ncat in.txt flat.txt > copy.txt\nls data > listing.txt\n\
+         echo out-line\necho err-line >&2\nmkdir made\necho deep > made/deep.txt\n\
+         echo untouched > not-listed.txt\n",
+    );
+    std::fs::set_permissions(&prog, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    ap.write("in.txt", "input\n");
+    for d in ["data", "flat"] {
+        std::fs::create_dir_all(work.join(d)).expect("mkdir");
+    }
+    ap.write("data/a", "a\n");
+    ap.write("data/b", "b\n");
+    ap.write("flat/flat.txt", "flat\n");
+    ap.submit_as_nobody(
+        "listed.sub",
+        "executable = prog.sh\nshould_transfer_files = YES\n\
+         transfer_input_files = in.txt, data, flat/\noutput = out.txt\nerror = err.txt\n\
+         transfer_output_files = where.txt, copy.txt, listing.txt, made\n\
+         transfer_output_remaps = \"listing.txt = results/listing\"\nqueue\n",
+    );
+    ap.submit_as_nobody(
+        "changed.sub",
+        "executable = /bin/sh\narguments = \"-c 'echo hi > new.txt'\"\n\
+         transfer_executable = false\nshould_transfer_files = YES\nqueue\n",
+    );
+    ap.submit_as_nobody(
+        "no_input.sub",
+        "executable = /bin/true\ntransfer_executable = false\nshould_transfer_files = YES\n\
+         transfer_input_files = nothere.txt\nqueue\n",
+    );
+    ap.submit_as_nobody(
+        "no_output.sub",
+        "executable = /bin/true\ntransfer_executable = false\nshould_transfer_files = YES\n\
+         transfer_output_files = never.txt\nqueue\n",
+    );
+    let startd = ap.startd();
+    let mut states = Vec::new();
+    wait_for("every job to end or be held", || {
+        let done = ap.ok(&["history", "-af", "ClusterId", "JobStatus", "ExitCode"]);
+        let held = ap.ok(&[
+            "q",
+            "-af",
+            "ClusterId",
+            "JobStatus",
+            "HoldReasonCode",
+            "-constraint",
+            "JobStatus == 5",
+        ]);
+        states = lines(&done);
+        states.extend(lines(&held));
+        states.sort();
+        states.len() >= 4
+    });
+    assert_eq!(states, ["1 4 0", "2 4 0", "3 5 13", "4 5 12"]);
+    let read =
+        |p: &str| std::fs::read_to_string(work.join(p)).unwrap_or_else(|e| format!("{p}: {e}"));
+    let ran_in = read("where.txt");
+    assert!(
+        ran_in.trim() != work.display().to_string() && ran_in.contains("/execute/"),
+        "the job ran in {ran_in}"
+    );
+    assert_eq!(read("copy.txt"), "input\nflat\n");
+    assert_eq!(read("results/listing"), "a\nb\n");
+    assert!(!work.join("listing.txt").exists());
+    assert_eq!(read("out.txt"), "out-line\n");
+    assert_eq!(read("err.txt"), "err-line\n");
+    assert_eq!(read("made/deep.txt"), "deep\n");
+    assert!(
+        !work.join("not-listed.txt").exists(),
+        "only what is listed comes back"
+    );
+    assert_eq!(read("new.txt"), "hi\n");
+    assert!(
+        !work.join(".job.ad").exists(),
+        "the starter's own files stay"
+    );
+    let reason = ap.ok(&["q", "-af", "HoldReason", "-constraint", "ClusterId == 3"]);
+    assert!(
+        reason.contains("Transfer input files failure") && reason.contains("nothere.txt"),
+        "{reason}"
+    );
+    let reason = ap.ok(&["q", "-af", "HoldReason", "-constraint", "ClusterId == 4"]);
+    assert!(reason.contains("Transfer output files failure"), "{reason}");
+    // Outputs are the job's owner's.
+    use std::os::unix::fs::MetadataExt;
+    let owner = std::fs::metadata(work.join("copy.txt"))
+        .expect("copy.txt")
+        .uid();
+    assert_eq!(owner, super::schedd::NOBODY);
+    stop(startd);
+    stop(schedd);
+    let _ = std::fs::remove_dir_all(&ap.dir);
+}
+
+/// The schedd crashes half way through sending a job's input, and again
+/// half way through taking its output: each time the node's starter makes
+/// the connection again to the restarted schedd and the transfer goes on
+/// from where it stopped, and the job's files arrive whole.
+#[test]
+fn a_transfer_broken_by_a_schedd_crash_goes_on_where_it_stopped() {
+    use std::io::Write;
+    let ap = Ap::setup("schedd-transfer-crash", "");
+    let schedd_with = |failpoint: &str| {
+        super::daemon::Daemon::spawn(
+            std::process::Command::new(env!("CARGO_BIN_EXE_roost"))
+                .args(["schedd", "-f", "--config"])
+                .arg(&ap.config)
+                .env("ROOST_FAILPOINT", failpoint)
+                .stdout(std::process::Stdio::null())
+                .stderr(std::process::Stdio::null()),
+        )
+    };
+    let mut schedd = schedd_with("transfer-sent-half");
+    ap.up();
+    let work = ap.dir.join("work");
+    // 24 MiB of bytes that differ from place to place.
+    let mut big = std::fs::File::create(work.join("big.in")).expect("create");
+    let mut x: u64 = 1;
+    let mut block = vec![0u8; 1 << 20];
+    for _ in 0..24 {
+        for b in &mut block {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            *b = (x >> 56) as u8;
+        }
+        big.write_all(&block).expect("write");
+    }
+    drop(big);
+    std::fs::set_permissions(work.join("big.in"), std::fs::Permissions::from_mode(0o644))
+        .expect("chmod");
+    ap.submit_as_nobody(
+        "big.sub",
+        "executable = /bin/cp\narguments = big.in big.out\ntransfer_executable = false\n\
+         should_transfer_files = YES\ntransfer_input_files = big.in\n\
+         transfer_output_files = big.out\nqueue\n",
+    );
+    let startd = ap.startd();
+    let crashed = schedd.wait(std::time::Duration::from_secs(60));
+    assert!(
+        crashed.is_some(),
+        "the schedd did not reach its failpoint while sending"
+    );
+    let mut schedd = schedd_with("transfer-received-half");
+    let crashed = schedd.wait(std::time::Duration::from_secs(90));
+    assert!(
+        crashed.is_some(),
+        "the schedd did not reach its failpoint while receiving"
+    );
+    let schedd = ap.schedd();
+    ap.up();
+    wait_for("the job to complete", || {
+        ap.ok(&["history", "-af", "ClusterId", "JobStatus"]) == "1 4\n"
+    });
+    let sent = std::fs::read(work.join("big.out")).expect("big.out");
+    let given = std::fs::read(work.join("big.in")).expect("big.in");
+    assert!(
+        sent == given,
+        "the output is not the input ({} bytes)",
+        sent.len()
+    );
+    // Each file went on from the middle: the second run of each transfer
+    // moved only the rest.
+    let log = std::fs::read_to_string(ap.dir.join("log/SchedLog")).expect("SchedLog");
+    let numbers = |key: &str| -> Vec<u64> {
+        log.lines()
+            .filter(|l| l.contains("File transfer done"))
+            .filter_map(|l| l.split(key).nth(1)?.split_whitespace().next()?.parse().ok())
+            .collect()
+    };
+    let full = 24u64 << 20;
+    assert!(
+        numbers("bytes_sent=").iter().any(|&n| n > 0 && n < full),
+        "input resumed: {log}"
+    );
+    assert!(
+        numbers("bytes_received=")
+            .iter()
+            .any(|&n| n > 0 && n < full),
+        "output resumed: {log}"
+    );
+    stop(startd);
+    stop(schedd);
+    let _ = std::fs::remove_dir_all(&ap.dir);
+}

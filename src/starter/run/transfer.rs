@@ -73,11 +73,23 @@ fn snapshot(sandbox: &Path) -> BTreeMap<String, (u64, Option<SystemTime>)> {
 }
 
 /// File accesses of this thread as the job's user (the starter may be
-/// root; a transfer thread writes and reads as the job would).
-fn as_user(user: Option<(u32, u32)>) {
-    if let Some((uid, gid)) = user {
-        nix::unistd::setfsgid(Gid::from_raw(gid));
-        nix::unistd::setfsuid(Uid::from_raw(uid));
+/// root; a transfer thread writes and reads as the job would), until the
+/// guard goes: the runtime's blocking threads serve other work after.
+struct AsUser(Option<(Uid, Gid)>);
+
+fn as_user(user: Option<(u32, u32)>) -> AsUser {
+    AsUser(user.map(|(uid, gid)| {
+        let gid = nix::unistd::setfsgid(Gid::from_raw(gid));
+        (nix::unistd::setfsuid(Uid::from_raw(uid)), gid)
+    }))
+}
+
+impl Drop for AsUser {
+    fn drop(&mut self) {
+        if let Some((uid, gid)) = self.0 {
+            nix::unistd::setfsuid(uid);
+            nix::unistd::setfsgid(gid);
+        }
     }
 }
 
@@ -115,7 +127,7 @@ impl Starter {
         let (sandbox, user) = (self.sandbox.clone(), self.user_ids());
         let (addr, who) = (address.clone(), hello.clone());
         let fetched = tokio::task::spawn_blocking(move || {
-            as_user(user);
+            let _user = as_user(user);
             let entries = fetch_inputs(&addr, &who, &sandbox, &urls)?;
             Ok::<_, TransferError>((entries, snapshot(&sandbox)))
         })
@@ -207,7 +219,7 @@ impl Starter {
             let (addr, who, user) = (t.address.clone(), t.hello.clone(), self.user_ids());
             let n = files.len();
             tokio::task::spawn_blocking(move || {
-                as_user(user);
+                let _user = as_user(user);
                 send_outputs(&addr, &who, &files)
             })
             .await??;

@@ -9,6 +9,7 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpStream, ToSocketAddrs};
 use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::transfer::wire::{self, Ask, Hello, MAX_LINE, Said};
@@ -42,6 +43,36 @@ pub enum TransferError {
     /// An input whose URL this node does not fetch.
     #[error("{0}: this node fetches file:// URLs only")]
     Url(String),
+    /// The starter cut the transfer short (the job is vacated).
+    #[error("cut short")]
+    Cancelled,
+}
+
+/// Copies `len` bytes from `from` to `to` a block at a time, stopping when
+/// `cancel` is set; how many were copied.
+fn copy_some(
+    from: &mut impl Read,
+    to: &mut impl Write,
+    len: u64,
+    cancel: &AtomicBool,
+) -> Result<u64, TransferError> {
+    let mut buf = vec![0u8; 1 << 18];
+    let mut done = 0u64;
+    while done < len {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(TransferError::Cancelled);
+        }
+        let want = usize::try_from((len - done).min(buf.len() as u64)).unwrap_or(buf.len());
+        let n = match from.read(&mut buf[..want]) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(io("the transfer")(e)),
+        };
+        to.write_all(&buf[..n]).map_err(io("the transfer"))?;
+        done += n as u64;
+    }
+    Ok(done)
 }
 
 fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> TransferError {
@@ -50,13 +81,18 @@ fn io(what: impl Into<String>) -> impl FnOnce(std::io::Error) -> TransferError {
 }
 
 /// One conversation with the server.
-struct Session {
+struct Session<'a> {
     reader: BufReader<TcpStream>,
     writer: TcpStream,
+    cancel: &'a AtomicBool,
 }
 
-impl Session {
-    fn open(address: &str, hello: &Hello) -> Result<Session, TransferError> {
+impl<'a> Session<'a> {
+    fn open(
+        address: &str,
+        hello: &Hello,
+        cancel: &'a AtomicBool,
+    ) -> Result<Session<'a>, TransferError> {
         let addr = (address.to_socket_addrs())
             .map_err(io(format!("the file server's address {address}")))?
             .next()
@@ -70,6 +106,7 @@ impl Session {
         let mut s = Session {
             reader: BufReader::with_capacity(1 << 16, stream),
             writer,
+            cancel,
         };
         match s.ask(&Ask::Hello(hello.clone()))? {
             Said::Ok => Ok(s),
@@ -143,8 +180,7 @@ impl Session {
                 file.seek(std::io::SeekFrom::Start(offset))
                     .map_err(io(format!("writing {}", path.display())))?;
             }
-            let copied = std::io::copy(&mut (&mut self.reader).take(len), &mut file)
-                .map_err(io(format!("receiving {}", e.name)))?;
+            let copied = copy_some(&mut self.reader, &mut file, len, self.cancel)?;
             if copied < len {
                 return Err(io(format!("receiving {}", e.name))(std::io::Error::new(
                     std::io::ErrorKind::UnexpectedEof,
@@ -176,8 +212,7 @@ impl Session {
                 .map_err(io(format!("reading {}", path.display())))?;
         }
         let rest = meta.len() - have;
-        let sent = std::io::copy(&mut file.take(rest), &mut self.writer)
-            .map_err(io(format!("sending {name}")))?;
+        let sent = copy_some(&mut file, &mut self.writer, rest, self.cancel)?;
         if sent < rest {
             return Err(TransferError::Protocol(format!(
                 "{name} shrank while it was sent"
@@ -208,11 +243,12 @@ fn retriable(e: &TransferError) -> bool {
 fn with_session<T>(
     address: &str,
     hello: &Hello,
+    cancel: &AtomicBool,
     mut step: impl FnMut(&mut Session) -> Result<T, TransferError>,
 ) -> Result<T, TransferError> {
     let mut tries = 0;
     loop {
-        let r = Session::open(address, hello).and_then(|mut s| {
+        let r = Session::open(address, hello, cancel).and_then(|mut s| {
             let out = step(&mut s)?;
             s.done();
             Ok(out)
@@ -224,7 +260,13 @@ fn with_session<T>(
                     "file transfer broke ({e}); again in {} s",
                     2 * tries
                 ));
-                std::thread::sleep(Duration::from_secs(u64::from(2 * tries)));
+                // Asleep a tenth of a second at a time: a cut is heard.
+                for _ in 0..20 * tries {
+                    if cancel.load(Ordering::Relaxed) {
+                        return Err(TransferError::Cancelled);
+                    }
+                    std::thread::sleep(Duration::from_millis(100));
+                }
             }
             r => return r,
         }
@@ -234,26 +276,26 @@ fn with_session<T>(
 /// Fetches the job's inputs from the server at `address` into `sandbox`,
 /// and each URL input (`(url, name)`) itself; returns the manifest.
 pub fn fetch_inputs(
-    address: &str,
-    hello: &Hello,
+    (address, hello): (&str, &Hello),
     sandbox: &Path,
     urls: &[(String, String)],
+    cancel: &AtomicBool,
 ) -> Result<Vec<Entry>, TransferError> {
     for (url, name) in urls {
         fetch_url(url, &sandbox.join(name))?;
     }
-    with_session(address, hello, |s| s.fetch(sandbox))
+    with_session(address, hello, cancel, |s| s.fetch(sandbox))
 }
 
 /// Sends `outputs` (each a name and the sandbox file) to the server at
 /// `address`; returns where each went.
 pub fn send_outputs(
-    address: &str,
-    hello: &Hello,
+    (address, hello): (&str, &Hello),
     outputs: &[(String, std::path::PathBuf)],
+    cancel: &AtomicBool,
 ) -> Result<Vec<String>, TransferError> {
     let mut done: Vec<String> = Vec::new();
-    with_session(address, hello, |s| {
+    with_session(address, hello, cancel, |s| {
         for (name, path) in &outputs[done.len()..] {
             let at = s.send(name, path)?;
             done.push(at);

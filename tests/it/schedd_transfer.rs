@@ -117,37 +117,11 @@ fn a_job_s_files_travel_to_its_sandbox_and_back() {
 /// from where it stopped, and the job's files arrive whole.
 #[test]
 fn a_transfer_broken_by_a_schedd_crash_goes_on_where_it_stopped() {
-    use std::io::Write;
     let ap = Ap::setup("schedd-transfer-crash", "");
-    let schedd_with = |failpoint: &str| {
-        super::daemon::Daemon::spawn(
-            std::process::Command::new(env!("CARGO_BIN_EXE_roost"))
-                .args(["schedd", "-f", "--config"])
-                .arg(&ap.config)
-                .env("ROOST_FAILPOINT", failpoint)
-                .stdout(std::process::Stdio::null())
-                .stderr(std::process::Stdio::null()),
-        )
-    };
-    let mut schedd = schedd_with("transfer-sent-half");
+    let mut schedd = schedd_with(&ap, "transfer-sent-half");
     ap.up();
     let work = ap.dir.join("work");
-    // 24 MiB of bytes that differ from place to place.
-    let mut big = std::fs::File::create(work.join("big.in")).expect("create");
-    let mut x: u64 = 1;
-    let mut block = vec![0u8; 1 << 20];
-    for _ in 0..24 {
-        for b in &mut block {
-            x = x
-                .wrapping_mul(6_364_136_223_846_793_005)
-                .wrapping_add(1_442_695_040_888_963_407);
-            *b = (x >> 56) as u8;
-        }
-        big.write_all(&block).expect("write");
-    }
-    drop(big);
-    std::fs::set_permissions(work.join("big.in"), std::fs::Permissions::from_mode(0o644))
-        .expect("chmod");
+    big_input(&work);
     ap.submit_as_nobody(
         "big.sub",
         "executable = /bin/cp\narguments = big.in big.out\ntransfer_executable = false\n\
@@ -160,7 +134,7 @@ fn a_transfer_broken_by_a_schedd_crash_goes_on_where_it_stopped() {
         crashed.is_some(),
         "the schedd did not reach its failpoint while sending"
     );
-    let mut schedd = schedd_with("transfer-received-half");
+    let mut schedd = schedd_with(&ap, "transfer-received-half");
     let crashed = schedd.wait(std::time::Duration::from_secs(90));
     assert!(
         crashed.is_some(),
@@ -200,5 +174,76 @@ fn a_transfer_broken_by_a_schedd_crash_goes_on_where_it_stopped() {
     );
     stop(startd);
     stop(schedd);
+    let _ = std::fs::remove_dir_all(&ap.dir);
+}
+
+/// A schedd that aborts at `failpoint`.
+fn schedd_with(ap: &Ap, failpoint: &str) -> super::daemon::Daemon {
+    super::daemon::Daemon::spawn(
+        std::process::Command::new(env!("CARGO_BIN_EXE_roost"))
+            .args(["schedd", "-f", "--config"])
+            .arg(&ap.config)
+            .env("ROOST_FAILPOINT", failpoint)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null()),
+    )
+}
+
+/// `work/big.in`: 24 MiB of bytes that differ from place to place.
+fn big_input(work: &std::path::Path) {
+    use std::io::Write;
+    let mut big = std::fs::File::create(work.join("big.in")).expect("create");
+    let mut x: u64 = 1;
+    let mut block = vec![0u8; 1 << 20];
+    for _ in 0..24 {
+        for b in &mut block {
+            x = x
+                .wrapping_mul(6_364_136_223_846_793_005)
+                .wrapping_add(1_442_695_040_888_963_407);
+            *b = (x >> 56) as u8;
+        }
+        big.write_all(&block).expect("write");
+    }
+    drop(big);
+    std::fs::set_permissions(work.join("big.in"), std::fs::Permissions::from_mode(0o644))
+        .expect("chmod");
+}
+
+/// A vacate heard while a job's inputs are moving cuts the transfer
+/// short: with the schedd gone half way through the input, the starter
+/// would try again for two minutes; a fast vacate of the node evicts the
+/// job at once.
+#[test]
+fn a_vacate_cuts_an_input_transfer_short() {
+    let ap = Ap::setup("schedd-transfer-vacate", "");
+    let mut schedd = schedd_with(&ap, "transfer-sent-half");
+    ap.up();
+    big_input(&ap.dir.join("work"));
+    ap.submit_as_nobody(
+        "big.sub",
+        "executable = /bin/true\ntransfer_executable = false\nshould_transfer_files = YES\n\
+         transfer_input_files = big.in\nqueue\n",
+    );
+    let startd = ap.startd();
+    let crashed = schedd.wait(std::time::Duration::from_secs(60));
+    assert!(
+        crashed.is_some(),
+        "the schedd did not reach its failpoint while sending"
+    );
+    let log = ap.dir.join("log/StartLog");
+    let said = |what: &str| {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains(what)
+    };
+    wait_for("the starter to try the schedd again", || {
+        said("file transfer broke")
+    });
+    let o = ap.roost(&["vacate", "-fast"]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    wait_for("the job to be vacated while its files moved", || {
+        said("vacated while its input files were moving")
+    });
+    stop(startd);
     let _ = std::fs::remove_dir_all(&ap.dir);
 }

@@ -359,7 +359,7 @@ const OVERSIZE: &[(&str, usize)] = &[
     ("src/policy/publish.rs::public_ad", 146),
     ("src/policy/sim/scenario.rs::parse", 142),
     ("src/policy/slot.rs::apply", 121),
-    ("src/starter/run/mod.rs", 964),
+    ("src/starter/run/mod.rs", 954),
     ("src/starter/run/mod.rs::run_job", 209),
 ];
 

@@ -324,20 +324,10 @@ impl Starter {
         if let Some(code) = self.wait_for_deferral(spec.id).await {
             return code;
         }
-        let spec = match self.fetch_inputs(spec).await {
-            Ok(s) => s,
-            Err(e) => {
-                let reason = format!(
-                    "Transfer input files failure at execution point {} while receiving files \
-                     from the access point: {e}",
-                    self.execute_host()
-                );
-                // HTCondor's hold code for it (TransferInputError).
-                self.job.insert_value("HoldReasonCode", 13);
-                return self.not_started(&reason, "hold").await;
-            }
-        };
-        self.run_job(&spec).await
+        match self.inputs_here(spec).await {
+            Ok(spec) => self.run_job(&spec).await,
+            Err(code) => code,
+        }
     }
 
     /// Waits for job `c.p`'s `DeferralTime` (HTCondor's deferred start): the

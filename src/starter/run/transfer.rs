@@ -8,6 +8,8 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
 use nix::unistd::{Gid, Uid};
@@ -16,6 +18,7 @@ use super::{Starter, log_line};
 use crate::classad::old::OldReader;
 use crate::classad::{ClassAd, Expr, Value};
 use crate::starter::job::JobSpec;
+use crate::starter::protocol::Command;
 use crate::starter::transfer::{TransferError, fetch_inputs, send_outputs};
 use crate::transfer::plan::{InputPlan, OutputPlan, PlanError, base_name, wants_transfer};
 use crate::transfer::{ADDRESS_ATTR, Hello};
@@ -25,7 +28,7 @@ const OWN: [&str; 2] = [".job.ad", ".machine.ad"];
 
 /// Why a job's files could not travel.
 #[derive(Debug, thiserror::Error)]
-pub(super) enum TransferFailure {
+enum TransferFailure {
     /// The queue did not say where the files are served.
     #[error("its queue serves no files (the job has no RoostTransferAddress)")]
     NoServer,
@@ -41,6 +44,12 @@ pub(super) enum TransferFailure {
     /// An output the job lists is not in the sandbox.
     #[error("the job did not make its output {0}")]
     NoOutput(String),
+    /// The daemon vacated the job while its inputs moved.
+    #[error("vacated while its input files were moving")]
+    Vacated,
+    /// A daemon ended the claim while the starter was away.
+    #[error("a daemon ended the claim while the starter was away")]
+    Abandoned,
 }
 
 /// A job whose files travel: where its server is, who it is to it, and
@@ -107,10 +116,7 @@ impl Starter {
 
     /// When the job's files travel: fetches its inputs into the sandbox
     /// and makes `spec` run there. `Err`: why the job is held.
-    pub(super) async fn fetch_inputs(
-        &mut self,
-        mut spec: JobSpec,
-    ) -> Result<JobSpec, TransferFailure> {
+    async fn fetch_inputs(&mut self, mut spec: JobSpec) -> Result<JobSpec, TransferFailure> {
         if !wants_transfer(&self.job, &self.machine_ad()) {
             return Ok(spec);
         }
@@ -126,12 +132,34 @@ impl Starter {
             .collect();
         let (sandbox, user) = (self.sandbox.clone(), self.user_ids());
         let (addr, who) = (address.clone(), hello.clone());
-        let fetched = tokio::task::spawn_blocking(move || {
+        let cancel = Arc::new(AtomicBool::new(false));
+        let cut = Arc::clone(&cancel);
+        let mut fetching = tokio::task::spawn_blocking(move || {
             let _user = as_user(user);
-            let entries = fetch_inputs(&addr, &who, &sandbox, &urls)?;
+            let entries = fetch_inputs((&addr, &who), &sandbox, &urls, &cut)?;
             Ok::<_, TransferError>((entries, snapshot(&sandbox)))
-        })
-        .await;
+        });
+        // The daemon's word is heard while the files move: a vacate cuts
+        // the transfer short.
+        let (mut kill_at, mut abandoned) = (None, false);
+        let fetched = loop {
+            tokio::select! {
+                r = &mut fetching => break r,
+                heard = self.link.heard() => {
+                    if let Command::SoftKill | Command::HardKill =
+                        self.command_of(heard, &mut kill_at, &mut abandoned)
+                    {
+                        cancel.store(true, Ordering::Relaxed);
+                        let _ = fetching.await;
+                        return Err(if abandoned {
+                            TransferFailure::Abandoned
+                        } else {
+                            TransferFailure::Vacated
+                        });
+                    }
+                }
+            }
+        };
         let (entries, seen) = fetched??;
         log_line(&format!(
             "fetched {} input(s) from {address}",
@@ -158,6 +186,33 @@ impl Starter {
             *p = base_name(p).to_string();
         }
         Ok(spec)
+    }
+
+    /// [`Starter::fetch_inputs`], and what a failure means: the job is
+    /// vacated or held (with HTCondor's code 13) unrun; `Err` is the
+    /// starter's exit code then.
+    pub(super) async fn inputs_here(&mut self, spec: JobSpec) -> Result<JobSpec, i32> {
+        match self.fetch_inputs(spec).await {
+            Ok(s) => Ok(s),
+            Err(TransferFailure::Abandoned) => {
+                log_line("a daemon ended the claim while the job's files were moving");
+                self.cleanup();
+                Err(0)
+            }
+            Err(e @ TransferFailure::Vacated) => {
+                Err(self.not_started(&e.to_string(), "evict").await)
+            }
+            Err(e) => {
+                let reason = format!(
+                    "Transfer input files failure at execution point {} while receiving files \
+                     from the access point: {e}",
+                    self.execute_host()
+                );
+                // HTCondor's hold code for it (TransferInputError).
+                self.job.insert_value("HoldReasonCode", 13);
+                Err(self.not_started(&reason, "hold").await)
+            }
+        }
     }
 
     fn user_ids(&self) -> Option<(u32, u32)> {
@@ -220,7 +275,7 @@ impl Starter {
             let n = files.len();
             tokio::task::spawn_blocking(move || {
                 let _user = as_user(user);
-                send_outputs(&addr, &who, &files)
+                send_outputs((&addr, &who), &files, &AtomicBool::new(false))
             })
             .await??;
             Ok::<_, TransferFailure>(n)

@@ -247,3 +247,34 @@ fn a_vacate_cuts_an_input_transfer_short() {
     stop(startd);
     let _ = std::fs::remove_dir_all(&ap.dir);
 }
+
+/// `examples/queue/transfer.sub`, submitted from a copy of the
+/// repository's layout, runs in its sandbox and its files come back.
+#[test]
+fn the_transfer_example_runs() {
+    let ap = Ap::setup("schedd-transfer-example", "");
+    let schedd = ap.schedd();
+    ap.up();
+    let work = ap.dir.join("work");
+    std::fs::create_dir_all(work.join("examples/queue")).expect("mkdir");
+    ap.write(
+        "examples/queue/hello.sub",
+        include_str!("../../examples/queue/hello.sub"),
+    );
+    ap.submit_as_nobody(
+        "transfer.sub",
+        include_str!("../../examples/queue/transfer.sub"),
+    );
+    let startd = ap.startd();
+    assert_eq!(super::schedd::wait_history(&ap, 1), ["1 0 4 0"]);
+    let lines = std::fs::read_to_string(work.join("lines.txt")).expect("lines.txt");
+    let want = include_str!("../../examples/queue/hello.sub")
+        .lines()
+        .count();
+    assert_eq!(lines, format!("{want} hello.sub\n"));
+    let ran_in = std::fs::read_to_string(work.join("transfer.1.out")).expect("stdout");
+    assert!(ran_in.contains("/execute/"), "it ran in {ran_in}");
+    stop(startd);
+    stop(schedd);
+    let _ = std::fs::remove_dir_all(&ap.dir);
+}

@@ -11,6 +11,7 @@
 
 use super::submit::{Get, SubmitError, SubmitFiles, err};
 use crate::classad::ClassAd;
+use crate::transfer::plan::{absolute, items, parse_remaps, scheme};
 
 /// The URL schemes a Roost node fetches itself (`file://`, `http://`,
 /// `https://`); a job naming another is refused at submit.
@@ -106,15 +107,6 @@ fn line_of(inputs: &Option<(usize, Vec<String>)>, remaps: &Remaps) -> usize {
         .unwrap_or(0)
 }
 
-/// The scheme of `item` when it is a URL (`scheme://…`).
-pub fn scheme(item: &str) -> Option<&str> {
-    let (s, _) = item.split_once("://")?;
-    (!s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)))
-    .then_some(s)
-}
-
 /// Sets the job's transfer attributes from the description (`iwd`: the
 /// job's initial directory, against which relative inputs are sized).
 pub(super) fn set(
@@ -160,14 +152,7 @@ pub(super) fn set(
     }
     let bytes: u64 = (local.iter())
         .filter(|p| p.as_str() != "/dev/null")
-        .filter_map(|p| {
-            let abs = if p.starts_with('/') {
-                p.clone()
-            } else {
-                format!("{}/{}", iwd.trim_end_matches('/'), p.trim_end_matches('/'))
-            };
-            files.size(&abs)
-        })
+        .filter_map(|p| files.size(&absolute(iwd, p.trim_end_matches('/'))))
         .sum();
     ad.insert_value(
         "TransferInputSizeMB",
@@ -179,14 +164,7 @@ pub(super) fn set(
 /// `cmd` as a list: split at commas, each item trimmed, empty ones
 /// dropped; `None` when the command is not given.
 fn list(get: &Get<'_>, cmd: &str) -> Result<Option<(usize, Vec<String>)>, SubmitError> {
-    Ok(get(cmd)?.map(|(line, v)| {
-        let items = (v.split(','))
-            .map(str::trim)
-            .filter(|i| !i.is_empty())
-            .map(str::to_string)
-            .collect();
-        (line, items)
-    }))
+    Ok(get(cmd)?.map(|(line, v)| (line, items(&v))))
 }
 
 /// `transfer_output_remaps`: `"name = destination; …"`, which must be a
@@ -213,45 +191,6 @@ fn unquote(text: &str) -> Option<&str> {
     text.trim()
         .strip_prefix('"')
         .and_then(|t| t.strip_suffix('"'))
-}
-
-/// The pairs of a remap list (`a = b; c = d`; `\;` and `\=` are kept in
-/// names), in order.
-pub fn parse_remaps(text: &str) -> Vec<(String, String)> {
-    let mut out = Vec::new();
-    for part in split_unescaped(text, ';') {
-        let mut halves = split_unescaped(&part, '=').into_iter();
-        let (Some(from), Some(to)) = (halves.next(), halves.next()) else {
-            continue;
-        };
-        let (from, to) = (from.trim(), to.trim());
-        if !from.is_empty() && !to.is_empty() {
-            out.push((from.to_string(), to.to_string()));
-        }
-    }
-    out
-}
-
-/// `text` split at each `sep` not preceded by a backslash; the backslash
-/// before an escaped separator is dropped.
-fn split_unescaped(text: &str, sep: char) -> Vec<String> {
-    let mut out = vec![String::new()];
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\' && chars.peek() == Some(&sep) {
-            if let Some(s) = out.last_mut() {
-                s.push(sep);
-            }
-            chars.next();
-        } else if c == sep {
-            out.push(String::new());
-        } else {
-            if let Some(s) = out.last_mut() {
-                s.push(c);
-            }
-        }
-    }
-    out
 }
 
 /// `should_transfer_files` and `when_to_transfer_output` as condor_submit
@@ -311,30 +250,5 @@ fn should_and_when(get: &Get<'_>) -> Result<(&'static str, Option<&'static str>)
         }
         (Some("YES"), _) => Ok(("YES", Some("ON_EXIT"))),
         _ => Ok(("IF_NEEDED", Some("ON_EXIT"))),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn remaps_split_at_unescaped_separators() {
-        assert_eq!(
-            parse_remaps(r"a = /x/y; b\;c = d ;bad; e=f\=g"),
-            vec![
-                ("a".to_string(), "/x/y".to_string()),
-                ("b;c".to_string(), "d".to_string()),
-                ("e".to_string(), "f=g".to_string()),
-            ]
-        );
-    }
-
-    #[test]
-    fn urls_have_schemes_and_paths_do_not() {
-        assert_eq!(scheme("https://h/p"), Some("https"));
-        assert_eq!(scheme("File:///a"), Some("File"));
-        assert_eq!(scheme("dir/a"), None);
-        assert_eq!(scheme("a b://c"), None);
     }
 }

@@ -82,7 +82,8 @@ pub struct OutputPlan {
     pub stdio: Vec<(String, String)>,
 }
 
-fn string(ad: &ClassAd, name: &str) -> Option<String> {
+/// The string attribute `name` of `ad`, as written (no evaluation).
+pub fn string(ad: &ClassAd, name: &str) -> Option<String> {
     match ad.lookup(name) {
         Some(Expr::Lit(Value::Str(s))) => Some(s.to_string_lossy()),
         _ => None,
@@ -130,7 +131,8 @@ pub fn safe(name: &str) -> bool {
             .all(|p| !p.is_empty() && p != "." && p != "..")
 }
 
-fn absolute(iwd: &str, path: &str) -> String {
+/// `path` under `iwd`, unless it is absolute.
+pub fn absolute(iwd: &str, path: &str) -> String {
     if path.starts_with('/') {
         path.to_string()
     } else {
@@ -138,15 +140,67 @@ fn absolute(iwd: &str, path: &str) -> String {
     }
 }
 
-/// The items of a list attribute (commas; items trimmed; empty dropped).
-fn items(ad: &ClassAd, attr: &str) -> Option<Vec<String>> {
-    string(ad, attr).map(|s| {
-        s.split(',')
-            .map(str::trim)
-            .filter(|i| !i.is_empty())
-            .map(str::to_string)
-            .collect()
-    })
+/// The items of a transfer list as condor_submit reads one (split at
+/// commas only, each trimmed, empty ones dropped).
+pub fn items(text: &str) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|i| !i.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// The items of list attribute `attr`, if the ad has it.
+fn list(ad: &ClassAd, attr: &str) -> Option<Vec<String>> {
+    string(ad, attr).map(|s| items(&s))
+}
+
+/// The scheme of `item` when it is a URL (`scheme://…`).
+pub fn scheme(item: &str) -> Option<&str> {
+    let (s, _) = item.split_once("://")?;
+    (!s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"+-.".contains(&b)))
+    .then_some(s)
+}
+
+/// The pairs of a remap list (`a = b; c = d`; `\;` and `\=` are kept in
+/// names), in order.
+pub fn parse_remaps(text: &str) -> Vec<(String, String)> {
+    let mut out = Vec::new();
+    for part in split_unescaped(text, ';') {
+        let mut halves = split_unescaped(&part, '=').into_iter();
+        let (Some(from), Some(to)) = (halves.next(), halves.next()) else {
+            continue;
+        };
+        let (from, to) = (from.trim(), to.trim());
+        if !from.is_empty() && !to.is_empty() {
+            out.push((from.to_string(), to.to_string()));
+        }
+    }
+    out
+}
+
+/// `text` split at each `sep` not preceded by a backslash; the backslash
+/// before an escaped separator is dropped.
+fn split_unescaped(text: &str, sep: char) -> Vec<String> {
+    let mut out = vec![String::new()];
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\' && chars.peek() == Some(&sep) {
+            if let Some(s) = out.last_mut() {
+                s.push(sep);
+            }
+            chars.next();
+        } else if c == sep {
+            out.push(String::new());
+        } else {
+            if let Some(s) = out.last_mut() {
+                s.push(c);
+            }
+        }
+    }
+    out
 }
 
 impl InputPlan {
@@ -155,7 +209,7 @@ impl InputPlan {
         let iwd = string(job, "Iwd").ok_or(PlanError::Missing("Iwd"))?;
         let mut sources = Vec::new();
         let mut push = |item: &str| -> Result<(), PlanError> {
-            let url = crate::schedd::submit_transfer::scheme(item).is_some();
+            let url = scheme(item).is_some();
             let contents = !url && item.ends_with('/') && !item.trim_end_matches('/').is_empty();
             let name = if contents {
                 String::new()
@@ -183,7 +237,7 @@ impl InputPlan {
         {
             push(&input)?;
         }
-        for item in items(job, "TransferInput").unwrap_or_default() {
+        for item in list(job, "TransferInput").unwrap_or_default() {
             push(&item)?;
         }
         Ok(InputPlan { sources })
@@ -195,7 +249,7 @@ impl OutputPlan {
     pub fn of(job: &ClassAd) -> Result<OutputPlan, PlanError> {
         let iwd = string(job, "Iwd").ok_or(PlanError::Missing("Iwd"))?;
         let remaps = string(job, "TransferOutputRemaps")
-            .map(|r| crate::schedd::submit_transfer::parse_remaps(&r))
+            .map(|r| parse_remaps(&r))
             .unwrap_or_default();
         let mut stdio = Vec::new();
         for (attr, flag) in [("Out", "TransferOut"), ("Err", "TransferErr")] {
@@ -207,7 +261,7 @@ impl OutputPlan {
         }
         Ok(OutputPlan {
             iwd,
-            listed: items(job, "TransferOutput"),
+            listed: list(job, "TransferOutput"),
             remaps,
             stdio,
         })
@@ -246,6 +300,26 @@ impl OutputPlan {
 mod tests {
     use super::*;
     use crate::classad::parse_ad;
+
+    #[test]
+    fn remaps_split_at_unescaped_separators() {
+        assert_eq!(
+            parse_remaps(r"a = /x/y; b\;c = d ;bad; e=f\=g"),
+            vec![
+                ("a".to_string(), "/x/y".to_string()),
+                ("b;c".to_string(), "d".to_string()),
+                ("e".to_string(), "f=g".to_string()),
+            ]
+        );
+    }
+
+    #[test]
+    fn urls_have_schemes_and_paths_do_not() {
+        assert_eq!(scheme("https://h/p"), Some("https"));
+        assert_eq!(scheme("File:///a"), Some("File"));
+        assert_eq!(scheme("dir/a"), None);
+        assert_eq!(scheme("a b://c"), None);
+    }
 
     fn job(extra: &str) -> ClassAd {
         parse_ad(&format!(

@@ -20,7 +20,7 @@ use crate::classad::{ClassAd, Expr, Value};
 use crate::starter::job::JobSpec;
 use crate::starter::protocol::Command;
 use crate::starter::transfer::{TransferError, fetch_inputs, send_outputs};
-use crate::transfer::plan::{InputPlan, OutputPlan, PlanError, base_name, wants_transfer};
+use crate::transfer::plan::{InputPlan, OutputPlan, PlanError, base_name, string, wants_transfer};
 use crate::transfer::{ADDRESS_ATTR, Hello};
 
 /// The starter's own files in the sandbox, which never go back.
@@ -59,13 +59,6 @@ pub(super) struct Transferring {
     address: String,
     hello: Hello,
     seen: BTreeMap<String, (u64, Option<SystemTime>)>,
-}
-
-fn string(ad: &ClassAd, name: &str) -> Option<String> {
-    match ad.lookup(name) {
-        Some(Expr::Lit(Value::Str(s))) => Some(s.to_string_lossy()),
-        _ => None,
-    }
 }
 
 /// The sandbox's top-level files, with their size and modification time.

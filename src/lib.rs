@@ -28,6 +28,7 @@ pub mod spawn;
 pub mod startd;
 pub mod starter;
 pub mod transfer;
+pub mod userlog;
 
 /// What [`program_beside`] found.
 #[derive(Debug, PartialEq)]

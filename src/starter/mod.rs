@@ -1,7 +1,7 @@
 //! The starter: one process per job (`roost starter`), as HTCondor's
 //! `condor_starter`. [`job`] reads the job ad (pure); [`protocol`] is what
-//! the daemon and the starter say to each other; [`userlog`] formats the
-//! job event log (`StarterUserLog`, pure); [`cgroup`] gives a job its own
+//! the daemon and the starter say to each other (the job event log it
+//! writes, `StarterUserLog`, is formatted by `crate::userlog`); [`cgroup`] gives a job its own
 //! cgroup where the machine allows; [`withdraw`] reads a fetcher's
 //! withdrawal of a running job (pure); [`run`] is the process.
 
@@ -13,7 +13,6 @@ pub mod link;
 pub mod protocol;
 pub mod run;
 pub mod transfer;
-pub mod userlog;
 pub mod withdraw;
 
 /// The sandbox a starter with process id `pid` makes for its job under

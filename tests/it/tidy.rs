@@ -52,6 +52,7 @@ const PURE: &[&str] = &[
     "src/schedd",
     "src/startd",
     "src/transfer",
+    "src/userlog.rs",
     "src/exit.rs",
     "src/starter/gone.rs",
     "src/starter/withdraw.rs",

@@ -10,7 +10,7 @@
 
 use std::path::PathBuf;
 
-use roost::starter::userlog::{AttrValue, End, Event, JobId, Stamp, Usage, attributes, text, xml};
+use roost::userlog::{AttrValue, End, Event, JobId, Stage, Stamp, Usage, attributes, text, xml};
 
 fn fixtures() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/userlog")
@@ -106,6 +106,35 @@ fn roost_writes_the_records_htcondor_wrote_for_the_same_events() {
     ];
     let ours: String = xml_records.iter().map(|(t, e)| xml(ONE, *t, e)).collect();
     assert_eq!(ours, read("htcondor-xml.xml"));
+
+    // The access point's records: a job submitted, then removed, as
+    // HTCondor 23.9.6's schedd wrote them (the router cases' capture).
+    let on = |h, mi, s| Stamp {
+        date: (2026, 12, 7),
+        time: (h, mi, s),
+        millis: 0,
+    };
+    let removed = [
+        (
+            on(14, 1, 16),
+            Event::Submitted {
+                host: "<127.0.0.1:15557?addrs=127.0.0.1-15557&alias=vm.roost.test>".into(),
+            },
+        ),
+        (
+            on(14, 1, 30),
+            Event::Aborted {
+                reason: "via condor_rm (by user condor)".into(),
+            },
+        ),
+    ];
+    let id = JobId {
+        cluster: 13,
+        proc: 0,
+    };
+    let ours: String = removed.iter().map(|(t, e)| text(id, *t, e)).collect();
+    let theirs = fixtures().join("../router/cases/htcondor/RS.log");
+    assert_eq!(ours, std::fs::read_to_string(theirs).expect("RS.log"));
 }
 
 /// Every kind of record, with awkward values: ids past three digits,
@@ -156,6 +185,109 @@ fn samples() -> Vec<(JobId, Stamp, Event)> {
                 host: "<a&b>".into(),
                 message: "cannot open In file \"in put\" & 'more' <here>\nsecond line: 50% done\\"
                     .into(),
+            },
+        ),
+        // The access point's records (roost schedd).
+        (
+            id,
+            at(0, 0, 0, 0),
+            Event::Submitted {
+                host: "<127.0.0.1:9618?addrs=127.0.0.1-9618&alias=ap.example.org>".into(),
+            },
+        ),
+        (
+            id,
+            at(0, 0, 2, 0),
+            Event::Transfer {
+                stage: Stage::InputStarted,
+                host: Some("slot1@node-7.example.org".into()),
+            },
+        ),
+        (
+            id,
+            at(0, 0, 3, 250),
+            Event::Transfer {
+                stage: Stage::InputFinished,
+                host: None,
+            },
+        ),
+        (
+            id,
+            at(0, 5, 0, 0),
+            Event::Transfer {
+                stage: Stage::OutputStarted,
+                host: Some("<a&b>".into()),
+            },
+        ),
+        (
+            id,
+            at(0, 5, 1, 0),
+            Event::Transfer {
+                stage: Stage::OutputFinished,
+                host: Some("slot1@node-7.example.org".into()),
+            },
+        ),
+        (
+            id,
+            at(1, 0, 0, 0),
+            Event::Requeued {
+                end: End::Exit(3),
+                usage,
+            },
+        ),
+        (
+            ONE,
+            at(1, 0, 1, 0),
+            Event::Requeued {
+                end: End::Signal(9),
+                usage: Usage::default(),
+            },
+        ),
+        (
+            id,
+            at(2, 0, 0, 0),
+            Event::Held {
+                reason: "The job attribute OnExitHold expression 'ExitCode == 3' evaluated to TRUE"
+                    .into(),
+                code: 3,
+                subcode: 0,
+            },
+        ),
+        (
+            ONE,
+            at(2, 0, 1, 0),
+            Event::Held {
+                reason: String::new(),
+                code: 1,
+                subcode: 0,
+            },
+        ),
+        (
+            id,
+            at(2, 30, 0, 0),
+            Event::Released {
+                reason: "via roost release (by user alice)".into(),
+            },
+        ),
+        (
+            ONE,
+            at(2, 30, 1, 0),
+            Event::Released {
+                reason: String::new(),
+            },
+        ),
+        (
+            id,
+            at(3, 0, 0, 0),
+            Event::Aborted {
+                reason: "via roost rm (by user alice)".into(),
+            },
+        ),
+        (
+            ONE,
+            at(3, 0, 1, 0),
+            Event::Aborted {
+                reason: String::new(),
             },
         ),
     ]

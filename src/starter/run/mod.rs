@@ -24,13 +24,13 @@ pub use super::error::SetupError;
 use super::job::{Deferral, JobSpec, job_spec, signal_description, under};
 use super::link::{Heard, Link, Setup, report};
 use super::protocol::{Account, Command, Lost, Report, Request};
-use super::userlog::{self, End, Event, JobId, Stamp, Usage};
 use super::withdraw::Withdrawal;
 use crate::classad::old::OldReader;
 use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, FixedEnv, Value};
 use crate::hooks::{self, Exit, HookOutput, HookRun};
 use crate::spawn::{self, Stdio};
+use crate::userlog::{self, End, Event, JobId, Stamp, Usage};
 
 /// Runs a starter on this process's stdin/stdout; returns the exit code.
 pub fn main() -> std::process::ExitCode {

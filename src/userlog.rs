@@ -1,15 +1,19 @@
-//! The job event log a starter writes when the job ad names
-//! `StarterUserLog`: HTCondor's user log format, so that HTCondor's own
-//! readers (`condor_wait`, `htcondor2.JobEventLog`, DAGMan) follow a Roost
-//! job as they follow one of HTCondor's.
+//! The job event log ("user log") in HTCondor's format, so that
+//! HTCondor's own readers (`condor_wait`, `htcondor2.JobEventLog`, DAGMan)
+//! follow a Roost job as they follow one of HTCondor's. A starter writes
+//! one when the job ad names `StarterUserLog`; `roost schedd` writes the
+//! one a submitted job names (`log`, the ad's `UserLog`).
 //!
 //! Pure: an event and its time stamp (already broken down into local civil
 //! time by the caller) become the exact text a record takes, in the
 //! classic text form (`001 (001.000.000) 2026-11-22 01:41:13 Job
-//! executing on host: …` … `...`) or, with `StarterUserLogUseXML`, one
-//! `<c>` element per event. The events are those HTCondor's starter writes
-//! for a locally fetched job: execute (001), evicted (004), terminated
-//! (005), suspended (010), unsuspended (011) and starter error (021).
+//! executing on host: …` … `...`) or, with `StarterUserLogUseXML` /
+//! `UserLogUseXML`, one `<c>` element per event. The events are those
+//! HTCondor's starter writes for a locally fetched job: execute (001),
+//! evicted (004), terminated (005), suspended (010), unsuspended (011) and
+//! starter error (021); and those its schedd and shadow write for a
+//! queued job: submitted (000), terminated and requeued (004), aborted
+//! (009), held (012), released (013) and file transfer (040).
 //!
 //! The XML attributes come in the order HTCondor's ClassAd library keeps
 //! them in (its hash order, read from HTCondor itself with
@@ -71,6 +75,80 @@ pub enum Event {
         /// Why, one or more lines.
         message: String,
     },
+    /// 000: the job entered the queue.
+    Submitted {
+        /// The submit host, as HTCondor writes it (`<…>`).
+        host: String,
+    },
+    /// 004: the job ended, and its `OnExitRemove` sent it back to the
+    /// queue to run again.
+    Requeued {
+        /// How it ended.
+        end: End,
+        /// What it used.
+        usage: Usage,
+    },
+    /// 009: the job was removed.
+    Aborted {
+        /// Why (`RemoveReason`), when known.
+        reason: String,
+    },
+    /// 012: the job was put on hold.
+    Held {
+        /// `HoldReason`.
+        reason: String,
+        /// `HoldReasonCode`.
+        code: i64,
+        /// `HoldReasonSubCode`.
+        subcode: i64,
+    },
+    /// 013: the job was released from hold.
+    Released {
+        /// `ReleaseReason`, when known.
+        reason: String,
+    },
+    /// 040: a step of the job's file transfer.
+    Transfer {
+        /// Which.
+        stage: Stage,
+        /// The other side, when known.
+        host: Option<String>,
+    },
+}
+
+/// A step of a file transfer, numbered as HTCondor's `Type` of event 040.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stage {
+    /// The job's input files began to move (2).
+    InputStarted,
+    /// They all arrived (3).
+    InputFinished,
+    /// Its output files began to move (5).
+    OutputStarted,
+    /// They all arrived (6).
+    OutputFinished,
+}
+
+impl Stage {
+    /// HTCondor's number for it.
+    pub fn number(self) -> i64 {
+        match self {
+            Stage::InputStarted => 2,
+            Stage::InputFinished => 3,
+            Stage::OutputStarted => 5,
+            Stage::OutputFinished => 6,
+        }
+    }
+
+    /// The first line of its record.
+    pub fn text(self) -> &'static str {
+        match self {
+            Stage::InputStarted => "Started transferring input files",
+            Stage::InputFinished => "Finished transferring input files",
+            Stage::OutputStarted => "Started transferring output files",
+            Stage::OutputFinished => "Finished transferring output files",
+        }
+    }
 }
 
 impl Event {
@@ -83,6 +161,12 @@ impl Event {
             Event::Suspended { .. } => 10,
             Event::Unsuspended => 11,
             Event::StarterError { .. } => 21,
+            Event::Submitted { .. } => 0,
+            Event::Requeued { .. } => 4,
+            Event::Aborted { .. } => 9,
+            Event::Held { .. } => 12,
+            Event::Released { .. } => 13,
+            Event::Transfer { .. } => 40,
         }
     }
 
@@ -95,6 +179,12 @@ impl Event {
             Event::Suspended { .. } => "JobSuspendedEvent",
             Event::Unsuspended => "JobUnsuspendedEvent",
             Event::StarterError { .. } => "RemoteErrorEvent",
+            Event::Submitted { .. } => "SubmitEvent",
+            Event::Requeued { .. } => "JobEvictedEvent",
+            Event::Aborted { .. } => "JobAbortedEvent",
+            Event::Held { .. } => "JobHeldEvent",
+            Event::Released { .. } => "JobReleaseEvent",
+            Event::Transfer { .. } => "FileTransferEvent",
         }
     }
 }
@@ -173,15 +263,7 @@ pub fn text(id: JobId, at: Stamp, event: &Event) -> String {
         }
         Event::Terminated { end, usage } => {
             out.push_str("Job terminated.\n");
-            match end {
-                End::Exit(c) => {
-                    let _ = writeln!(out, "\t(1) Normal termination (return value {c})");
-                }
-                End::Signal(sig) => {
-                    let _ = writeln!(out, "\t(0) Abnormal termination (signal {sig})");
-                    out.push_str("\t(0) No core file\n");
-                }
-            }
+            termination(*end, &mut out);
             let run = rusage(*usage);
             let none = rusage(Usage::default());
             let _ = write!(
@@ -210,9 +292,72 @@ pub fn text(id: JobId, at: Stamp, event: &Event) -> String {
                 let _ = writeln!(out, "\t{line}");
             }
         }
+        Event::Submitted { host } => {
+            let _ = writeln!(out, "Job submitted from host: {host}");
+        }
+        Event::Requeued { end, usage } => {
+            let _ = write!(
+                out,
+                "Job was evicted.\n\t(0) Job terminated and was requeued\n\t\t{}  -  Run Remote Usage\n\t\t{}  -  Run Local Usage\n\t0  -  Run Bytes Sent By Job\n\t0  -  Run Bytes Received By Job\n",
+                rusage(*usage),
+                rusage(Usage::default())
+            );
+            termination(*end, &mut out);
+        }
+        Event::Aborted { reason } => {
+            out.push_str("Job was aborted.\n");
+            reason_line(reason, &mut out);
+        }
+        Event::Held {
+            reason,
+            code,
+            subcode,
+        } => {
+            out.push_str("Job was held.\n");
+            reason_line(one_line(reason, "Reason unspecified"), &mut out);
+            let _ = writeln!(out, "\tCode {code} Subcode {subcode}");
+        }
+        Event::Released { reason } => {
+            out.push_str("Job was released.\n");
+            reason_line(reason, &mut out);
+        }
+        Event::Transfer { stage, host } => {
+            let _ = writeln!(out, "{}", stage.text());
+            if let Some(host) = host {
+                let _ = writeln!(out, "\tTransferring to host: {host}");
+            }
+        }
     }
     out.push_str("...\n");
     out
+}
+
+/// `(1) Normal termination …` or `(0) Abnormal termination …` lines.
+fn termination(end: End, out: &mut String) {
+    match end {
+        End::Exit(c) => {
+            let _ = writeln!(out, "\t(1) Normal termination (return value {c})");
+        }
+        End::Signal(sig) => {
+            let _ = writeln!(out, "\t(0) Abnormal termination (signal {sig})");
+            out.push_str("\t(0) No core file\n");
+        }
+    }
+}
+
+/// A reason kept to one line (a record's lines are its structure; HTCondor's
+/// reader takes the first line of a reason only), or `default` when empty.
+fn one_line<'a>(reason: &'a str, default: &'a str) -> &'a str {
+    let first = reason.lines().next().unwrap_or_default().trim();
+    if first.is_empty() { default } else { first }
+}
+
+/// A tab-indented reason line, when there is a reason.
+fn reason_line(reason: &str, out: &mut String) {
+    let line = one_line(reason, "");
+    if !line.is_empty() {
+        let _ = writeln!(out, "\t{line}");
+    }
 }
 
 /// The attribute names of each kind of record, in HTCondor's order.
@@ -289,6 +434,62 @@ fn order(event: &Event) -> &'static [&'static str] {
             "ExecuteHost",
             "EventTypeNumber",
         ],
+        Event::Submitted { .. } => &[
+            "Proc",
+            "MyType",
+            "Cluster",
+            "Subproc",
+            "EventTime",
+            "SubmitHost",
+            "EventTypeNumber",
+        ],
+        Event::Requeued { .. } => &[
+            "Proc",
+            "MyType",
+            "Cluster",
+            "Subproc",
+            "EventTime",
+            "SentBytes",
+            "ReturnValue",
+            "Checkpointed",
+            "ReceivedBytes",
+            "RunLocalUsage",
+            "RunRemoteUsage",
+            "EventTypeNumber",
+            "TerminatedBySignal",
+            "TerminatedNormally",
+            "TerminatedAndRequeued",
+        ],
+        Event::Aborted { .. } | Event::Released { .. } => &[
+            "Proc",
+            "MyType",
+            "Reason",
+            "Cluster",
+            "Subproc",
+            "EventTime",
+            "EventTypeNumber",
+        ],
+        Event::Held { .. } => &[
+            "Proc",
+            "MyType",
+            "Cluster",
+            "Subproc",
+            "EventTime",
+            "HoldReason",
+            "HoldReasonCode",
+            "EventTypeNumber",
+            "HoldReasonSubCode",
+        ],
+        Event::Transfer { .. } => &[
+            "Host",
+            "Proc",
+            "Type",
+            "MyType",
+            "Cluster",
+            "Subproc",
+            "EventTime",
+            "EventTypeNumber",
+        ],
     }
 }
 
@@ -322,6 +523,25 @@ pub fn attributes(id: JobId, at: Stamp, event: &Event) -> Vec<(&'static str, Att
                     Str(message.lines().collect::<Vec<_>>().join("\n"))
                 }
                 ("NumberOfPIDs", Event::Suspended { pids }) => Int(*pids),
+                ("SubmitHost", Event::Submitted { host }) => Str(host.clone()),
+                ("Reason", Event::Aborted { reason } | Event::Released { reason }) => {
+                    match one_line(reason, "") {
+                        "" => return None,
+                        line => Str(line.into()),
+                    }
+                }
+                ("HoldReason", Event::Held { reason, .. }) => match one_line(reason, "") {
+                    "" => return None,
+                    line => Str(line.into()),
+                },
+                ("HoldReasonCode", Event::Held { code, .. }) => Int(*code),
+                ("HoldReasonSubCode", Event::Held { subcode, .. }) => Int(*subcode),
+                ("Type", Event::Transfer { stage, .. }) => Int(stage.number()),
+                ("Host", Event::Transfer { host, .. }) => Str(host.clone()?),
+                ("Checkpointed" | "TerminatedAndRequeued", Event::Requeued { .. }) => {
+                    Bool(name == "TerminatedAndRequeued")
+                }
+                ("RunRemoteUsage", Event::Requeued { usage, .. }) => Str(rusage(*usage)),
                 (
                     "Checkpointed" | "TerminatedAndRequeued" | "TerminatedNormally",
                     Event::Evicted { .. },
@@ -330,18 +550,26 @@ pub fn attributes(id: JobId, at: Stamp, event: &Event) -> Vec<(&'static str, Att
                 | ("RunRemoteUsage" | "TotalRemoteUsage", Event::Terminated { usage, .. }) => {
                     Str(rusage(*usage))
                 }
-                ("TerminatedNormally", Event::Terminated { end, .. }) => {
-                    Bool(matches!(end, End::Exit(_)))
-                }
+                (
+                    "TerminatedNormally",
+                    Event::Terminated { end, .. } | Event::Requeued { end, .. },
+                ) => Bool(matches!(end, End::Exit(_))),
                 (
                     "ReturnValue",
                     Event::Terminated {
+                        end: End::Exit(c), ..
+                    }
+                    | Event::Requeued {
                         end: End::Exit(c), ..
                     },
                 ) => Int(i64::from(*c)),
                 (
                     "TerminatedBySignal",
                     Event::Terminated {
+                        end: End::Signal(s),
+                        ..
+                    }
+                    | Event::Requeued {
                         end: End::Signal(s),
                         ..
                     },

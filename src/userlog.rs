@@ -23,6 +23,8 @@
 
 use std::fmt::Write;
 
+use crate::classad::{ClassAd, FixedEnv, Value};
+
 /// CPU time a job used, in whole seconds.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Usage {
@@ -117,7 +119,7 @@ pub enum Event {
 }
 
 /// A step of a file transfer, numbered as HTCondor's `Type` of event 040.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Stage {
     /// The job's input files began to move (2).
     InputStarted,
@@ -130,6 +132,11 @@ pub enum Stage {
 }
 
 impl Stage {
+    /// Its bit in a set of steps taken.
+    pub fn bit(self) -> u8 {
+        1 << self.number()
+    }
+
     /// HTCondor's number for it.
     pub fn number(self) -> i64 {
         match self {
@@ -200,6 +207,18 @@ pub struct Stamp {
     pub millis: u32,
 }
 
+impl Stamp {
+    /// The stamp of a civil (local) date and time.
+    pub fn of(t: &jiff::civil::DateTime) -> Stamp {
+        let n = |v: i8| u32::try_from(v).unwrap_or(0);
+        Stamp {
+            date: (i32::from(t.year()), n(t.month()), n(t.day())),
+            time: (n(t.hour()), n(t.minute()), n(t.second())),
+            millis: u32::try_from(t.subsec_nanosecond() / 1_000_000).unwrap_or(0),
+        }
+    }
+}
+
 /// The job an event is about: `ClusterId`, `ProcId` (subproc is 0).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct JobId {
@@ -221,6 +240,25 @@ pub enum AttrValue {
     Str(String),
     /// `<b v="t|f"/>`.
     Bool(bool),
+}
+
+/// The CPU time the usage attributes of a job ad record (`RemoteUserCpu`,
+/// `RemoteSysCpu`), whole seconds.
+pub fn usage_of(ad: &ClassAd) -> Usage {
+    let env = FixedEnv::new(0);
+    let secs = |name: &str| match ad.eval_attr(name, &env) {
+        Value::Real(r) if r.is_finite() && r > 0.0 => {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let s = r as u64;
+            s
+        }
+        Value::Int(i) => u64::try_from(i).unwrap_or(0),
+        _ => 0,
+    };
+    Usage {
+        user: secs("RemoteUserCpu"),
+        system: secs("RemoteSysCpu"),
+    }
 }
 
 /// `Usr D HH:MM:SS, Sys D HH:MM:SS`.
@@ -434,6 +472,13 @@ fn order(event: &Event) -> &'static [&'static str] {
             "ExecuteHost",
             "EventTypeNumber",
         ],
+        _ => access_point_order(event),
+    }
+}
+
+/// [`order`] of the access point's records.
+fn access_point_order(event: &Event) -> &'static [&'static str] {
+    match event {
         Event::Submitted { .. } => &[
             "Proc",
             "MyType",
@@ -490,6 +535,7 @@ fn order(event: &Event) -> &'static [&'static str] {
             "EventTime",
             "EventTypeNumber",
         ],
+        _ => &[],
     }
 }
 

@@ -123,6 +123,10 @@ CASES = {
     "streams_yes": "executable = /bin/true\nstream_output = yes\nqueue\n",
     "streams_t": "executable = /bin/true\nstream_error = t\nqueue\n",
     "streams_garbage": "executable = /bin/true\nstream_error = x\nqueue\n",
+    "log_xml_true": "executable = /bin/true\nlog = j.log\nlog_xml = true\nqueue\n",
+    "log_xml_false": "executable = /bin/true\nlog = j.log\nlog_xml = False\nqueue\n",
+    "log_xml_number": "executable = /bin/true\nlog_xml = 2\nqueue\n",
+    "log_xml_garbage": "executable = /bin/true\nlog_xml = x\nqueue\n",
     "transfer_executable_false": "executable = /bin/true\ntransfer_executable = false\nqueue\n",
     "transfer_executable_no_transfer": ("executable = /bin/true\nshould_transfer_files = NO\n"
                                         "transfer_executable = False\nqueue\n"),

@@ -245,6 +245,16 @@ pub enum JobEvent {
         /// `RemoveReason`.
         reason: String,
     },
+    /// A step of the job's file transfer, as the schedd's file server saw
+    /// it (the first of each step in a run).
+    Transferred {
+        /// When.
+        at: i64,
+        /// Which.
+        id: JobId,
+        /// Which step.
+        stage: crate::userlog::Stage,
+    },
 }
 
 impl JobEvent {
@@ -260,7 +270,8 @@ impl JobEvent {
             | JobEvent::Evicted { id, .. }
             | JobEvent::Held { id, .. }
             | JobEvent::Released { id, .. }
-            | JobEvent::Removed { id, .. } => *id,
+            | JobEvent::Removed { id, .. }
+            | JobEvent::Transferred { id, .. } => *id,
         }
     }
 
@@ -276,7 +287,8 @@ impl JobEvent {
             | JobEvent::Evicted { at, .. }
             | JobEvent::Held { at, .. }
             | JobEvent::Released { at, .. }
-            | JobEvent::Removed { at, .. } => *at,
+            | JobEvent::Removed { at, .. }
+            | JobEvent::Transferred { at, .. } => *at,
         }
     }
 }

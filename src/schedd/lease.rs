@@ -11,6 +11,7 @@ use super::queue::{
 use crate::classad::matchmaking::symmetric_match;
 use crate::classad::unparse::expr_to_string;
 use crate::classad::{ClassAd, Env, Expr, FixedEnv, Value};
+use crate::userlog::Stage;
 
 /// The attributes a node's reports (UPDATE_JOB_INFO, JOB_EXIT) set in
 /// the queue's job: the execution's state and usage, as HTCondor's
@@ -362,5 +363,59 @@ impl Queue {
             .values()
             .filter_map(|j| j.lease.as_ref().filter(|l| !l.started).map(|l| l.until))
             .min()
+    }
+}
+
+/// The steps of a run on a node: executing, and the file transfer's.
+impl Job {
+    /// Whether the job is executing on a node: the user log has its 001.
+    pub fn is_executing(&self) -> bool {
+        self.lease.as_ref().is_some_and(|l| l.executing)
+    }
+
+    /// The job is known to execute from `at` (once a run).
+    pub(super) fn executing(&mut self, at: i64) {
+        if let Some(l) = self.lease.as_mut()
+            && !l.executing
+        {
+            l.executing = true;
+            self.ad.insert_value("JobCurrentStartExecutingDate", at);
+        }
+    }
+
+    /// A file transfer step: HTCondor's dates of the current run's steps.
+    pub(super) fn transferred(&mut self, at: i64, stage: Stage) {
+        if let Some(l) = self.lease.as_mut() {
+            l.stages |= stage.bit();
+        }
+        let date = match stage {
+            Stage::InputStarted => "JobCurrentStartTransferInputDate",
+            Stage::InputFinished => "JobCurrentFinishTransferInputDate",
+            Stage::OutputStarted => "JobCurrentStartTransferOutputDate",
+            Stage::OutputFinished => "JobCurrentFinishTransferOutputDate",
+        };
+        self.ad.insert_value(date, at);
+        if stage == Stage::InputFinished {
+            self.executing(at);
+        }
+    }
+
+    /// Whether the step is new in this run of a job a node holds.
+    pub fn new_step(&self, stage: Stage) -> bool {
+        self.lease
+            .as_ref()
+            .is_some_and(|l| l.stages & stage.bit() == 0)
+    }
+}
+
+impl Queue {
+    /// The file server saw `stage` of job `id`'s transfer: the event to
+    /// record, when the job is held by a node and the step is new in its
+    /// run (a connection made again repeats the steps it had taken).
+    pub fn transfer_step(&self, id: JobId, stage: Stage, at: i64) -> Option<JobEvent> {
+        self.jobs
+            .get(&id)
+            .filter(|j| j.new_step(stage))
+            .map(|_| JobEvent::Transferred { at, id, stage })
     }
 }

@@ -16,3 +16,4 @@ pub mod router;
 pub mod submit;
 mod submit_more;
 pub mod submit_transfer;
+pub mod userlog;

@@ -19,6 +19,7 @@ pub use super::event::{ExitHow, JobEvent, JobId, LeaseEnd, Status, hold_code};
 use super::event::OnExit;
 use crate::classad::unparse::ad_to_string;
 use crate::classad::{ClassAd, Env, Expr, FixedEnv, Value, parse_ad, parse_expr};
+use crate::transfer::plan::may_travel;
 
 /// `ROOST_SCHEDD_HISTORY_JOBS`'s default.
 pub const DEFAULT_HISTORY_JOBS: usize = 10_000;
@@ -48,6 +49,11 @@ pub struct Lease {
     pub until: i64,
     /// Whether the node took it.
     pub started: bool,
+    /// Whether the job is known to be executing there (it started and
+    /// its inputs, if they travel, arrived): the user log's 001 is written.
+    pub executing: bool,
+    /// The file transfer steps seen in this run ([`Stage::bit`]).
+    pub stages: u8,
 }
 
 /// A job in the queue.
@@ -178,6 +184,8 @@ impl Job {
                     token: token.clone(),
                     until: *until,
                     started: false,
+                    executing: false,
+                    stages: 0,
                 });
                 false
             }
@@ -189,7 +197,14 @@ impl Job {
                 self.started(*at, slot);
                 false
             }
-            JobEvent::Updated { attrs, .. } => {
+            JobEvent::Transferred { at, stage, .. } => {
+                self.transferred(*at, *stage);
+                false
+            }
+            JobEvent::Updated { at, attrs, .. } => {
+                if self.running() {
+                    self.executing(*at);
+                }
                 for (name, text) in attrs {
                     if let Ok(expr) = parse_expr(text) {
                         self.ad.insert(name.as_str(), expr);
@@ -303,6 +318,9 @@ impl Job {
     fn started(&mut self, at: i64, slot: &str) {
         if let Some(l) = self.lease.as_mut() {
             l.started = true;
+        }
+        if !may_travel(&self.ad) {
+            self.executing(at);
         }
         if self.status() == Some(Status::Idle) {
             set_status(&mut self.ad, Status::Running, at);

@@ -81,6 +81,15 @@ pub(super) fn set(get: &Get<'_>, owner: &str, ad: &mut ClassAd) -> Result<(), Su
     {
         ad.insert_value("TransferExecutable", false);
     }
+    if let Some((line, t)) = get("log_xml")? {
+        let xml = boolean(&t).ok_or_else(|| {
+            err(
+                line,
+                format!("log_xml={t} is invalid, must eval to a boolean."),
+            )
+        })?;
+        ad.insert_value("UserLogUseXML", xml);
+    }
     for cmd in ["stream_output", "stream_error"] {
         if let Some((line, t)) = get(cmd)?
             && !is_boolean(&t)
@@ -135,15 +144,27 @@ fn accounting(get: &Get<'_>, owner: &str, ad: &mut ClassAd) -> Result<(), Submit
 /// (`string_is_boolean_param`): `true` or `false` in any case, or an
 /// expression that evaluates to a boolean or a number.
 fn is_boolean(t: &str) -> bool {
+    boolean(t).is_some()
+}
+
+/// A command's value as condor_submit reads a boolean: `true`/`false` in
+/// any case, or an expression that evaluates to a boolean or a number
+/// (true when not zero).
+fn boolean(t: &str) -> Option<bool> {
     let t = t.trim();
-    if t.eq_ignore_ascii_case("true") || t.eq_ignore_ascii_case("false") {
-        return true;
+    if t.eq_ignore_ascii_case("true") {
+        return Some(true);
     }
-    parse_expr(t).is_ok_and(|e| {
-        matches!(
-            crate::classad::Evaluator::new(None, None, &crate::classad::FixedEnv::new(0))
-                .eval_expr(&e),
-            Value::Bool(_) | Value::Int(_) | Value::Real(_)
-        )
-    })
+    if t.eq_ignore_ascii_case("false") {
+        return Some(false);
+    }
+    let e = parse_expr(t).ok()?;
+    match crate::classad::Evaluator::new(None, None, &crate::classad::FixedEnv::new(0))
+        .eval_expr(&e)
+    {
+        Value::Bool(b) => Some(b),
+        Value::Int(i) => Some(i != 0),
+        Value::Real(r) => Some(r != 0.0),
+        _ => None,
+    }
 }

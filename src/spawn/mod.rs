@@ -34,10 +34,12 @@ use tokio::io::Interest;
 use tokio::io::unix::AsyncFd;
 use tokio::net::unix::pipe;
 mod environment;
+mod fs_user;
 pub mod process;
 
 pub use environment::Environment;
 use environment::env_entry;
+pub use fs_user::FsUser;
 
 /// What one of the child's standard streams is connected to.
 #[derive(Debug)]

@@ -736,6 +736,17 @@ fn samples() -> Vec<(&'static str, Event)> {
             }),
         }),
     ));
+    v.push((
+        "job-transferred",
+        Event::Job(roost::schedd::event::JobEvent::Transferred {
+            at: 1_700_000_450,
+            id: roost::schedd::event::JobId {
+                cluster: 12,
+                proc: 0,
+            },
+            stage: roost::userlog::Stage::InputFinished,
+        }),
+    ));
     v
 }
 

@@ -157,7 +157,7 @@ fn the_queue_takes_commands_and_survives_a_kill() {
     let sub = ap.write(
         "three.sub",
         "executable = /bin/echo\narguments = \"x $(Process)\"\noutput = out.$(Cluster).$(Process)\n\
-         +Project = \"roost\"\nqueue 3\n",
+         +Project = \"roost\"\nlog = three.log\nqueue 3\n",
     );
     let out = ap.ok(&["submit", sub.to_str().expect("utf-8")]);
     assert!(out.contains("3 job(s) submitted to cluster 1."), "{out}");
@@ -245,6 +245,24 @@ fn the_queue_takes_commands_and_survives_a_kill() {
     assert_eq!(
         ap.ok(&["history", "-af", "ProcId", "JobStatus", "RemoveReason"]),
         "2 3 not wanted\n"
+    );
+    // The jobs' user log tells the same story, as HTCondor's schedd writes it.
+    let log = ap.dir.join("work/three.log");
+    let mut records = Vec::new();
+    wait_for("the user log's six records", || {
+        records = user_log(&log);
+        records.len() >= 6
+    });
+    assert_eq!(
+        records,
+        [
+            "000 (001.000.000) Job submitted from host",
+            "000 (001.001.000) Job submitted from host",
+            "000 (001.002.000) Job submitted from host",
+            "012 (001.001.000) Job was held.|via roost hold (by user root)|Code 1 Subcode 0",
+            "013 (001.001.000) Job was released.|via roost release (by user root)",
+            "009 (001.002.000) Job was aborted.|not wanted",
+        ]
     );
 
     // SIGKILL: everything answered is in the log and comes back.
@@ -569,4 +587,26 @@ fn a_jobs_own_policy_retries_holds_removes_and_releases_it() {
     });
     assert!(stop(startd).success());
     assert!(stop(schedd).success());
+}
+
+/// A user log's records, each as its number, job, first words (up to a
+/// `:`) and its further lines, `|`-joined, without the time.
+pub(super) fn user_log(path: &std::path::Path) -> Vec<String> {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.split("...\n")
+        .filter(|r| !r.trim().is_empty())
+        .map(|r| {
+            let mut lines = r.lines();
+            let head = lines.next().unwrap_or_default();
+            let words: Vec<&str> = head.split(' ').collect();
+            let what = words.get(4..).unwrap_or_default().join(" ");
+            let what = what.split(':').next().unwrap_or_default().to_string();
+            let mut out = format!("{} {} {what}", words[0], words.get(1).unwrap_or(&""));
+            for l in lines {
+                out.push('|');
+                out.push_str(l.trim());
+            }
+            out
+        })
+        .collect()
 }

@@ -35,7 +35,7 @@ fn a_job_s_files_travel_to_its_sandbox_and_back() {
         "executable = prog.sh\nshould_transfer_files = YES\n\
          transfer_input_files = in.txt, data, flat/\noutput = out.txt\nerror = err.txt\n\
          transfer_output_files = where.txt, copy.txt, listing.txt, made\n\
-         transfer_output_remaps = \"listing.txt = results/listing\"\nqueue\n",
+         transfer_output_remaps = \"listing.txt = results/listing\"\nlog = listed.log\nqueue\n",
     );
     ap.submit_as_nobody(
         "changed.sub",
@@ -106,6 +106,51 @@ fn a_job_s_files_travel_to_its_sandbox_and_back() {
         .expect("copy.txt")
         .uid();
     assert_eq!(owner, super::schedd::NOBODY);
+    // The user log, in HTCondor's order: the inputs arrive, then the job
+    // executes; its outputs go back, then it is done.
+    let log = work.join("listed.log");
+    let mut records = Vec::new();
+    wait_for("the user log's seven records", || {
+        records = super::schedd::user_log(&log);
+        records.len() >= 7
+    });
+    let heads: Vec<&str> = records
+        .iter()
+        .map(|r| r.split('|').next().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        heads,
+        [
+            "000 (001.000.000) Job submitted from host",
+            "040 (001.000.000) Started transferring input files",
+            "040 (001.000.000) Finished transferring input files",
+            "001 (001.000.000) Job executing on host",
+            "040 (001.000.000) Started transferring output files",
+            "040 (001.000.000) Finished transferring output files",
+            "005 (001.000.000) Job terminated.",
+        ],
+        "{records:#?}"
+    );
+    assert!(
+        records[1].contains("|Transferring to host: slot"),
+        "{}",
+        records[1]
+    );
+    assert!(
+        records[6].contains("|(1) Normal termination (return value 0)"),
+        "{}",
+        records[6]
+    );
+    let dates = ap.ok(&[
+        "history",
+        "-af",
+        "JobCurrentStartTransferInputDate =!= undefined",
+        "JobCurrentFinishTransferOutputDate =!= undefined",
+        "JobCurrentStartExecutingDate >= JobCurrentFinishTransferInputDate",
+        "-constraint",
+        "ClusterId == 1",
+    ]);
+    assert_eq!(dates, "true true true\n");
     stop(startd);
     stop(schedd);
     let _ = std::fs::remove_dir_all(&ap.dir);

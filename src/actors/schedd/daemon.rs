@@ -100,6 +100,9 @@ pub fn run(config_path: Option<&str>, foreground: bool) -> Result<ExitCode> {
         ),
         None => None,
     };
+    let submit_host = submit_host(transfer.as_ref().map(|(_, told)| told.as_str()), &identity);
+    let user_logs =
+        super::userlog::UserLogs::start().map_err(|e| anyhow!("the user-log writer: {e}"))?;
     let reader = store.reader().as_events();
     let pointer = point_to_socket(&events, &socket);
     info!(message = "Starting.", name = %settings.name, log = %events.display(),
@@ -131,6 +134,7 @@ pub fn run(config_path: Option<&str>, foreground: bool) -> Result<ExitCode> {
         })
         .with_pool(pool)
         .with_transfer(transfer.as_ref().map(|(_, told)| told.clone()))
+        .with_user_logs(user_logs, submit_host)
         .start();
         actix::spawn(serve(listener, actor.clone(), reader));
         if let Some((files, told)) = transfer {
@@ -179,4 +183,14 @@ async fn signals(
         }
     }
     System::current().stop();
+}
+
+/// The schedd as a job's submit record names it: HTCondor's address form
+/// (`<ip:port?addrs=ip-port&alias=host>`) of the file server when there
+/// is one, else the host name alone (`<host>`).
+fn submit_host(served: Option<&str>, identity: &Identity) -> String {
+    match served.and_then(|a| a.rsplit_once(':')) {
+        Some((ip, port)) => format!("<{ip}:{port}?addrs={ip}-{port}&alias={}>", identity.machine),
+        None => format!("<{}>", identity.machine),
+    }
 }

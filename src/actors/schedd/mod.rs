@@ -21,3 +21,4 @@ pub mod route_job;
 pub mod router;
 pub mod settings;
 pub mod transfer;
+pub mod userlog;

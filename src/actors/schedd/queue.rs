@@ -123,6 +123,8 @@ pub struct ScheddActor {
     pub(super) pool: Option<crate::pool::PoolSettings>,
     /// The thread publishing it, once started.
     pub(super) publisher: Option<crate::pool::publish::Publisher>,
+    /// The jobs' user logs' writer, and the submit host their records name.
+    user_logs: Option<(super::userlog::UserLogs, String)>,
 }
 
 /// A request from the socket, with its caller's uid.
@@ -161,6 +163,7 @@ impl ScheddActor {
             routed_jobs: HashMap::new(),
             settings,
             transfer_address: None,
+            user_logs: None,
             reserved: Reservations::default(),
             users: HashMap::new(),
             me: nix::unistd::geteuid().as_raw(),
@@ -172,6 +175,18 @@ impl ScheddActor {
     #[must_use]
     pub fn with_transfer(mut self, address: Option<String>) -> ScheddActor {
         self.transfer_address = address;
+        self
+    }
+
+    /// Writes the jobs' user logs with `logs`, their submit records naming
+    /// `submit_host`.
+    #[must_use]
+    pub fn with_user_logs(
+        mut self,
+        logs: super::userlog::UserLogs,
+        submit_host: String,
+    ) -> ScheddActor {
+        self.user_logs = Some((logs, submit_host));
         self
     }
 
@@ -195,7 +210,11 @@ impl ScheddActor {
     }
 
     /// Applies `events` and answers `ok` once they are durable.
-    fn commit(&mut self, events: Vec<JobEvent>, ok: Response) -> ResponseFuture<Response> {
+    pub(super) fn commit(
+        &mut self,
+        events: Vec<JobEvent>,
+        ok: Response,
+    ) -> ResponseFuture<Response> {
         self.commit_logged(events.into_iter().map(Logged::Job).collect(), ok)
     }
 
@@ -208,11 +227,27 @@ impl ScheddActor {
         if events.is_empty() {
             return Box::pin(async move { ok });
         }
+        let mut records = Vec::new();
         let batch: Vec<(i64, String, ScheddEvent)> = events
             .into_iter()
             .map(|e| match e {
                 Logged::Job(e) => {
+                    // A job's records are made from the job as it was,
+                    // but a new job's from the job as submitted.
+                    let submitted = matches!(e, JobEvent::Submitted { .. });
+                    if let Some((_, host)) = &self.user_logs
+                        && !submitted
+                    {
+                        let job = self.queue.jobs.get(&e.id());
+                        records.extend(super::userlog::records(&e, job, None, host));
+                    }
                     self.queue.apply(&e);
+                    if let Some((_, host)) = &self.user_logs
+                        && submitted
+                    {
+                        let ad = self.queue.jobs.get(&e.id()).map(|j| &j.ad);
+                        records.extend(super::userlog::records(&e, None, ad, host));
+                    }
                     (e.at(), e.id().actor(), ScheddEvent::Job(e))
                 }
                 Logged::Route(e) => {
@@ -222,9 +257,15 @@ impl ScheddActor {
             })
             .collect();
         let durable = self.appender.append_later(batch);
+        let logs = self.user_logs.as_ref().map(|(l, _)| l.clone());
         Box::pin(async move {
             match durable.await {
-                Ok(_) => ok,
+                Ok(_) => {
+                    if let Some(logs) = logs {
+                        logs.send(records);
+                    }
+                    ok
+                }
                 Err(e) => Response::refused(format!("the event log could not be written: {e}")),
             }
         })

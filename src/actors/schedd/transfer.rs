@@ -24,6 +24,7 @@ use crate::schedd::queue::QueueError;
 use crate::transfer::plan::{InputPlan, OutputPlan};
 use crate::transfer::wire::{self, Ask, Hello, MAX_LINE, Said};
 use crate::transfer::{Entry, Kind};
+use crate::userlog::Stage;
 
 /// How long a connection may stay silent.
 const SILENCE: Duration = Duration::from_secs(60);
@@ -82,6 +83,26 @@ impl Handler<TransferGrant> for ScheddActor {
         let id: JobId = (hello.job.parse()).map_err(|_| Refusal::NotAJob(hello.job.clone()))?;
         let ad = self.queue.leased_ad(id, &hello.token)?;
         Ok(crate::classad::unparse::ad_to_string(ad))
+    }
+}
+
+/// The file server saw a step of job `0`'s transfer.
+#[derive(Message)]
+#[rtype(result = "()")]
+pub struct TransferStep(pub JobId, pub Stage);
+
+impl Handler<TransferStep> for ScheddActor {
+    type Result = ();
+
+    fn handle(&mut self, TransferStep(id, stage): TransferStep, ctx: &mut Context<Self>) {
+        let Some(e) = self.queue.transfer_step(id, stage, self.clock.now()) else {
+            return;
+        };
+        info!(message = "File transfer step.", job = %id, step = stage.text());
+        let done = self.commit(vec![e], crate::admin::Response::done(""));
+        ctx.spawn(actix::fut::wrap_future(async move {
+            let _ = done.await;
+        }));
     }
 }
 
@@ -198,7 +219,12 @@ async fn connection(
     let spawned = std::thread::Builder::new()
         .name(format!("transfer-{job}"))
         .spawn(move || {
-            if let Err(e) = serve_job(std_stream, &job, &ad) {
+            let step = |stage| {
+                if let Ok(id) = job.parse::<JobId>() {
+                    queue.do_send(TransferStep(id, stage));
+                }
+            };
+            if let Err(e) = serve_job(std_stream, (&job, &step), &ad) {
                 warn!(message = "File transfer ended early.", job = %job, peer = %peer, error = %e);
             }
         });
@@ -207,11 +233,11 @@ async fn connection(
     }
 }
 
-/// File accesses of this thread as the job's `Owner`, when the schedd is
-/// root.
-fn as_owner(ad: &ClassAd) -> Result<(), Refusal> {
+/// The job's `Owner`'s uid and gid, for file accesses as them when the
+/// schedd is root (`None`: it is not, and can only be itself).
+pub(super) fn owner_of(ad: &ClassAd) -> Result<Option<(u32, u32)>, Refusal> {
     if !nix::unistd::geteuid().is_root() {
-        return Ok(());
+        return Ok(None);
     }
     let owner = match ad.lookup("Owner") {
         Some(Expr::Lit(Value::Str(s))) => s.to_string_lossy(),
@@ -221,23 +247,28 @@ fn as_owner(ad: &ClassAd) -> Result<(), Refusal> {
         .ok()
         .flatten()
         .ok_or(Refusal::NoOwner(owner))?;
-    nix::unistd::setfsgid(user.gid);
-    nix::unistd::setfsuid(user.uid);
-    Ok(())
+    Ok(Some((user.uid.as_raw(), user.gid.as_raw())))
 }
 
 /// One job's conversation, after its hello was granted.
-fn serve_job(stream: std::net::TcpStream, job: &str, ad: &ClassAd) -> std::io::Result<()> {
+fn serve_job(
+    stream: std::net::TcpStream,
+    (job, step): (&str, &dyn Fn(Stage)),
+    ad: &ClassAd,
+) -> std::io::Result<()> {
     stream.set_read_timeout(Some(SILENCE))?;
     stream.set_write_timeout(Some(SILENCE))?;
     let mut writer = stream.try_clone()?;
     let mut reader = BufReader::with_capacity(1 << 16, stream);
-    if let Err(why) = as_owner(ad) {
-        return writer.write_all(&wire::line(&Said::Refused(why.to_string())));
-    }
+    let _owner = match owner_of(ad) {
+        Ok(ids) => crate::spawn::FsUser::take(ids),
+        Err(why) => return writer.write_all(&wire::line(&Said::Refused(why.to_string()))),
+    };
     writer.write_all(&wire::line(&Said::Ok))?;
     let mut served: HashMap<String, PathBuf> = HashMap::new();
     let (mut got, mut sent) = (0u64, 0u64);
+    // A session lists the inputs first, or sends outputs (maybe none).
+    let mut inputs: Option<bool> = None;
     loop {
         let mut line = Vec::new();
         let n = (&mut reader)
@@ -247,8 +278,25 @@ fn serve_job(stream: std::net::TcpStream, job: &str, ad: &ClassAd) -> std::io::R
             break;
         }
         line.pop();
-        let said = match wire::parse::<Ask>(&line) {
-            Ok(Ask::Done) => break,
+        let ask = wire::parse::<Ask>(&line);
+        if inputs.is_none() {
+            let listing = matches!(ask, Ok(Ask::List));
+            inputs = Some(listing);
+            step(if listing {
+                Stage::InputStarted
+            } else {
+                Stage::OutputStarted
+            });
+        }
+        let said = match ask {
+            Ok(Ask::Done) => {
+                step(if inputs == Some(true) {
+                    Stage::InputFinished
+                } else {
+                    Stage::OutputFinished
+                });
+                break;
+            }
             Ok(Ask::List) => match manifest(ad) {
                 Ok(entries) => {
                     served = entries

@@ -30,7 +30,7 @@ use crate::classad::unparse::{OldOrder, ad_to_old};
 use crate::classad::{ClassAd, FixedEnv, Value};
 use crate::hooks::{self, Exit, HookOutput, HookRun};
 use crate::spawn::{self, Stdio};
-use crate::userlog::{self, End, Event, JobId, Stamp, Usage};
+use crate::userlog::{self, End, Event, JobId, Stamp, Usage, usage_of};
 
 /// Runs a starter on this process's stdin/stdout; returns the exit code.
 pub fn main() -> std::process::ExitCode {
@@ -894,32 +894,7 @@ fn hook_name(path: &Path) -> String {
 
 /// Now, in the node's local time, for the job event log.
 fn stamp_now() -> Stamp {
-    let now = jiff::Zoned::now();
-    let t = now.datetime();
-    let n = |v: i8| u32::try_from(v).unwrap_or(0);
-    Stamp {
-        date: (i32::from(t.year()), n(t.month()), n(t.day())),
-        time: (n(t.hour()), n(t.minute()), n(t.second())),
-        millis: u32::try_from(t.subsec_nanosecond() / 1_000_000).unwrap_or(0),
-    }
-}
-
-/// The CPU time the usage attributes of an ad record, whole seconds.
-fn usage_of(ad: &ClassAd) -> Usage {
-    let env = FixedEnv::new(0);
-    let secs = |name: &str| match ad.eval_attr(name, &env) {
-        Value::Real(r) if r.is_finite() && r > 0.0 => {
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let s = r as u64;
-            s
-        }
-        Value::Int(i) => u64::try_from(i).unwrap_or(0),
-        _ => 0,
-    };
-    Usage {
-        user: secs("RemoteUserCpu"),
-        system: secs("RemoteSysCpu"),
-    }
+    Stamp::of(&jiff::Zoned::now().datetime())
 }
 
 fn log_stderr(hook: &str, out: &HookOutput) {

@@ -12,8 +12,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::SystemTime;
 
-use nix::unistd::{Gid, Uid};
-
 use super::{Starter, log_line};
 use crate::classad::old::OldReader;
 use crate::classad::{ClassAd, Expr, Value};
@@ -74,27 +72,6 @@ fn snapshot(sandbox: &Path) -> BTreeMap<String, (u64, Option<SystemTime>)> {
     out
 }
 
-/// File accesses of this thread as the job's user (the starter may be
-/// root; a transfer thread writes and reads as the job would), until the
-/// guard goes: the runtime's blocking threads serve other work after.
-struct AsUser(Option<(Uid, Gid)>);
-
-fn as_user(user: Option<(u32, u32)>) -> AsUser {
-    AsUser(user.map(|(uid, gid)| {
-        let gid = nix::unistd::setfsgid(Gid::from_raw(gid));
-        (nix::unistd::setfsuid(Uid::from_raw(uid)), gid)
-    }))
-}
-
-impl Drop for AsUser {
-    fn drop(&mut self) {
-        if let Some((uid, gid)) = self.0 {
-            nix::unistd::setfsuid(uid);
-            nix::unistd::setfsgid(gid);
-        }
-    }
-}
-
 impl Starter {
     /// The machine ad the daemon gave this starter.
     fn machine_ad(&self) -> ClassAd {
@@ -128,7 +105,7 @@ impl Starter {
         let cancel = Arc::new(AtomicBool::new(false));
         let cut = Arc::clone(&cancel);
         let mut fetching = tokio::task::spawn_blocking(move || {
-            let _user = as_user(user);
+            let _user = crate::spawn::FsUser::take(user);
             let entries = fetch_inputs((&addr, &who), &sandbox, &urls, &cut)?;
             Ok::<_, TransferError>((entries, snapshot(&sandbox)))
         });
@@ -267,7 +244,7 @@ impl Starter {
             let (addr, who, user) = (t.address.clone(), t.hello.clone(), self.user_ids());
             let n = files.len();
             tokio::task::spawn_blocking(move || {
-                let _user = as_user(user);
+                let _user = crate::spawn::FsUser::take(user);
                 send_outputs((&addr, &who), &files, &AtomicBool::new(false))
             })
             .await??;

@@ -18,6 +18,12 @@ fn armed() -> Option<&'static str> {
         .as_deref()
 }
 
+/// Whether `ROOST_FAILPOINT` names `name` (for work only a test's crash
+/// there needs, such as making what came before it durable).
+pub fn is_armed(name: &str) -> bool {
+    armed() == Some(name)
+}
+
 /// Aborts the process if `ROOST_FAILPOINT` names `name`.
 pub fn hit(name: &str) {
     if armed() == Some(name) {

@@ -222,6 +222,74 @@ fn a_transfer_broken_by_a_schedd_crash_goes_on_where_it_stopped() {
     let _ = std::fs::remove_dir_all(&ap.dir);
 }
 
+/// The node's starter is killed (SIGKILL) with a job's input half moved,
+/// while its schedd is down too: the daemon gives the job back, the queue
+/// hands it out again once it is up, and a new starter fetches the input
+/// whole; the job's output comes back whole, and the killed starter's
+/// sandbox is removed.
+#[test]
+fn a_starter_killed_during_a_transfer_leaves_the_job_to_run_again_whole() {
+    let ap = Ap::setup("schedd-transfer-starter-kill", "");
+    let mut schedd = schedd_with(&ap, "transfer-sent-half");
+    ap.up();
+    let work = ap.dir.join("work");
+    big_input(&work);
+    ap.submit_as_nobody(
+        "big.sub",
+        "executable = /bin/cp\narguments = big.in big.out\ntransfer_executable = false\n\
+         should_transfer_files = YES\ntransfer_input_files = big.in\n\
+         transfer_output_files = big.out\nlog = big.log\nqueue\n",
+    );
+    let startd = ap.startd();
+    let crashed = schedd.wait(std::time::Duration::from_secs(60));
+    assert!(
+        crashed.is_some(),
+        "the schedd did not reach its failpoint while sending"
+    );
+    // The starter's sandbox is dir_<its pid>, holding half the input.
+    let execute = ap.dir.join("execute");
+    let mut sandbox = None;
+    wait_for("the starter's sandbox with half the input", || {
+        sandbox = std::fs::read_dir(&execute).ok().and_then(|d| {
+            d.flatten()
+                .map(|e| e.path())
+                .find(|p| std::fs::metadata(p.join("big.in")).is_ok_and(|m| m.len() > 0))
+        });
+        sandbox.is_some()
+    });
+    let sandbox = sandbox.expect("a sandbox");
+    let pid: i32 = sandbox
+        .file_name()
+        .and_then(|n| n.to_str()?.strip_prefix("dir_")?.parse().ok())
+        .expect("dir_<pid>");
+    nix::sys::signal::kill(
+        nix::unistd::Pid::from_raw(pid),
+        nix::sys::signal::Signal::SIGKILL,
+    )
+    .expect("kill the starter");
+    let schedd = ap.schedd();
+    ap.up();
+    wait_for("the job to complete", || {
+        ap.ok(&["history", "-af", "ClusterId", "JobStatus"]) == "1 4\n"
+    });
+    let sent = std::fs::read(work.join("big.out")).expect("big.out");
+    let given = std::fs::read(work.join("big.in")).expect("big.in");
+    assert!(
+        sent == given,
+        "the output is not the input ({} bytes)",
+        sent.len()
+    );
+    wait_for("the killed starter's sandbox to go", || !sandbox.exists());
+    assert_eq!(
+        ap.ok(&["history", "-af", "NumJobStarts"]),
+        "2\n",
+        "the job ran again"
+    );
+    stop(startd);
+    stop(schedd);
+    let _ = std::fs::remove_dir_all(&ap.dir);
+}
+
 /// A schedd that aborts at `failpoint`.
 fn schedd_with(ap: &Ap, failpoint: &str) -> super::daemon::Daemon {
     super::daemon::Daemon::spawn(

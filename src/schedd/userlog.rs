@@ -78,8 +78,12 @@ pub fn records(event: &JobEvent, job: Option<&Job>, submit_host: &str) -> Vec<Ev
                 stage: *stage,
                 host,
             });
-            if *stage == Stage::InputFinished {
-                execute(&mut out);
+            // Its inputs are there: it executes now (the node may start
+            // the transfer before its REPLY_FETCH reaches the queue).
+            if *stage == Stage::InputFinished && !job.is_executing() {
+                out.push(Event::Execute {
+                    host: slot.clone().unwrap_or_default(),
+                });
             }
         }
         JobEvent::Updated { .. } => execute(&mut out),
@@ -228,6 +232,21 @@ mod tests {
                 vec![40],
                 vec![5]
             ]
+        );
+        // The node fetched the inputs before its REPLY_FETCH reached the
+        // queue: the job executes once they are there, and once only.
+        assert_eq!(
+            numbers(
+                TRAVELS,
+                &[
+                    leased(2),
+                    step(Stage::InputStarted),
+                    step(Stage::InputFinished),
+                    started(4),
+                    exited(5, None),
+                ]
+            ),
+            [vec![], vec![40], vec![40, 1], vec![], vec![5]]
         );
         // Inputs that never travelled (IF_NEEDED on a shared file system):
         // the job's end shows it executed.

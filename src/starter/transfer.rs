@@ -41,8 +41,16 @@ pub enum TransferError {
     #[error("the submit machine's file server: {0}")]
     Protocol(String),
     /// An input whose URL this node does not fetch.
-    #[error("{0}: this node fetches file:// URLs only")]
+    #[error("{0}: this node fetches file:// and http:// URLs only")]
     Url(String),
+    /// An http:// input could not be fetched.
+    #[error("fetching {url}: {why}")]
+    Http {
+        /// The URL.
+        url: String,
+        /// What went wrong (the server's status, or the connection's error).
+        why: String,
+    },
     /// The starter cut the transfer short (the job is vacated).
     #[error("cut short")]
     Cancelled,
@@ -282,7 +290,7 @@ pub fn fetch_inputs(
     cancel: &AtomicBool,
 ) -> Result<Vec<Entry>, TransferError> {
     for (url, name) in urls {
-        fetch_url(url, &sandbox.join(name))?;
+        fetch_url(url, &sandbox.join(name), cancel)?;
     }
     with_session(address, hello, cancel, |s| s.fetch(sandbox))
 }
@@ -305,16 +313,36 @@ pub fn send_outputs(
     Ok(done)
 }
 
+/// The URL schemes this node fetches itself (a slot's
+/// `HasFileTransferPluginMethods`).
+pub const METHODS: &str = "file,http";
+
 /// Fetches a URL input the node reaches itself: `file://` (a path on the
-/// node).
-fn fetch_url(url: &str, to: &Path) -> Result<(), TransferError> {
-    let Some(path) = url
-        .split_once("://")
-        .filter(|(s, _)| s.eq_ignore_ascii_case("file"))
-        .map(|(_, p)| p)
-    else {
-        return Err(TransferError::Url(url.to_string()));
-    };
-    std::fs::copy(path, to).map_err(io(format!("copying {url}")))?;
-    Ok(())
+/// node) or `http://` (a GET, its body written as it comes, cut short when
+/// `cancel` is set; an answer other than 2xx fails with its status).
+fn fetch_url(url: &str, to: &Path, cancel: &AtomicBool) -> Result<(), TransferError> {
+    let scheme = crate::transfer::plan::scheme(url).map(str::to_ascii_lowercase);
+    match scheme.as_deref() {
+        Some("file") => {
+            let path = url.split_once("://").map_or(url, |(_, p)| p);
+            std::fs::copy(path, to).map_err(io(format!("copying {url}")))?;
+            Ok(())
+        }
+        Some("http") => {
+            let agent = ureq::AgentBuilder::new()
+                .timeout_connect(SILENCE)
+                .timeout_read(SILENCE)
+                .build();
+            let answer = agent.get(url).call().map_err(|e| TransferError::Http {
+                url: url.to_string(),
+                why: e.to_string(),
+            })?;
+            let mut body = answer.into_reader();
+            let mut file =
+                std::fs::File::create(to).map_err(io(format!("writing {}", to.display())))?;
+            copy_some(&mut body, &mut file, u64::MAX, cancel)?;
+            Ok(())
+        }
+        _ => Err(TransferError::Url(url.to_string())),
+    }
 }

@@ -53,24 +53,10 @@ fn a_job_s_files_travel_to_its_sandbox_and_back() {
          transfer_output_files = never.txt\nqueue\n",
     );
     let startd = ap.startd();
-    let mut states = Vec::new();
-    wait_for("every job to end or be held", || {
-        let done = ap.ok(&["history", "-af", "ClusterId", "JobStatus", "ExitCode"]);
-        let held = ap.ok(&[
-            "q",
-            "-af",
-            "ClusterId",
-            "JobStatus",
-            "HoldReasonCode",
-            "-constraint",
-            "JobStatus == 5",
-        ]);
-        states = lines(&done);
-        states.extend(lines(&held));
-        states.sort();
-        states.len() >= 4
-    });
-    assert_eq!(states, ["1 4 0", "2 4 0", "3 5 13", "4 5 12"]);
+    assert_eq!(
+        ended_or_held(&ap, 4),
+        ["1 4 0", "2 4 0", "3 5 13", "4 5 12"]
+    );
     let read =
         |p: &str| std::fs::read_to_string(work.join(p)).unwrap_or_else(|e| format!("{p}: {e}"));
     let ran_in = read("where.txt");
@@ -284,6 +270,89 @@ fn a_starter_killed_during_a_transfer_leaves_the_job_to_run_again_whole() {
         ap.ok(&["history", "-af", "NumJobStarts"]),
         "2\n",
         "the job ran again"
+    );
+    stop(startd);
+    stop(schedd);
+    let _ = std::fs::remove_dir_all(&ap.dir);
+}
+
+/// Once `n` jobs have ended or are held: each as `cluster status code`
+/// (its `ExitCode` when it ended, its `HoldReasonCode` when held), sorted.
+fn ended_or_held(ap: &Ap, n: usize) -> Vec<String> {
+    let mut states = Vec::new();
+    wait_for("the jobs to end or be held", || {
+        states = lines(&ap.ok(&["history", "-af", "ClusterId", "JobStatus", "ExitCode"]));
+        states.extend(lines(&ap.ok(&[
+            "q",
+            "-af",
+            "ClusterId",
+            "JobStatus",
+            "HoldReasonCode",
+            "-constraint",
+            "JobStatus == 5",
+        ])));
+        states.sort();
+        states.len() >= n
+    });
+    states
+}
+
+/// A small web server on the loopback address: `/data.txt` is served,
+/// any other path is 404. Returns its port.
+fn web_server() -> u16 {
+    use std::io::{BufRead, Write};
+    let server = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = server.local_addr().expect("address").port();
+    std::thread::spawn(move || {
+        for stream in server.incoming().flatten() {
+            let mut reader = std::io::BufReader::new(&stream);
+            let mut first = String::new();
+            let _ = reader.read_line(&mut first);
+            let mut line = String::new();
+            while reader.read_line(&mut line).is_ok_and(|n| n > 2) {
+                line.clear();
+            }
+            let answer = if first.starts_with("GET /data.txt ") {
+                "HTTP/1.1 200 OK\r\nContent-Length: 10\r\nConnection: close\r\n\r\nfrom http\n"
+            } else {
+                "HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+            };
+            let _ = (&stream).write_all(answer.as_bytes());
+        }
+    });
+    port
+}
+
+/// An `http://` input is fetched by the node itself (its slots advertise
+/// the method, so the job matches); one the server does not have holds
+/// the job with code 13, naming the URL and the answer.
+#[test]
+fn an_http_input_is_fetched_by_the_node() {
+    let port = web_server();
+    let ap = Ap::setup("schedd-transfer-http", "");
+    let schedd = ap.schedd();
+    ap.up();
+    let work = ap.dir.join("work");
+    for (name, path) in [("got.sub", "data.txt"), ("missing.sub", "missing.txt")] {
+        ap.submit_as_nobody(
+            name,
+            &format!(
+                "executable = /bin/cat\narguments = data.txt\ntransfer_executable = false\n\
+                 should_transfer_files = YES\n\
+                 transfer_input_files = http://127.0.0.1:{port}/{path}\noutput = got.txt\nqueue\n"
+            ),
+        );
+    }
+    let startd = ap.startd();
+    assert_eq!(ended_or_held(&ap, 2), ["1 4 0", "2 5 13"]);
+    assert_eq!(
+        std::fs::read_to_string(work.join("got.txt")).expect("got.txt"),
+        "from http\n"
+    );
+    let reason = ap.ok(&["q", "-af", "HoldReason", "-constraint", "ClusterId == 2"]);
+    assert!(
+        reason.contains("missing.txt") && reason.contains("404"),
+        "{reason}"
     );
     stop(startd);
     stop(schedd);

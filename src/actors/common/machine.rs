@@ -89,7 +89,10 @@ pub fn machine_ad(now: i64) -> ClassAd {
     ad.insert_value("HasJobDeferral", Value::Bool(true));
     // The starter fetches a job's files from its queue, and file:// URLs.
     ad.insert_value("HasFileTransfer", Value::Bool(true));
-    ad.insert_value("HasFileTransferPluginMethods", Value::from("file"));
+    ad.insert_value(
+        "HasFileTransferPluginMethods",
+        Value::from(crate::starter::transfer::METHODS),
+    );
     ad.insert_value("OpSys", Value::from("LINUX"));
     ad.insert_value(
         "Arch",

@@ -257,12 +257,15 @@ impl ScheddActor {
             })
             .collect();
         let durable = self.appender.append_later(batch);
-        let logs = self.user_logs.as_ref().map(|(l, _)| l.clone());
+        let logged = self
+            .user_logs
+            .as_mut()
+            .and_then(|(l, _)| l.pending(records));
         Box::pin(async move {
             match durable.await {
                 Ok(_) => {
-                    if let Some(logs) = logs {
-                        logs.send(records);
+                    if let Some(logged) = logged {
+                        logged.done();
                     }
                     ok
                 }

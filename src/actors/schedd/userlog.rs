@@ -65,34 +65,77 @@ fn stamp(at: i64) -> Stamp {
     Stamp::of(&t.to_zoned(jiff::tz::TimeZone::system()).datetime())
 }
 
-/// The writer's thread, fed in order.
-#[derive(Clone)]
+/// What the writer's thread is told, in the order the queue changed.
+enum Told {
+    /// The records of change number `0`, to write once it is durable.
+    Pending(u64, Vec<Record>),
+    /// Every change up to number `0` is durable (the event log is written
+    /// in order: a later change durable means every earlier one is).
+    Durable(u64),
+}
+
+/// The writer's thread. Records are handed over as the queue changes, in
+/// that order, and written once their change is durable, still in that
+/// order (the changes' durability is heard in any order).
 pub struct UserLogs {
-    to: mpsc::Sender<Vec<Record>>,
+    to: mpsc::Sender<Told>,
+    next: u64,
+}
+
+/// Says to the writer that a change is durable.
+pub(super) struct Durable {
+    to: mpsc::Sender<Told>,
+    n: u64,
+}
+
+impl Durable {
+    /// The change (and so every one before it) is durable: its records
+    /// may be written.
+    pub(super) fn done(self) {
+        let _ = self.to.send(Told::Durable(self.n));
+    }
 }
 
 impl UserLogs {
     /// Starts the writer's thread.
     pub fn start() -> std::io::Result<UserLogs> {
-        let (to, from) = mpsc::channel::<Vec<Record>>();
+        let (to, from) = mpsc::channel::<Told>();
         std::thread::Builder::new()
             .name("user-logs".into())
             .spawn(move || {
                 let mut owners = Owners::default();
-                for batch in from {
-                    for r in batch {
-                        write(&r, &mut owners);
+                let mut pending: std::collections::VecDeque<(u64, Vec<Record>)> =
+                    std::collections::VecDeque::new();
+                for told in from {
+                    match told {
+                        Told::Pending(n, records) => pending.push_back((n, records)),
+                        Told::Durable(upto) => {
+                            while pending.front().is_some_and(|(n, _)| *n <= upto) {
+                                if let Some((_, records)) = pending.pop_front() {
+                                    records.iter().for_each(|r| write(r, &mut owners));
+                                }
+                            }
+                        }
                     }
                 }
             })?;
-        Ok(UserLogs { to })
+        Ok(UserLogs { to, next: 0 })
     }
 
-    /// Appends `records` (already durable in the event log).
-    pub(super) fn send(&self, records: Vec<Record>) {
-        if !records.is_empty() && self.to.send(records).is_err() {
+    /// Hands over the records of the change being appended; what to tell
+    /// once it is durable.
+    pub(super) fn pending(&mut self, records: Vec<Record>) -> Option<Durable> {
+        if records.is_empty() {
+            return None;
+        }
+        self.next += 1;
+        if self.to.send(Told::Pending(self.next, records)).is_err() {
             warn!(message = "The user-log writer has stopped; job event logs are not written.");
         }
+        Some(Durable {
+            to: self.to.clone(),
+            n: self.next,
+        })
     }
 }
 

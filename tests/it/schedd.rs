@@ -316,6 +316,41 @@ pub(super) fn wait_history(ap: &Ap, n: usize) -> Vec<String> {
     v
 }
 
+/// `log_xml = true`: the user log's records are in HTCondor's XML form,
+/// written as the job's owner.
+#[test]
+fn a_job_s_user_log_in_the_xml_form() {
+    let ap = Ap::setup("schedd-userlog-xml", "");
+    let schedd = ap.schedd();
+    ap.up();
+    ap.submit_as_nobody(
+        "x.sub",
+        "executable = /bin/true\nlog = x.xml\nlog_xml = true\nqueue\n",
+    );
+    let o = ap.roost_as(&["rm", "1.0"], Some(NOBODY));
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let log = ap.dir.join("work/x.xml");
+    let mut text = String::new();
+    wait_for("two XML records", || {
+        text = std::fs::read_to_string(&log).unwrap_or_default();
+        text.matches("</c>").count() >= 2
+    });
+    assert!(text.starts_with("<c>\n"), "{text}");
+    for want in [
+        "<a n=\"MyType\"><s>SubmitEvent</s></a>",
+        "<a n=\"MyType\"><s>JobAbortedEvent</s></a>",
+        "<a n=\"Reason\"><s>via roost rm (by user nobody)</s></a>",
+        "<a n=\"EventTypeNumber\"><i>9</i></a>",
+    ] {
+        assert!(text.contains(want), "{want} in {text}");
+    }
+    use std::os::unix::fs::MetadataExt;
+    let owner = std::fs::metadata(&log).expect("the log").uid();
+    assert_eq!(owner, NOBODY, "written as the job's owner");
+    stop(schedd);
+    let _ = std::fs::remove_dir_all(&ap.dir);
+}
+
 #[test]
 fn a_startd_runs_the_queue_through_the_hooks() {
     let ap = Ap::setup("schedd-startd", "");

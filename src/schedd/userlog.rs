@@ -24,10 +24,7 @@ use crate::userlog::{End, Event, Stage, usage_of};
 /// Where a job's user log is (its `UserLog`, absolute as submit wrote
 /// it) and whether it is in the XML form (`UserLogUseXML`).
 pub fn destination(ad: &ClassAd) -> Option<(String, bool)> {
-    let path = match ad.lookup("UserLog") {
-        Some(Expr::Lit(Value::Str(s))) if !s.is_empty() => s.to_string_lossy(),
-        _ => return None,
-    };
+    let path = crate::transfer::plan::string(ad, "UserLog").filter(|p| !p.is_empty())?;
     let xml = matches!(
         ad.lookup("UserLogUseXML"),
         Some(Expr::Lit(Value::Bool(true)))

@@ -148,23 +148,7 @@ fn a_job_s_files_travel_to_its_sandbox_and_back() {
 /// from where it stopped, and the job's files arrive whole.
 #[test]
 fn a_transfer_broken_by_a_schedd_crash_goes_on_where_it_stopped() {
-    let ap = Ap::setup("schedd-transfer-crash", "");
-    let mut schedd = schedd_with(&ap, "transfer-sent-half");
-    ap.up();
-    let work = ap.dir.join("work");
-    big_input(&work);
-    ap.submit_as_nobody(
-        "big.sub",
-        "executable = /bin/cp\narguments = big.in big.out\ntransfer_executable = false\n\
-         should_transfer_files = YES\ntransfer_input_files = big.in\n\
-         transfer_output_files = big.out\nqueue\n",
-    );
-    let startd = ap.startd();
-    let crashed = schedd.wait(std::time::Duration::from_secs(60));
-    assert!(
-        crashed.is_some(),
-        "the schedd did not reach its failpoint while sending"
-    );
+    let (ap, startd) = big_copy_until_the_schedd_crashes("schedd-transfer-crash");
     let mut schedd = schedd_with(&ap, "transfer-received-half");
     let crashed = schedd.wait(std::time::Duration::from_secs(90));
     assert!(
@@ -173,16 +157,7 @@ fn a_transfer_broken_by_a_schedd_crash_goes_on_where_it_stopped() {
     );
     let schedd = ap.schedd();
     ap.up();
-    wait_for("the job to complete", || {
-        ap.ok(&["history", "-af", "ClusterId", "JobStatus"]) == "1 4\n"
-    });
-    let sent = std::fs::read(work.join("big.out")).expect("big.out");
-    let given = std::fs::read(work.join("big.in")).expect("big.in");
-    assert!(
-        sent == given,
-        "the output is not the input ({} bytes)",
-        sent.len()
-    );
+    the_big_copy_completes(&ap);
     // Each file went on from the middle: the second run of each transfer
     // moved only the rest.
     let log = std::fs::read_to_string(ap.dir.join("log/SchedLog")).expect("SchedLog");
@@ -215,23 +190,7 @@ fn a_transfer_broken_by_a_schedd_crash_goes_on_where_it_stopped() {
 /// sandbox is removed.
 #[test]
 fn a_starter_killed_during_a_transfer_leaves_the_job_to_run_again_whole() {
-    let ap = Ap::setup("schedd-transfer-starter-kill", "");
-    let mut schedd = schedd_with(&ap, "transfer-sent-half");
-    ap.up();
-    let work = ap.dir.join("work");
-    big_input(&work);
-    ap.submit_as_nobody(
-        "big.sub",
-        "executable = /bin/cp\narguments = big.in big.out\ntransfer_executable = false\n\
-         should_transfer_files = YES\ntransfer_input_files = big.in\n\
-         transfer_output_files = big.out\nlog = big.log\nqueue\n",
-    );
-    let startd = ap.startd();
-    let crashed = schedd.wait(std::time::Duration::from_secs(60));
-    assert!(
-        crashed.is_some(),
-        "the schedd did not reach its failpoint while sending"
-    );
+    let (ap, startd) = big_copy_until_the_schedd_crashes("schedd-transfer-starter-kill");
     // The starter's sandbox is dir_<its pid>, holding half the input.
     let execute = ap.dir.join("execute");
     let mut sandbox = None;
@@ -255,16 +214,7 @@ fn a_starter_killed_during_a_transfer_leaves_the_job_to_run_again_whole() {
     .expect("kill the starter");
     let schedd = ap.schedd();
     ap.up();
-    wait_for("the job to complete", || {
-        ap.ok(&["history", "-af", "ClusterId", "JobStatus"]) == "1 4\n"
-    });
-    let sent = std::fs::read(work.join("big.out")).expect("big.out");
-    let given = std::fs::read(work.join("big.in")).expect("big.in");
-    assert!(
-        sent == given,
-        "the output is not the input ({} bytes)",
-        sent.len()
-    );
+    the_big_copy_completes(&ap);
     wait_for("the killed starter's sandbox to go", || !sandbox.exists());
     assert_eq!(
         ap.ok(&["history", "-af", "NumJobStarts"]),
@@ -357,6 +307,44 @@ fn an_http_input_is_fetched_by_the_node() {
     stop(startd);
     stop(schedd);
     let _ = std::fs::remove_dir_all(&ap.dir);
+}
+
+/// A schedd that crashes half way through sending `work/big.in` (24 MiB)
+/// to the node of a job that copies it to `big.out`, and the node's
+/// startd; returned once the schedd has crashed.
+fn big_copy_until_the_schedd_crashes(name: &str) -> (Ap, super::daemon::Daemon) {
+    let ap = Ap::setup(name, "");
+    let mut schedd = schedd_with(&ap, "transfer-sent-half");
+    ap.up();
+    big_input(&ap.dir.join("work"));
+    ap.submit_as_nobody(
+        "big.sub",
+        "executable = /bin/cp\narguments = big.in big.out\ntransfer_executable = false\n\
+         should_transfer_files = YES\ntransfer_input_files = big.in\n\
+         transfer_output_files = big.out\nqueue\n",
+    );
+    let startd = ap.startd();
+    let crashed = schedd.wait(std::time::Duration::from_secs(60));
+    assert!(
+        crashed.is_some(),
+        "the schedd did not reach its failpoint while sending"
+    );
+    (ap, startd)
+}
+
+/// Waits for that job to complete, and checks its output is its input.
+fn the_big_copy_completes(ap: &Ap) {
+    wait_for("the job to complete", || {
+        ap.ok(&["history", "-af", "ClusterId", "JobStatus"]) == "1 4\n"
+    });
+    let work = ap.dir.join("work");
+    let sent = std::fs::read(work.join("big.out")).expect("big.out");
+    let given = std::fs::read(work.join("big.in")).expect("big.in");
+    assert!(
+        sent == given,
+        "the output is not the input ({} bytes)",
+        sent.len()
+    );
 }
 
 /// A schedd that aborts at `failpoint`.

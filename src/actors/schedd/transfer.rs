@@ -18,7 +18,7 @@ use tokio::io::AsyncBufReadExt;
 use tracing::{info, warn};
 
 use super::queue::ScheddActor;
-use crate::classad::{ClassAd, Expr, Value, parse_ad};
+use crate::classad::{ClassAd, parse_ad};
 use crate::schedd::event::JobId;
 use crate::schedd::queue::QueueError;
 use crate::transfer::plan::{InputPlan, OutputPlan};
@@ -239,10 +239,8 @@ pub(super) fn owner_of(ad: &ClassAd) -> Result<Option<(u32, u32)>, Refusal> {
     if !nix::unistd::geteuid().is_root() {
         return Ok(None);
     }
-    let owner = match ad.lookup("Owner") {
-        Some(Expr::Lit(Value::Str(s))) => s.to_string_lossy(),
-        _ => return Err(Refusal::NoOwner("(none)".into())),
-    };
+    let owner = crate::transfer::plan::string(ad, "Owner")
+        .ok_or_else(|| Refusal::NoOwner("(none)".into()))?;
     let user = nix::unistd::User::from_name(&owner)
         .ok()
         .flatten()

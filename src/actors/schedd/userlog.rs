@@ -12,7 +12,7 @@ use std::sync::mpsc;
 
 use tracing::warn;
 
-use crate::classad::{ClassAd, Expr, Value};
+use crate::classad::ClassAd;
 use crate::schedd::event::{JobEvent, JobId};
 use crate::schedd::queue::Job;
 use crate::spawn::FsUser;
@@ -52,10 +52,7 @@ pub(super) fn records(
             }
         })
         .collect();
-    let owner = match ad.lookup("Owner") {
-        Some(Expr::Lit(Value::Str(s))) => Some(s.to_string_lossy()),
-        _ => None,
-    };
+    let owner = crate::transfer::plan::string(ad, "Owner");
     Some(Record { path, owner, text })
 }
 
